@@ -1,0 +1,174 @@
+//! Canonical entity ids and the rules that relate them.
+//!
+//! Every entity has exactly one canonical id: `<ds>`, `<ds>.<model>` or `<ds>.<model>.<leaf>`;
+//! memories are `memory:<id>`. Names never contain `.` or `:`, so a dotted prefix is unambiguous
+//! and "rooted at" is a namespace relation, never a character-prefix one.
+
+/// The prefix that marks a canonical reference to a memory.
+pub const MEMORY_PREFIX: &str = "memory:";
+
+/// The canonical id of a memory.
+pub fn memory_ref(id: &str) -> String {
+    format!("{MEMORY_PREFIX}{id}")
+}
+
+/// The memory id inside a `memory:<id>` reference, if it is one.
+pub fn memory_id_of(canonical: &str) -> Option<&str> {
+    canonical.strip_prefix(MEMORY_PREFIX)
+}
+
+/// Whether `canonical` names `root` itself or a strict dotted descendant of it.
+///
+/// `memory:` ids are never descendants of anything and `memory:4` is not under `memory:42`'s root:
+/// a memory target matches only itself.
+pub fn is_under(canonical: &str, root: &str) -> bool {
+    if root.is_empty() {
+        return false;
+    }
+    if memory_id_of(root).is_some() || memory_id_of(canonical).is_some() {
+        return canonical == root;
+    }
+    canonical == root
+        || (canonical.len() > root.len()
+            && canonical.starts_with(root)
+            && canonical.as_bytes()[root.len()] == b'.')
+}
+
+/// Whether `canonical` belongs to `datasource` (equal or strict dotted descendant).
+///
+/// `prod_v2.orders` is not rooted at `prod`; `memory:` ids are rooted at no datasource, even one
+/// literally named `memory`.
+pub fn rooted_at(canonical: &str, datasource: &str) -> bool {
+    !datasource.is_empty() && memory_id_of(canonical).is_none() && is_under(canonical, datasource)
+}
+
+/// The datasource segment of an entity id, or `None` for a memory reference.
+pub fn datasource_of(canonical: &str) -> Option<&str> {
+    if memory_id_of(canonical).is_some() {
+        return None;
+    }
+    canonical.split('.').next().filter(|s| !s.is_empty())
+}
+
+/// Builds `<ds>.<model>`.
+pub fn model_id(datasource: &str, model: &str) -> String {
+    format!("{datasource}.{model}")
+}
+
+/// Builds `<ds>.<model>.<leaf>`.
+pub fn leaf_id(datasource: &str, model: &str, leaf: &str) -> String {
+    format!("{datasource}.{model}.{leaf}")
+}
+
+/// Checks a memory id against the charset rules of the Python original, returning its exact message.
+pub fn check_memory_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("memory id must be non-empty.".to_owned());
+    }
+    for c in id.chars() {
+        if matches!(c, ':' | '/' | '?' | '#' | '\\') {
+            return Err(format!("memory id '{id}': forbidden character '{c}'."));
+        }
+        if is_python_space(c) || (c as u32) < 0x20 || c as u32 == 0x7F {
+            return Err(format!(
+                "memory id '{id}': whitespace and ASCII control characters are not allowed."
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Python's `str.isspace()`: Unicode White_Space plus the ASCII separators U+001C..U+001F.
+fn is_python_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// Checks a datasource, model or leaf name; `what` names it in the message ("model name").
+///
+/// Dots and colons would make canonical ids ambiguous, so they are refused everywhere.
+pub fn check_entity_name(what: &str, name: &str) -> Result<(), String> {
+    if name.trim().is_empty() {
+        return Err(format!("{what} must be a non-empty string"));
+    }
+    if name.trim() != name {
+        return Err(format!(
+            "{what} '{name}' has leading or trailing whitespace; trim it"
+        ));
+    }
+    for (c, why) in [
+        ('.', "separates canonical id segments"),
+        (':', "marks memory references"),
+        ('/', "is a path separator"),
+        ('\\', "is a path separator"),
+        ('\0', "is not allowed"),
+    ] {
+        if name.contains(c) {
+            let shown = c.escape_debug();
+            return Err(format!(
+                "{what} '{name}' contains '{shown}', which {why}; rename it"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rooting_is_a_namespace_relation_not_a_character_prefix() {
+        assert!(rooted_at("prod", "prod"));
+        assert!(rooted_at("prod.orders", "prod"));
+        assert!(rooted_at("prod.orders.amount", "prod"));
+        assert!(!rooted_at("prod_v2", "prod"));
+        assert!(!rooted_at("prod123.orders", "prod"));
+        assert!(!rooted_at("pro", "prod"));
+        assert!(!rooted_at("prod.orders", ""));
+        assert!(!rooted_at("memory:4", "memory"));
+        assert!(!rooted_at("memory:prod", "prod"));
+    }
+
+    #[test]
+    fn memory_targets_match_only_themselves() {
+        assert!(is_under("memory:42", "memory:42"));
+        assert!(!is_under("memory:421", "memory:42"));
+        assert!(!is_under("memory:42.y", "memory:42"));
+        assert!(is_under("db.orders.amount", "db.orders"));
+        assert!(!is_under("db.orders_archive", "db.orders"));
+        assert!(!is_under("db.orders", "db.orders.amount"));
+    }
+
+    #[test]
+    fn memory_id_messages_match_the_original() {
+        assert_eq!(check_memory_id("kb.policy.42"), Ok(()));
+        assert_eq!(
+            check_memory_id("a:b").unwrap_err(),
+            "memory id 'a:b': forbidden character ':'."
+        );
+        assert_eq!(
+            check_memory_id("a b").unwrap_err(),
+            "memory id 'a b': whitespace and ASCII control characters are not allowed."
+        );
+        assert_eq!(
+            check_memory_id("a\u{7f}").unwrap_err(),
+            "memory id 'a\u{7f}': whitespace and ASCII control characters are not allowed."
+        );
+        assert_eq!(
+            check_memory_id("").unwrap_err(),
+            "memory id must be non-empty."
+        );
+    }
+
+    #[test]
+    fn entity_names_refuse_separators() {
+        assert!(check_entity_name("model name", "orders").is_ok());
+        assert!(check_entity_name("model name", "a.b")
+            .unwrap_err()
+            .contains("'.'"));
+        assert!(check_entity_name("model name", "a:b")
+            .unwrap_err()
+            .contains("':'"));
+        assert!(check_entity_name("model name", " ").is_err());
+    }
+}

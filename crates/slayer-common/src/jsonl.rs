@@ -1,0 +1,242 @@
+//! JSON-lines input and output.
+//!
+//! Input is UTF-8, one JSON object per line, `\n` separated; blank lines are skipped but still
+//! counted, so `line N` in a message is the line an editor shows. Every record names its `kind`.
+
+use std::io::{BufRead, Write};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::records::{Datasource, Doc, Memory, Model};
+
+/// A record on a JSON-lines stream, tagged by its `kind` field.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(missing_docs)]
+pub enum Record {
+    Datasource(Datasource),
+    Model(Model),
+    Memory(Memory),
+    Doc(Doc),
+}
+
+impl Record {
+    /// The `kind` string of this record.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Record::Datasource(_) => "datasource",
+            Record::Model(_) => "model",
+            Record::Memory(_) => "memory",
+            Record::Doc(_) => "doc",
+        }
+    }
+
+    /// The record as one JSON object with `kind` first.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Record::Datasource(r) => tagged("datasource", r),
+            Record::Model(r) => tagged("model", r),
+            Record::Memory(r) => tagged("memory", r),
+            Record::Doc(r) => tagged("doc", r),
+        }
+    }
+}
+
+/// The known record kinds, for messages.
+pub const KINDS: &str = "datasource, model, memory, doc";
+
+/// A problem with one input line: `line N: <what is wrong>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct LineError {
+    /// 1-based line number in the input.
+    pub line: usize,
+    /// What is wrong and, where it helps, how to fix it.
+    pub message: String,
+}
+
+/// Reading an input stream failed outright (not one bad record).
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The underlying reader failed.
+    #[error("cannot read input: {0}")]
+    Io(#[from] std::io::Error),
+    /// A line is not valid UTF-8.
+    #[error("line {0}: not valid UTF-8; input must be UTF-8 JSON lines")]
+    Utf8(usize),
+}
+
+/// Reads non-blank lines with their 1-based numbers.
+pub fn read_lines(
+    reader: impl BufRead,
+) -> impl Iterator<Item = Result<(usize, String), ReadError>> {
+    let mut reader = reader;
+    let mut line_no = 0usize;
+    std::iter::from_fn(move || loop {
+        let mut buf = Vec::new();
+        line_no += 1;
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) => return None,
+            Ok(_) => {
+                let text = match String::from_utf8(buf) {
+                    Ok(t) => t,
+                    Err(_) => return Some(Err(ReadError::Utf8(line_no))),
+                };
+                if text.trim().is_empty() {
+                    continue;
+                }
+                return Some(Ok((line_no, text)));
+            }
+            Err(e) => return Some(Err(ReadError::Io(e))),
+        }
+    })
+}
+
+/// Parses one line into a record, naming the field at fault.
+pub fn parse_record(line: usize, text: &str) -> Result<Record, LineError> {
+    let err = |message: String| LineError { line, message };
+    let value: Value = serde_json::from_str(text.trim_end_matches(['\n', '\r'])).map_err(|e| {
+        err(format!(
+            "invalid JSON at column {}: {}",
+            e.column(),
+            strip_position(&e)
+        ))
+    })?;
+    let Value::Object(mut object) = value else {
+        return Err(err(
+            "expected a JSON object with a \"kind\" field".to_owned()
+        ));
+    };
+    let kind = match object.remove("kind") {
+        Some(Value::String(k)) => k,
+        Some(other) => return Err(err(format!("field 'kind' must be a string, got {other}"))),
+        None => {
+            return Err(err(format!(
+                "missing field 'kind'; expected one of {KINDS}"
+            )))
+        }
+    };
+    record_from_value(&kind, Value::Object(object)).map_err(err)
+}
+
+/// Builds a typed, validated record of `kind` from a JSON object (without its `kind` field).
+///
+/// The message names the field at fault (`field 'columns[2].type': …`); the caller adds where
+/// the record came from (a line number, a file).
+pub fn record_from_value(kind: &str, value: Value) -> Result<Record, String> {
+    match kind {
+        "datasource" => {
+            let ds: Datasource = typed(kind, value)?;
+            crate::canonical::check_entity_name("field 'name'", &ds.name)
+                .map_err(|m| format!("datasource record: {m}"))?;
+            Ok(Record::Datasource(ds))
+        }
+        "model" => {
+            let model: Model = typed(kind, value)?;
+            model
+                .validate()
+                .map_err(|m| format!("model record '{}': {m}", model.name))?;
+            Ok(Record::Model(model))
+        }
+        "memory" => {
+            let memory: Memory = typed(kind, value)?;
+            crate::canonical::check_memory_id(&memory.id)
+                .map_err(|m| format!("memory record: field 'id': {m}"))?;
+            Ok(Record::Memory(memory))
+        }
+        "doc" => Ok(Record::Doc(typed(kind, value)?)),
+        other => Err(format!("unknown kind '{other}'; expected one of {KINDS}")),
+    }
+}
+
+fn typed<T: DeserializeOwned>(kind: &str, value: Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            format!("{kind} record: {inner}")
+        } else {
+            format!("{kind} record: field '{path}': {inner}")
+        }
+    })
+}
+
+fn strip_position(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.find(" at line ") {
+        Some(i) => s[..i].to_owned(),
+        None => s,
+    }
+}
+
+/// Serializes `value` as an object with `"kind": kind` as its first field.
+pub fn tagged<T: Serialize>(kind: &str, value: &T) -> Value {
+    let mut out = Map::new();
+    out.insert("kind".to_owned(), Value::String(kind.to_owned()));
+    match serde_json::to_value(value) {
+        Ok(Value::Object(fields)) => out.extend(fields),
+        Ok(other) => {
+            out.insert("value".to_owned(), other);
+        }
+        Err(e) => {
+            out.insert("error".to_owned(), Value::String(e.to_string()));
+        }
+    }
+    Value::Object(out)
+}
+
+/// Writes one value as a single JSON line.
+pub fn write_line(out: &mut impl Write, value: &Value) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, value)?;
+    out.write_all(b"\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_lines_are_skipped_but_counted() {
+        let input = "{\"a\":1}\n\n  \n{\"b\":2}\n";
+        let lines: Vec<_> = read_lines(input.as_bytes()).map(Result::unwrap).collect();
+        assert_eq!(lines[0].0, 1);
+        assert_eq!(lines[1].0, 4);
+    }
+
+    #[test]
+    fn bad_records_name_line_and_field() {
+        let e = parse_record(3, r#"{"kind":"widget"}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 3: unknown kind 'widget'; expected one of datasource, model, memory, doc"
+        );
+        let e = parse_record(2, r#"{"name":"x"}"#).unwrap_err();
+        assert!(
+            e.to_string().starts_with("line 2: missing field 'kind'"),
+            "{e}"
+        );
+        let e = parse_record(1, r#"{"kind":"model","name":"o","data_source":"d","columns":[{"name":"a","type":"varchar"}]}"#).unwrap_err();
+        assert!(e.to_string().contains("field 'columns[0].type'"), "{e}");
+        let e = parse_record(1, r#"{"kind":"model","data_source":"d"}"#).unwrap_err();
+        assert!(e.to_string().contains("missing field `name`"), "{e}");
+        let e = parse_record(5, "{not json").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("line 5: invalid JSON at column 2"),
+            "{e}"
+        );
+        let e = parse_record(1, r#"{"kind":"model","name":"o.x","data_source":"d"}"#).unwrap_err();
+        assert!(
+            e.to_string().contains("contains '.', which separates"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn records_round_trip_with_unknown_fields_kept() {
+        let line = r#"{"kind":"datasource","name":"shop","type":"duckdb","path":"shop.duckdb"}"#;
+        let rec = parse_record(1, line).unwrap();
+        assert_eq!(serde_json::to_string(&rec.to_value()).unwrap(), line);
+    }
+}

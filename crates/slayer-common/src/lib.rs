@@ -1,0 +1,17 @@
+//! Shared foundations of the slayer binaries, kept deliberately small.
+//!
+//! - [`canonical`]: canonical entity ids (`<ds>`, `<ds>.<model>`, `<ds>.<model>.<leaf>`,
+//!   `memory:<id>`), the rooting and cascade rules, and the name/id charset rules.
+//! - [`records`]: the JSON-lines record types, with the Python original's field names.
+//! - [`jsonl`]: reading records with `line N: …` errors, writing one record per line.
+//! - [`store`]: the SQLite store (WAL, busy timeout, schema version and migrations).
+//! - [`exit`]: the exit codes every binary uses.
+//!
+//! Nothing here prints or exits; errors are typed and read as sentences a user can act on.
+#![warn(missing_docs)]
+
+pub mod canonical;
+pub mod exit;
+pub mod jsonl;
+pub mod records;
+pub mod store;

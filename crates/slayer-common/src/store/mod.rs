@@ -1,0 +1,262 @@
+//! The SQLite store: the one source of truth.
+//!
+//! One file, WAL mode, a busy timeout so concurrent writers wait instead of failing, and a schema
+//! version in `PRAGMA user_version` with forward-only migrations. Writers take the write lock up
+//! front (`BEGIN IMMEDIATE`) so a command either commits all of its changes or none.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+pub mod catalog;
+pub mod docs;
+pub mod embeddings;
+pub mod memories;
+pub mod settings;
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The default store path when neither `--store` nor `SLAYER_STORE` is given.
+pub const DEFAULT_STORE: &str = "slayer.db";
+
+/// How long a writer waits for another writer before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Each entry upgrades the schema from version `index` to `index + 1`.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE datasources (
+    name TEXT PRIMARY KEY,
+    data TEXT NOT NULL
+);
+CREATE TABLE models (
+    data_source TEXT NOT NULL,
+    name TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (data_source, name)
+);
+CREATE TABLE memories (
+    id TEXT PRIMARY KEY,
+    data TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE memory_entities (
+    memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    entity TEXT NOT NULL,
+    PRIMARY KEY (memory_id, entity)
+);
+CREATE INDEX idx_memory_entities_entity ON memory_entities(entity);
+CREATE TABLE docs (
+    canonical_id TEXT PRIMARY KEY,
+    doc_kind TEXT NOT NULL,
+    datasource TEXT,
+    model TEXT,
+    position INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    embedding_text TEXT
+);
+CREATE INDEX idx_docs_datasource ON docs(datasource);
+CREATE TABLE index_state (
+    canonical_id TEXT PRIMARY KEY,
+    content_hash TEXT NOT NULL
+);
+CREATE TABLE embeddings (
+    canonical_id TEXT NOT NULL,
+    model_name TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (canonical_id, model_name)
+);
+CREATE TABLE settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"#];
+
+/// Errors from the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The store file is not there and the command only reads.
+    #[error("no store at {0}; create one with `slayer-index load` or point --store / SLAYER_STORE at an existing one")]
+    Missing(PathBuf),
+    /// The file was written by a newer slayer.
+    #[error("the store at {path} has schema version {found}, newer than this slayer understands ({supported}); upgrade slayer")]
+    TooNew {
+        /// Store path.
+        path: PathBuf,
+        /// Version found in the file.
+        found: i64,
+        /// Version this build writes.
+        supported: i64,
+    },
+    /// A stored row does not parse.
+    #[error("stored {table} row '{key}' cannot be read: {cause}; re-load it or run `slayer-index remove {key}`")]
+    CorruptRow {
+        /// Table name.
+        table: &'static str,
+        /// Row key.
+        key: String,
+        /// Parse error.
+        cause: String,
+    },
+    /// SQLite failed.
+    #[error("store error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// Whether opening may create a new store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create the file (and its schema) when it does not exist.
+    CreateIfMissing,
+    /// Fail with [`StoreError::Missing`] when it does not exist.
+    MustExist,
+}
+
+/// An open store.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (and if needed creates and migrates) the store at `path`.
+    pub fn open(path: &Path, mode: OpenMode) -> Result<Store, StoreError> {
+        if mode == OpenMode::MustExist && !path.exists() {
+            return Err(StoreError::Missing(path.to_owned()));
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI,
+        )?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let mut store = Store {
+            conn,
+            path: path.to_owned(),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let found: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: self.path.clone(),
+                found,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        if found == SCHEMA_VERSION {
+            return Ok(());
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // Another process may have migrated while we waited for the lock.
+        let now: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        for (version, sql) in MIGRATIONS.iter().enumerate().skip(now as usize) {
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", version as i64 + 1)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The store file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where the full-text index of this store lives: `<store>.index/`.
+    pub fn index_dir(&self) -> PathBuf {
+        let mut name = self.path.as_os_str().to_owned();
+        name.push(".index");
+        PathBuf::from(name)
+    }
+
+    /// Read access.
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Starts the one write transaction of a command, taking the write lock at once.
+    pub fn write(&mut self) -> Result<Transaction<'_>, StoreError> {
+        Ok(self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?)
+    }
+}
+
+/// Parses a stored JSON `data` column.
+pub(crate) fn parse_row<T: serde::de::DeserializeOwned>(
+    table: &'static str,
+    key: &str,
+    data: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(data).map_err(|e| StoreError::CorruptRow {
+        table,
+        key: key.to_owned(),
+        cause: e.to_string(),
+    })
+}
+
+/// Serializes a row for a JSON `data` column.
+pub(crate) fn to_row<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"error\":{:?}}}", e.to_string()))
+}
+
+/// SQL predicate "column is `?n` or a strict dotted descendant of it", for entity roots.
+///
+/// Written with `substr` rather than `LIKE` because names may contain `_` and `%`.
+pub(crate) fn under_sql(column: &str, param: usize) -> String {
+    format!(
+        "({column} = ?{param} OR (substr(?{param}, 1, 7) <> 'memory:' \
+         AND substr({column}, 1, length(?{param}) + 1) = ?{param} || '.'))"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_newer_store_is_refused_with_a_clear_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        Store::open(&path, OpenMode::CreateIfMissing).unwrap();
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.pragma_update(None, "user_version", 99).unwrap();
+        }
+        let err = Store::open(&path, OpenMode::MustExist).unwrap_err();
+        assert!(err.to_string().contains("schema version 99"), "{err}");
+    }
+
+    #[test]
+    fn missing_store_is_reported_for_readers() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Store::open(&dir.path().join("nope.db"), OpenMode::MustExist).unwrap_err();
+        assert!(matches!(err, StoreError::Missing(_)));
+    }
+
+    #[test]
+    fn index_dir_sits_beside_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        assert_eq!(store.index_dir(), dir.path().join("s.db.index"));
+    }
+}

@@ -1,0 +1,167 @@
+//! Writing catalog records into the store and keeping their docs rendered.
+//!
+//! Everything here runs inside the caller's transaction: a command either commits all of it or
+//! nothing. Docs are diffed by content hash, so re-loading identical records writes nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rusqlite::Connection;
+use slayer_common::jsonl::{LineError, Record};
+use slayer_common::records::{Datasource, Doc, Memory, Model};
+use slayer_common::store::{catalog, docs, embeddings};
+
+use crate::error::IndexError;
+use crate::render;
+
+/// What a write changed among the docs.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct DocChanges {
+    /// Docs whose text is new or different, in rebuild order within each datasource.
+    pub changed: Vec<Doc>,
+    /// Canonical ids whose docs (and embedding rows) were deleted.
+    pub deleted: Vec<String>,
+}
+
+impl DocChanges {
+    /// Appends another change set.
+    pub fn extend(&mut self, other: DocChanges) {
+        self.changed.extend(other.changed);
+        self.deleted.extend(other.deleted);
+    }
+}
+
+/// The outcome of a load.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct LoadSummary {
+    /// Datasource records written.
+    pub datasources: usize,
+    /// Model records written.
+    pub models: usize,
+    /// Doc changes.
+    pub docs: DocChanges,
+}
+
+/// A catalog batch, checked as a whole before anything is written.
+#[derive(Debug, Default)]
+pub struct CatalogBatch {
+    datasources: BTreeMap<String, Datasource>,
+    models: BTreeMap<(String, String), (usize, Model)>,
+}
+
+impl CatalogBatch {
+    /// Adds one input record; memory and doc records are refused with a pointer to their stage.
+    pub fn push(&mut self, line: usize, record: Record) -> Result<(), LineError> {
+        match record {
+            Record::Datasource(ds) => {
+                self.datasources.insert(ds.name.clone(), ds);
+            }
+            Record::Model(m) => {
+                self.models
+                    .insert((m.data_source.clone(), m.name.clone()), (line, m));
+            }
+            Record::Memory(_) => {
+                return Err(LineError {
+                    line,
+                    message: "memory records are written by `slayer-memory import`, not `slayer-index load`".into(),
+                })
+            }
+            Record::Doc(_) => {
+                return Err(LineError {
+                    line,
+                    message: "doc records are produced by slayer-index, not loaded; pass datasource and model records".into(),
+                })
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the batch is empty.
+    pub fn is_empty(&self) -> bool {
+        self.datasources.is_empty() && self.models.is_empty()
+    }
+
+    /// Writes the batch and re-renders the docs of every touched datasource.
+    pub fn write(self, conn: &Connection) -> Result<LoadSummary, IndexError> {
+        for ((ds, _), (line, model)) in &self.models {
+            if !self.datasources.contains_key(ds) && catalog::datasource(conn, ds)?.is_none() {
+                return Err(LineError {
+                    line: *line,
+                    message: format!(
+                        "model '{}' belongs to datasource '{ds}', which is neither in the store nor in this input; add a datasource record for it first",
+                        model.name
+                    ),
+                }
+                .into());
+            }
+        }
+        let mut touched: BTreeSet<String> = BTreeSet::new();
+        for ds in self.datasources.values() {
+            catalog::put_datasource(conn, ds)?;
+            touched.insert(ds.name.clone());
+        }
+        for (_, model) in self.models.values() {
+            catalog::put_model(conn, model)?;
+            touched.insert(model.data_source.clone());
+        }
+        let mut summary = LoadSummary {
+            datasources: self.datasources.len(),
+            models: self.models.len(),
+            docs: DocChanges::default(),
+        };
+        for ds in &touched {
+            summary.docs.extend(refresh_datasource_docs(conn, ds)?);
+        }
+        Ok(summary)
+    }
+}
+
+/// Re-renders every doc of a datasource and writes only the differences; docs that no longer
+/// exist are deleted with their embedding rows.
+pub fn refresh_datasource_docs(conn: &Connection, ds_name: &str) -> Result<DocChanges, IndexError> {
+    let mut wanted = Vec::new();
+    if let Some(ds) = catalog::datasource(conn, ds_name)? {
+        let models = catalog::models(conn, Some(ds_name))?;
+        wanted.push(render::datasource_doc(&ds, &models));
+        for model in &models {
+            wanted.extend(render::model_docs(model));
+        }
+    }
+    let mut stored: BTreeMap<String, docs::StoredDoc> = docs::of_datasource(conn, ds_name)?
+        .into_iter()
+        .map(|d| (d.doc.canonical_id.clone(), d))
+        .collect();
+    let mut changes = DocChanges::default();
+    for doc in wanted {
+        match stored.remove(&doc.doc.canonical_id) {
+            Some(old) if old == doc => {}
+            Some(old) => {
+                docs::upsert(conn, &doc)?;
+                if old.doc != doc.doc {
+                    changes.changed.push(doc.doc);
+                }
+            }
+            None => {
+                docs::upsert(conn, &doc)?;
+                changes.changed.push(doc.doc);
+            }
+        }
+    }
+    for id in stored.into_keys() {
+        docs::delete(conn, &id)?;
+        embeddings::delete_exact(conn, &id)?;
+        changes.deleted.push(id);
+    }
+    Ok(changes)
+}
+
+/// Re-renders a memory's doc; returns it when its text changed.
+pub fn refresh_memory_doc(conn: &Connection, memory: &Memory) -> Result<Option<Doc>, IndexError> {
+    let doc = render::memory_doc(memory);
+    match docs::get(conn, &doc.doc.canonical_id)? {
+        Some(old) if old == doc => Ok(None),
+        _ => {
+            docs::upsert(conn, &doc)?;
+            Ok(Some(doc.doc))
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Command-line definition.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One pretty JSON document.
+    Json,
+    /// One JSON record per line.
+    Jsonl,
+    /// Text for people.
+    Text,
+}
+
+const ABOUT: &str = "Load a semantic-layer catalog into the slayer store, render its search docs and keep the full-text index current.";
+
+const EXAMPLES: &str = "Examples:
+  $ slayer-index import-slayer examples/shop/slayer > /dev/null
+  $ slayer-index load tests/fixtures/catalog.jsonl
+  $ slayer-index render tests/fixtures/catalog.jsonl --format text
+  $ slayer-index stats
+  $ slayer-index remove shop.payments.payment_method
+  $ slayer-index rebuild";
+
+#[derive(Debug, Parser)]
+#[command(name = "slayer-index", version, about = ABOUT, after_help = EXAMPLES)]
+pub struct Cli {
+    /// The store file.
+    #[arg(long, global = true, env = "SLAYER_STORE", default_value = slayer_common::store::DEFAULT_STORE)]
+    pub store: PathBuf,
+    /// Output format (default: jsonl for record streams, text for stats).
+    #[arg(long, global = true, env = "SLAYER_FORMAT", value_enum)]
+    pub format: Option<Format>,
+    /// No summary on stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Upsert datasource and model records into the store in one transaction; print the docs whose
+    /// text changed (the input of `slayer-embed refresh`).
+    #[command(after_help = "Examples:
+  $ slayer-index load tests/fixtures/catalog.jsonl
+  $ slayer-index import-slayer examples/shop/slayer | wc -l
+
+A model record replaces the stored model of the same datasource and name. Docs are diffed by
+content hash: re-loading identical records writes nothing. A bad line aborts the whole load
+(exit 2) and nothing is written.")]
+    Load {
+        /// JSON-lines file, or - for stdin.
+        #[arg(default_value = "-")]
+        file: PathBuf,
+    },
+    /// Render catalog (and memory) records to doc records, without a store.
+    #[command(after_help = "Examples:
+  $ slayer-index render tests/fixtures/catalog.jsonl --format text")]
+    Render {
+        /// JSON-lines file, or - for stdin.
+        #[arg(default_value = "-")]
+        file: PathBuf,
+    },
+    /// Load a SLayer YAML project's catalog into the store; print its memories as records.
+    #[command(
+        name = "import-slayer",
+        after_help = "Examples:
+  $ slayer-index import-slayer examples/shop/slayer > /dev/null
+
+Reads datasources/*.yaml, models/<ds>/*.yaml and memories/<id>.md. The memory records on stdout
+are for `slayer-memory import`."
+    )]
+    ImportSlayer {
+        /// The project folder.
+        dir: PathBuf,
+    },
+    /// Delete a datasource, model, leaf or memory and cascade to docs, embeddings and memory tags.
+    #[command(after_help = "Examples:
+  $ slayer-index remove shop.payments.payment_method
+
+A target takes itself and its strict dotted descendants (shop.orders takes shop.orders.amount,
+never shop.orders_archive); memory:<id> takes only itself. Memories left without tags are kept.
+Exit 1 when the store holds no such entity.")]
+    Remove {
+        /// Canonical id: <ds>, <ds>.<model>, <ds>.<model>.<leaf> or memory:<id>.
+        canonical: String,
+    },
+    /// Recreate the full-text index from the store's docs.
+    #[command(after_help = "Examples:
+  $ slayer-index rebuild")]
+    Rebuild,
+    /// Counts per kind, and whether the full-text index agrees with the store.
+    #[command(after_help = "Examples:
+  $ slayer-index stats
+  $ slayer-index stats --format json --check")]
+    Stats {
+        /// Exit 1 when the index does not agree with the store.
+        #[arg(long)]
+        check: bool,
+    },
+}

@@ -1,0 +1,253 @@
+//! One function per subcommand: open what it needs, do it in one transaction, report.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+use slayer_common::exit::ExitStatus;
+use slayer_common::jsonl::tagged;
+use slayer_common::store::{
+    self, catalog as stored_catalog, docs, embeddings, memories, OpenMode, Store,
+};
+use slayer_index::catalog::{CatalogBatch, DocChanges};
+use slayer_index::fulltext::{FullText, SyncReport};
+use slayer_index::{project, read_records, remove, render_records};
+
+use crate::cli::{Cli, Command, Format};
+use crate::output::{report_line_errors, Output};
+
+pub fn run(cli: Cli) -> Result<ExitStatus> {
+    let default_format = match cli.command {
+        Command::Stats { .. } => Format::Text,
+        _ => Format::Jsonl,
+    };
+    let mut out = Output::new(cli.format.unwrap_or(default_format), cli.quiet);
+    match cli.command {
+        Command::Load { file } => load(&cli.store, &file, &mut out),
+        Command::Render { file } => render(&file, &mut out),
+        Command::ImportSlayer { dir } => import_slayer(&cli.store, &dir, &mut out),
+        Command::Remove { canonical } => remove_entity(&cli.store, &canonical, &mut out),
+        Command::Rebuild => rebuild(&cli.store, &mut out),
+        Command::Stats { check } => stats(&cli.store, check, &mut out),
+    }
+}
+
+fn open_input(file: &Path) -> Result<Box<dyn BufRead>> {
+    if file.as_os_str() == "-" {
+        return Ok(Box::new(BufReader::new(io::stdin().lock())));
+    }
+    let f = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
+    Ok(Box::new(BufReader::new(f)))
+}
+
+fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
+    Store::open(path, mode)
+        .map_err(slayer_index::IndexError::from)
+        .map_err(Into::into)
+}
+
+fn sync_index(store: &mut Store, out: &Output) -> Result<SyncReport> {
+    let (_, report) = FullText::open_synced(store)?;
+    if report.rebuilt {
+        out.note(&format!("index: rebuilt with {} docs", report.upserted));
+    } else if report.upserted + report.deleted > 0 {
+        out.note(&format!(
+            "index: {} docs updated, {} removed",
+            report.upserted, report.deleted
+        ));
+    }
+    Ok(report)
+}
+
+fn describe_changes(changes: &DocChanges) -> String {
+    format!(
+        "{} docs changed, {} removed",
+        changes.changed.len(),
+        changes.deleted.len()
+    )
+}
+
+fn load(store_path: &Path, file: &Path, out: &mut Output) -> Result<ExitStatus> {
+    let records = match read_records(open_input(file)?)? {
+        Ok(records) => records,
+        Err(errors) => {
+            report_line_errors(&errors);
+            return Ok(ExitStatus::Usage);
+        }
+    };
+    let mut batch = CatalogBatch::default();
+    let mut errors = Vec::new();
+    for (line, record) in records {
+        if let Err(e) = batch.push(line, record) {
+            errors.push(e);
+        }
+    }
+    if !errors.is_empty() {
+        report_line_errors(&errors);
+        return Ok(ExitStatus::Usage);
+    }
+    let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
+    let tx = store.write()?;
+    let summary = batch.write(&tx)?;
+    tx.commit().context("cannot commit the load")?;
+    out.note(&format!(
+        "loaded {} datasources, {} models: {}",
+        summary.datasources,
+        summary.models,
+        describe_changes(&summary.docs)
+    ));
+    sync_index(&mut store, out)?;
+    out.docs(&summary.docs.changed, "changed")?;
+    Ok(ExitStatus::Success)
+}
+
+fn render(file: &Path, out: &mut Output) -> Result<ExitStatus> {
+    match read_records(open_input(file)?)? {
+        Ok(records) => {
+            out.doc_texts(&render_records(&records))?;
+            Ok(ExitStatus::Success)
+        }
+        Err(errors) => {
+            report_line_errors(&errors);
+            Ok(ExitStatus::Usage)
+        }
+    }
+}
+
+fn import_slayer(store_path: &Path, dir: &Path, out: &mut Output) -> Result<ExitStatus> {
+    let project = project::read_project(dir)?;
+    let mut batch = CatalogBatch::default();
+    for ds in project.datasources {
+        batch.push(0, slayer_common::jsonl::Record::Datasource(ds))?;
+    }
+    for model in project.models {
+        batch.push(0, slayer_common::jsonl::Record::Model(model))?;
+    }
+    let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
+    let tx = store.write()?;
+    let summary = batch.write(&tx)?;
+    tx.commit().context("cannot commit the import")?;
+    out.note(&format!(
+        "imported {} datasources, {} models, {} memories from {}: {}",
+        summary.datasources,
+        summary.models,
+        project.memories.len(),
+        dir.display(),
+        describe_changes(&summary.docs)
+    ));
+    sync_index(&mut store, out)?;
+    let records: Vec<_> = project
+        .memories
+        .iter()
+        .map(|m| tagged("memory", m))
+        .collect();
+    out.values(&records)?;
+    Ok(ExitStatus::Success)
+}
+
+fn remove_entity(store_path: &Path, target: &str, out: &mut Output) -> Result<ExitStatus> {
+    let mut store = open_store(store_path, OpenMode::MustExist)?;
+    let tx = store.write()?;
+    let summary = remove::remove(&tx, target)?;
+    tx.commit().context("cannot commit the removal")?;
+    let stripped = if summary.stripped_memories.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; tags stripped from memories {}",
+            summary.stripped_memories.join(", ")
+        )
+    };
+    out.note(&format!(
+        "removed {}: {} docs deleted, {} docs changed, {} embedding rows deleted{stripped}",
+        summary.target,
+        summary.docs.deleted.len(),
+        summary.docs.changed.len(),
+        summary.embeddings_deleted
+    ));
+    sync_index(&mut store, out)?;
+    out.docs(&summary.docs.changed, "changed")?;
+    Ok(ExitStatus::Success)
+}
+
+fn rebuild(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
+    let mut store = open_store(store_path, OpenMode::MustExist)?;
+    let dir = store.index_dir();
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("cannot remove the old index at {}", dir.display()))?;
+    }
+    let (fulltext, report) = FullText::open_synced(&mut store)?;
+    out.note(&format!(
+        "index: rebuilt {} with {} docs",
+        dir.display(),
+        fulltext.num_docs()
+    ));
+    debug_assert!(report.rebuilt);
+    Ok(ExitStatus::Success)
+}
+
+fn stats(store_path: &Path, check: bool, out: &mut Output) -> Result<ExitStatus> {
+    let store = open_store(store_path, OpenMode::MustExist)?;
+    let conn = store.conn();
+    let datasources = stored_catalog::datasources(conn)?.len();
+    let models = stored_catalog::models(conn, None)?.len();
+    let memories = memories::count(conn)?;
+    let doc_counts = docs::counts_by_kind(conn)?;
+    let embedding_counts = embeddings::counts_by_model(conn)?;
+    let total_docs: i64 = doc_counts.iter().map(|(_, n)| n).sum();
+    let index_dir = store.index_dir();
+    let fulltext = FullText::open_existing(&index_dir)?;
+    let lag = docs::index_lag(conn)?;
+    let (present, indexed, agrees) = match &fulltext {
+        Some(ft) => (true, ft.num_docs(), ft.agrees_with(&store)?),
+        None => (false, 0, false),
+    };
+    let value = json!({
+        "kind": "stats",
+        "store": store.path(),
+        "schema_version": store::SCHEMA_VERSION,
+        "datasources": datasources,
+        "models": models,
+        "memories": memories,
+        "docs": doc_counts.iter().map(|(k, n)| (k.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
+        "embeddings": embedding_counts.iter().map(|(k, n)| (k.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
+        "index": {
+            "path": index_dir,
+            "present": present,
+            "docs": indexed,
+            "pending_upserts": lag.upserts.len(),
+            "pending_deletes": lag.deletes.len(),
+            "agrees_with_store": agrees,
+        },
+    });
+    let mut text = format!(
+        "store        {}\ndatasources  {datasources}\nmodels       {models}\nmemories     {memories}\ndocs         {total_docs}\n",
+        store.path().display()
+    );
+    for (kind, n) in &doc_counts {
+        text.push_str(&format!("  {kind:<12} {n}\n"));
+    }
+    text.push_str("embeddings\n");
+    for (model, n) in &embedding_counts {
+        text.push_str(&format!("  {model:<12} {n}\n"));
+    }
+    let state = match (present, agrees) {
+        (false, _) => "missing (any slayer command that reads it will build it)".to_owned(),
+        (true, true) => "in sync with the store".to_owned(),
+        (true, false) => format!(
+            "behind the store ({} docs to update, {} to remove; the next command that opens it catches up)",
+            lag.upserts.len(),
+            lag.deletes.len()
+        ),
+    };
+    text.push_str(&format!("index        {indexed} docs, {state}\n"));
+    out.object(&value, &text)?;
+    Ok(if check && !agrees {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    })
+}

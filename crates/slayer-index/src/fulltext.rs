@@ -1,0 +1,276 @@
+//! The persistent tantivy index beside the store (`<store>.index/`).
+//!
+//! It is derived data: the store's `docs` table says what it should hold, `index_state` says
+//! what it does hold, and the tantivy commit payload carries a generation token that must equal
+//! the store's. A mismatch (index deleted, copied, or a crash between the two commits) triggers
+//! a full rebuild; otherwise only the docs whose content hash changed are rewritten.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use slayer_common::store::docs::{self, IndexLag, StoredDoc};
+use slayer_common::store::{settings, Store};
+use tantivy::directory::error::LockError;
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED, STRING,
+};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
+
+use crate::error::IndexError;
+
+/// The settings key holding the generation token the index must carry.
+const GENERATION_KEY: &str = "fulltext_generation";
+/// Indexing heap of the single writer thread.
+const WRITER_HEAP: usize = 50_000_000;
+/// How long to wait for another process's writer.
+const LOCK_WAIT: Duration = Duration::from_secs(60);
+
+/// The index's fields (reference §4, plus `datasource` for filtering).
+#[derive(Debug, Clone, Copy)]
+pub struct Fields {
+    /// Doc id: the canonical id, or `memory:<id>` (raw).
+    pub id: Field,
+    /// datasource/model/column/measure/aggregation/memory (raw).
+    pub kind: Field,
+    /// Exact-match canonical: the canonical id, or the bare memory id (raw).
+    pub canonical: Field,
+    /// Owning datasource(s); a memory carries one value per datasource its tags are rooted at.
+    pub datasource: Field,
+    /// The rendered text, `en_stem`, with positions.
+    pub text: Field,
+}
+
+/// Builds the schema.
+pub fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let text_options = TextOptions::default()
+        .set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer("en_stem")
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
+        .set_stored();
+    let fields = Fields {
+        id: builder.add_text_field("id", STRING | STORED),
+        kind: builder.add_text_field("kind", STRING | STORED),
+        canonical: builder.add_text_field("canonical", STRING | STORED),
+        datasource: builder.add_text_field("datasource", STRING | STORED),
+        text: builder.add_text_field("text", text_options),
+    };
+    (builder.build(), fields)
+}
+
+/// What a sync did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SyncReport {
+    /// The index was recreated from all docs.
+    pub rebuilt: bool,
+    /// Docs (re)written.
+    pub upserted: usize,
+    /// Docs dropped.
+    pub deleted: usize,
+}
+
+/// An open full-text index.
+pub struct FullText {
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+    dir: PathBuf,
+}
+
+impl FullText {
+    /// Opens the index of `store`, creating or recreating it when absent or unreadable, and
+    /// brings it up to date with the store before returning.
+    pub fn open_synced(store: &mut Store) -> Result<(FullText, SyncReport), IndexError> {
+        let fulltext = FullText::open_or_create(&store.index_dir())?;
+        let report = fulltext.sync(store, false)?;
+        Ok((fulltext, report))
+    }
+
+    /// Opens an existing index without touching it; `None` when there is none.
+    pub fn open_existing(dir: &Path) -> Result<Option<FullText>, IndexError> {
+        if !dir.join("meta.json").exists() {
+            return Ok(None);
+        }
+        let index = Index::open_in_dir(dir)?;
+        FullText::from_index(index, dir).map(Some)
+    }
+
+    fn open_or_create(dir: &Path) -> Result<FullText, IndexError> {
+        let (expected, _) = schema();
+        if dir.join("meta.json").exists() {
+            match Index::open_in_dir(dir) {
+                Ok(index) if index.schema() == expected => return FullText::from_index(index, dir),
+                // An index of another schema or an unreadable one is derived data: recreate it.
+                _ => std::fs::remove_dir_all(dir).map_err(|source| IndexError::IndexDir {
+                    path: dir.to_owned(),
+                    source,
+                })?,
+            }
+        }
+        std::fs::create_dir_all(dir).map_err(|source| IndexError::IndexDir {
+            path: dir.to_owned(),
+            source,
+        })?;
+        let index = match Index::create_in_dir(dir, expected) {
+            Ok(index) => index,
+            // Another process created it between our check and our create.
+            Err(TantivyError::IndexAlreadyExists) => Index::open_in_dir(dir)?,
+            Err(e) => return Err(e.into()),
+        };
+        FullText::from_index(index, dir)
+    }
+
+    fn from_index(index: Index, dir: &Path) -> Result<FullText, IndexError> {
+        let (_, fields) = schema();
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(FullText {
+            index,
+            reader,
+            fields,
+            dir: dir.to_owned(),
+        })
+    }
+
+    /// The fields, for building queries.
+    pub fn fields(&self) -> Fields {
+        self.fields
+    }
+
+    /// The underlying tantivy index.
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// A searcher over the last commit this handle has seen.
+    pub fn searcher(&self) -> tantivy::Searcher {
+        self.reader.searcher()
+    }
+
+    /// Number of docs in the index.
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// The generation token of the last commit.
+    pub fn generation(&self) -> Result<Option<String>, IndexError> {
+        Ok(self.index.load_metas()?.payload)
+    }
+
+    /// Brings the index up to date with the store (or rebuilds it from scratch).
+    pub fn sync(&self, store: &mut Store, force_rebuild: bool) -> Result<SyncReport, IndexError> {
+        // Hold the writer lock while deciding, so concurrent syncs serialize.
+        let mut writer = self.lock_writer()?;
+        let stored_generation = settings::get(store.conn(), GENERATION_KEY)?;
+        let rebuild =
+            force_rebuild || stored_generation.is_none() || self.generation()? != stored_generation;
+        let lag = if rebuild {
+            IndexLag {
+                upserts: docs::all(store.conn())?,
+                deletes: Vec::new(),
+            }
+        } else {
+            docs::index_lag(store.conn())?
+        };
+        if !rebuild && lag.is_empty() {
+            return Ok(SyncReport::default());
+        }
+        if rebuild {
+            writer.delete_all_documents()?;
+        }
+        for id in lag.deletes.iter() {
+            writer.delete_term(Term::from_field_text(self.fields.id, id));
+        }
+        for stored in &lag.upserts {
+            if !rebuild {
+                writer.delete_term(Term::from_field_text(
+                    self.fields.id,
+                    &stored.doc.canonical_id,
+                ));
+            }
+            writer.add_document(self.to_tantivy(store, stored)?)?;
+        }
+        let generation = new_generation();
+        let mut prepared = writer.prepare_commit()?;
+        prepared.set_payload(&generation);
+        prepared.commit()?;
+        writer.wait_merging_threads()?;
+        let tx = store.write()?;
+        if rebuild {
+            docs::clear_index_state(&tx)?;
+        }
+        docs::mark_indexed(&tx, &lag)?;
+        settings::set(&tx, GENERATION_KEY, &generation)?;
+        tx.commit()
+            .map_err(slayer_common::store::StoreError::from)?;
+        self.reader.reload()?;
+        Ok(SyncReport {
+            rebuilt: rebuild,
+            upserted: lag.upserts.len(),
+            deleted: lag.deletes.len(),
+        })
+    }
+
+    /// Whether this index holds exactly what the store says it should.
+    pub fn agrees_with(&self, store: &Store) -> Result<bool, IndexError> {
+        let stored_generation = settings::get(store.conn(), GENERATION_KEY)?;
+        Ok(stored_generation.is_some()
+            && self.generation()? == stored_generation
+            && docs::index_lag(store.conn())?.is_empty()
+            && self.num_docs() as i64 == docs::indexed_count(store.conn())?)
+    }
+
+    fn to_tantivy(&self, store: &Store, stored: &StoredDoc) -> Result<TantivyDocument, IndexError> {
+        let f = self.fields;
+        let d = &stored.doc;
+        let mut doc = TantivyDocument::default();
+        doc.add_text(f.id, &d.canonical_id);
+        doc.add_text(f.kind, &d.doc_kind);
+        match slayer_common::canonical::memory_id_of(&d.canonical_id) {
+            Some(memory_id) => {
+                doc.add_text(f.canonical, memory_id);
+                for ds in docs::memory_datasources(store.conn(), memory_id)? {
+                    doc.add_text(f.datasource, &ds);
+                }
+            }
+            None => {
+                doc.add_text(f.canonical, &d.canonical_id);
+                if let Some(ds) = &d.datasource {
+                    doc.add_text(f.datasource, ds);
+                }
+            }
+        }
+        doc.add_text(f.text, &d.text);
+        Ok(doc)
+    }
+
+    fn lock_writer(&self) -> Result<IndexWriter<TantivyDocument>, IndexError> {
+        let start = Instant::now();
+        loop {
+            match self.index.writer_with_num_threads(1, WRITER_HEAP) {
+                Ok(writer) => return Ok(writer),
+                Err(TantivyError::LockFailure(LockError::LockBusy, _))
+                    if start.elapsed() < LOCK_WAIT =>
+                {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(TantivyError::LockFailure(LockError::LockBusy, _)) => {
+                    return Err(IndexError::IndexBusy(self.dir.clone()))
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+fn new_generation() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{nanos:x}-{:x}", std::process::id())
+}

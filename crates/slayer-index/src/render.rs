@@ -1,0 +1,341 @@
+//! The one renderer: the exact text of every search doc.
+//!
+//! Lines are joined with `\n`, no trailing newline; a line is emitted only when its value is set
+//! and non-empty (Python truthiness). `meta` and other unrendered fields never appear. Hidden
+//! models produce no docs; hidden columns produce no doc and are left out of `Columns:`.
+//! The same text is indexed, embedded and returned as hit text.
+
+use slayer_common::canonical::{leaf_id, memory_ref};
+use slayer_common::records::{
+    content_hash, Aggregation, Column, Datasource, Doc, Measure, Memory, Model,
+};
+use slayer_common::store::docs::StoredDoc;
+
+use crate::pyfmt;
+
+fn set(value: &Option<String>) -> Option<&str> {
+    value.as_deref().filter(|v| !v.is_empty())
+}
+
+fn named_list<'a>(names: impl IntoIterator<Item = &'a str>, kind: &str) -> String {
+    names
+        .into_iter()
+        .map(|n| format!("{n} ({kind})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `Datasource: …` with its visible models listed in the given order.
+pub fn datasource_text(ds: &Datasource, visible_models: &[&str]) -> String {
+    let mut lines = vec![format!("Datasource: {}", ds.name)];
+    if let Some(d) = set(&ds.description) {
+        lines.push(format!("Description: {d}"));
+    }
+    if !visible_models.is_empty() {
+        lines.push(format!(
+            "Models: {}",
+            named_list(visible_models.iter().copied(), "model")
+        ));
+    }
+    lines.join("\n")
+}
+
+/// `Model: <ds>.<model>` and its summary lines.
+pub fn model_text(model: &Model) -> String {
+    let mut lines = vec![format!("Model: {}", model.canonical_id())];
+    if let Some(d) = set(&model.description) {
+        lines.push(format!("Description: {d}"));
+    }
+    if let Some(t) = set(&model.sql_table) {
+        lines.push(format!("sql_table: {t}"));
+    }
+    if let Some(s) = set(&model.sql) {
+        lines.push(format!("SQL block: {s}"));
+    }
+    if let Some(stages) = &model.source_queries {
+        let names: Vec<&str> = stages
+            .iter()
+            .filter_map(|q| q.get("name").and_then(|n| n.as_str()))
+            .filter(|n| !n.is_empty())
+            .collect();
+        if !names.is_empty() {
+            lines.push(format!("Backing query stages: {}", names.join(", ")));
+        }
+    }
+    if let Some(t) = set(&model.default_time_dimension) {
+        lines.push(format!("default_time_dimension: {t}"));
+    }
+    if !model.filters.is_empty() {
+        lines.push(format!("Filters: {}", model.filters.join("; ")));
+    }
+    let columns: Vec<&str> = model
+        .columns
+        .iter()
+        .filter(|c| !c.hidden)
+        .map(|c| c.name.as_str())
+        .collect();
+    if !columns.is_empty() {
+        lines.push(format!("Columns: {}", named_list(columns, "column")));
+    }
+    let measures: Vec<&str> = model
+        .measures
+        .iter()
+        .filter_map(|m| m.name.as_deref())
+        .collect();
+    if !measures.is_empty() {
+        lines.push(format!("Measures: {}", named_list(measures, "measure")));
+    }
+    if !model.aggregations.is_empty() {
+        lines.push(format!(
+            "Aggregations: {}",
+            named_list(
+                model.aggregations.iter().map(|a| a.name.as_str()),
+                "aggregation"
+            )
+        ));
+    }
+    if !model.joins.is_empty() {
+        lines.push(format!(
+            "Joins: {}",
+            named_list(model.joins.iter().map(|j| j.target_model.as_str()), "model")
+        ));
+        for join in model.joins.iter().filter(|j| !j.join_pairs.is_empty()) {
+            let pairs: Vec<String> = join
+                .join_pairs
+                .iter()
+                .map(|(src, tgt)| format!("{src}={tgt}"))
+                .collect();
+            lines.push(format!(
+                "Join pairs to {}: {}",
+                join.target_model,
+                pairs.join("; ")
+            ));
+        }
+    }
+    lines.join("\n")
+}
+
+/// `Column: <ds>.<model>.<col>` with type, descriptions, format, SQL, samples and PK flag.
+pub fn column_text(model: &Model, column: &Column) -> String {
+    let mut lines = vec![
+        format!(
+            "Column: {}",
+            leaf_id(&model.data_source, &model.name, &column.name)
+        ),
+        format!("Type: {}", column.data_type.as_str()),
+    ];
+    if let Some(d) = set(&column.description) {
+        lines.push(format!("Description: {d}"));
+    }
+    if let Some(l) = set(&column.label) {
+        lines.push(format!("Label: {l}"));
+    }
+    if let Some(f) = &column.format {
+        lines.push(format!("Format: {}", pyfmt::number_format(f)));
+    }
+    if let Some(aggs) = column
+        .allowed_aggregations
+        .as_ref()
+        .filter(|a| !a.is_empty())
+    {
+        lines.push(format!("Allowed aggregations: {}", aggs.join(", ")));
+    }
+    if let Some(s) = set(&column.sql) {
+        lines.push(format!("SQL: {s}"));
+    }
+    if let Some(f) = set(&column.filter) {
+        lines.push(format!("Filter: {f}"));
+    }
+    match (&column.sampled_values, set(&column.sampled)) {
+        // A structured list wins, and an empty one is authoritative: no fallback to `sampled`.
+        (Some(values), _) => {
+            if !values.is_empty() {
+                lines.push(format!(
+                    "Sample values: {}",
+                    pyfmt::json_string_list(values)
+                ));
+                if let Some(n) = column.distinct_count.filter(|&n| n > values.len() as i64) {
+                    lines.push(format!("Distinct count: {n}"));
+                }
+            }
+        }
+        (None, Some(sampled)) => lines.push(format!("Sample values: {sampled}")),
+        (None, None) => {}
+    }
+    if column.primary_key {
+        lines.push("Primary key: yes".to_owned());
+    }
+    lines.join("\n")
+}
+
+/// `Measure: …` for a named measure.
+pub fn measure_text(model: &Model, name: &str, measure: &Measure) -> String {
+    let mut lines = vec![
+        format!(
+            "Measure: {}",
+            leaf_id(&model.data_source, &model.name, name)
+        ),
+        format!("Formula: {}", measure.formula),
+    ];
+    if let Some(d) = set(&measure.description) {
+        lines.push(format!("Description: {d}"));
+    }
+    if let Some(l) = set(&measure.label) {
+        lines.push(format!("Label: {l}"));
+    }
+    lines.join("\n")
+}
+
+/// `Aggregation: …` with formula, description and params.
+pub fn aggregation_text(model: &Model, agg: &Aggregation) -> String {
+    let mut lines = vec![format!(
+        "Aggregation: {}",
+        leaf_id(&model.data_source, &model.name, &agg.name)
+    )];
+    if let Some(f) = set(&agg.formula) {
+        lines.push(format!("Formula: {f}"));
+    }
+    if let Some(d) = set(&agg.description) {
+        lines.push(format!("Description: {d}"));
+    }
+    if !agg.params.is_empty() {
+        let params: Vec<String> = agg
+            .params
+            .iter()
+            .map(|p| format!("{}={}", p.name, p.sql))
+            .collect();
+        lines.push(format!("Params: {}", params.join("; ")));
+    }
+    lines.join("\n")
+}
+
+/// The lexical text of a memory: learning, description, then its tags as stored.
+pub fn memory_text(memory: &Memory) -> String {
+    let mut lines = vec![memory.learning.clone()];
+    if let Some(d) = set(&memory.description) {
+        lines.push(d.to_owned());
+    }
+    if !memory.entities.is_empty() {
+        lines.push(format!("Tagged entities: {}", memory.entities.join(", ")));
+    }
+    lines.join("\n")
+}
+
+/// The embedding text of a memory: without tags, so tag-only cascades keep its hash.
+pub fn memory_embedding_text(memory: &Memory) -> String {
+    match set(&memory.description) {
+        Some(d) => format!("{}\n\n{d}", memory.learning),
+        None => memory.learning.clone(),
+    }
+}
+
+fn entity_doc(
+    datasource: &str,
+    model: Option<&str>,
+    position: i64,
+    kind: &str,
+    id: String,
+    text: String,
+) -> StoredDoc {
+    StoredDoc {
+        doc: Doc {
+            canonical_id: id,
+            doc_kind: kind.to_owned(),
+            datasource: Some(datasource.to_owned()),
+            content_hash: content_hash(&text),
+            text,
+            embedding_text: None,
+        },
+        model: model.map(str::to_owned),
+        position,
+    }
+}
+
+/// The doc of a datasource, listing its visible models in the given order.
+pub fn datasource_doc(ds: &Datasource, models: &[Model]) -> StoredDoc {
+    let visible: Vec<&str> = models
+        .iter()
+        .filter(|m| !m.hidden)
+        .map(|m| m.name.as_str())
+        .collect();
+    entity_doc(
+        &ds.name,
+        None,
+        0,
+        "datasource",
+        ds.name.clone(),
+        datasource_text(ds, &visible),
+    )
+}
+
+/// A model's docs in order: model, visible columns, named measures, aggregations.
+/// A hidden model has none.
+pub fn model_docs(model: &Model) -> Vec<StoredDoc> {
+    if model.hidden {
+        return Vec::new();
+    }
+    let ds = model.data_source.as_str();
+    let name = Some(model.name.as_str());
+    let mut docs = vec![entity_doc(
+        ds,
+        name,
+        0,
+        "model",
+        model.canonical_id(),
+        model_text(model),
+    )];
+    let leaf = |n: &str| leaf_id(ds, &model.name, n);
+    for column in model.columns.iter().filter(|c| !c.hidden) {
+        let pos = docs.len() as i64;
+        docs.push(entity_doc(
+            ds,
+            name,
+            pos,
+            "column",
+            leaf(&column.name),
+            column_text(model, column),
+        ));
+    }
+    for measure in &model.measures {
+        if let Some(mname) = measure.name.as_deref() {
+            let pos = docs.len() as i64;
+            docs.push(entity_doc(
+                ds,
+                name,
+                pos,
+                "measure",
+                leaf(mname),
+                measure_text(model, mname, measure),
+            ));
+        }
+    }
+    for agg in &model.aggregations {
+        let pos = docs.len() as i64;
+        docs.push(entity_doc(
+            ds,
+            name,
+            pos,
+            "aggregation",
+            leaf(&agg.name),
+            aggregation_text(model, agg),
+        ));
+    }
+    docs
+}
+
+/// The doc of a memory (`memory:<id>`), with its tag-free embedding text.
+pub fn memory_doc(memory: &Memory) -> StoredDoc {
+    let text = memory_text(memory);
+    StoredDoc {
+        doc: Doc {
+            canonical_id: memory_ref(&memory.id),
+            doc_kind: "memory".to_owned(),
+            datasource: None,
+            content_hash: content_hash(&text),
+            text,
+            embedding_text: Some(memory_embedding_text(memory)),
+        },
+        model: None,
+        position: 0,
+    }
+}
