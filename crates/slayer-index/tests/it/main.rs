@@ -1,1 +1,9 @@
+//! Whole-binary tests of slayer-index: each runs the real executable on a temp store.
 
+mod bad_input;
+mod help_examples;
+mod import;
+mod load;
+mod remove;
+mod render;
+mod support;

@@ -1,0 +1,105 @@
+//! Bad input: `line N: …` on stderr, exit 2, nothing written.
+
+use predicates::str::contains;
+
+use crate::support::TempStore;
+
+fn rejects(input: &str, message: &str) {
+    let s = TempStore::new();
+    s.cmd(&["load"])
+        .write_stdin(input)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(contains(message))
+        .stderr(contains("nothing was written"));
+    assert!(
+        !s.store.exists(),
+        "a rejected load must not create the store"
+    );
+}
+
+#[test]
+fn each_kind_of_bad_line_is_named() {
+    rejects("\n{\"kind\":\"widget\"}\n", "line 2: unknown kind 'widget'");
+    rejects(
+        "{\"kind\":\"datasource\"}",
+        "line 1: datasource record: missing field `name`",
+    );
+    rejects(
+        "{\"kind\":\"datasource\",\"name\":\"a.b\"}",
+        "line 1: datasource record: field 'name' 'a.b' contains '.'",
+    );
+    rejects(
+        "{\"kind\":\"model\",\"name\":\"o\",\"data_source\":\"d\",\"columns\":[{\"name\":\"a:b\"}]}",
+        "line 1: model record 'o': field 'columns[0].name' 'a:b' contains ':'",
+    );
+    rejects(
+        "{\"kind\":\"datasource\",\"name\":\"d\"}\n{oops",
+        "line 2: invalid JSON at column 2",
+    );
+    rejects("[1,2]", "line 1: expected a JSON object");
+    rejects(
+        "{\"kind\":\"memory\",\"id\":\"1\",\"learning\":\"x\",\"created_at\":\"2026-01-01T00:00:00Z\"}",
+        "line 1: memory records are written by `slayer-memory import`",
+    );
+}
+
+#[test]
+fn every_bad_line_is_reported_in_one_run() {
+    let s = TempStore::new();
+    let out = s
+        .cmd(&["load"])
+        .write_stdin(
+            "{\"kind\":\"x\"}\n{\"kind\":\"datasource\",\"name\":\"ok\"}\n{\"kind\":\"y\"}\n",
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("line 1:") && stderr.contains("line 3:"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_model_without_its_datasource_is_rejected_and_rolled_back() {
+    let s = TempStore::new();
+    s.cmd(&["load"])
+        .write_stdin("{\"kind\":\"datasource\",\"name\":\"d\"}")
+        .assert()
+        .success();
+    s.cmd(&["load"])
+        .write_stdin("{\"kind\":\"datasource\",\"name\":\"e\"}\n{\"kind\":\"model\",\"name\":\"o\",\"data_source\":\"nope\"}")
+        .assert()
+        .code(2)
+        .stderr(contains("line 2: model 'o' belongs to datasource 'nope'"));
+    assert_eq!(
+        s.stats_json()["datasources"],
+        1,
+        "the whole load was rolled back"
+    );
+}
+
+#[test]
+fn a_store_from_a_newer_slayer_is_refused() {
+    let s = TempStore::new();
+    s.cmd(&["load"]).write_stdin("").assert().success();
+    rusqlite::Connection::open(&s.store)
+        .unwrap()
+        .pragma_update(None, "user_version", 7)
+        .unwrap();
+    s.cmd(&["stats"]).assert().code(1).stderr(contains(
+        "schema version 7, newer than this slayer understands (1); upgrade slayer",
+    ));
+}
+
+#[test]
+fn reading_a_missing_store_says_how_to_make_one() {
+    TempStore::new()
+        .cmd(&["stats"])
+        .assert()
+        .code(1)
+        .stderr(contains("no store at"))
+        .stderr(contains("slayer-index load"));
+}

@@ -1,0 +1,192 @@
+//! `load`: upsert, doc diffing by content hash, and keeping the index in step.
+
+use std::path::Path;
+
+use slayer_common::store::{docs, settings};
+use slayer_index::fulltext::FullText;
+use tantivy::collector::TopDocs;
+use tantivy::query::QueryParser;
+use tantivy::schema::Value;
+
+use crate::support::{fixture, json_lines, TempStore};
+
+fn index_meta(store: &TempStore) -> String {
+    std::fs::read_to_string(
+        Path::new(&format!("{}.index", store.store.display())).join("meta.json"),
+    )
+    .unwrap()
+}
+
+#[test]
+fn load_prints_every_new_doc_then_reload_writes_nothing() {
+    let s = TempStore::new();
+    let first = s
+        .cmd(&["load", "tests/fixtures/catalog.jsonl"])
+        .output()
+        .unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let docs_out = json_lines(&first.stdout);
+    // warehouse (1) + orders (1 + 7 columns + 1 measure + 1 aggregation) + customers (1 + 3)
+    // + warehouse_v2 (1) + warehouse_v2.orders (1 + 1); the hidden model has none.
+    assert_eq!(docs_out.len(), 18);
+    assert!(docs_out
+        .iter()
+        .all(|d| d["kind"] == "doc" && d["content_hash"].as_str().unwrap().len() == 64));
+    let stats = s.stats_json();
+    assert_eq!(stats["datasources"], 2);
+    assert_eq!(stats["models"], 4);
+    assert_eq!(stats["index"]["docs"], 18);
+    assert_eq!(stats["index"]["agrees_with_store"], true);
+
+    let meta_before = index_meta(&s);
+    let generation_before = settings::get(s.open().conn(), "fulltext_generation").unwrap();
+    let again = s
+        .cmd(&["load", "tests/fixtures/catalog.jsonl"])
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert!(
+        again.stdout.is_empty(),
+        "re-load printed docs: {}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+    assert!(String::from_utf8_lossy(&again.stderr).contains("0 docs changed, 0 removed"));
+    assert_eq!(index_meta(&s), meta_before, "re-load wrote to the index");
+    assert_eq!(
+        settings::get(s.open().conn(), "fulltext_generation").unwrap(),
+        generation_before
+    );
+}
+
+#[test]
+fn changing_one_description_rewrites_one_doc() {
+    let s = TempStore::new();
+    s.cmd(&["load", "tests/fixtures/catalog.jsonl"])
+        .assert()
+        .success();
+    let catalog = std::fs::read_to_string(fixture("catalog.jsonl")).unwrap();
+    let edited = catalog.replace("Billing city.", "City of the billing address.");
+    let out = s.cmd(&["load", "-"]).write_stdin(edited).output().unwrap();
+    assert!(out.status.success());
+    let changed = json_lines(&out.stdout);
+    assert_eq!(changed.len(), 1, "{changed:?}");
+    assert_eq!(changed[0]["canonical_id"], "warehouse.customers.city");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("index: 1 docs updated, 0 removed"));
+    assert_eq!(s.stats_json()["index"]["agrees_with_store"], true);
+}
+
+#[test]
+fn a_column_dropped_from_a_model_loses_its_doc_and_embeddings() {
+    let s = TempStore::new();
+    s.cmd(&["load", "tests/fixtures/catalog.jsonl"])
+        .assert()
+        .success();
+    s.open()
+        .conn()
+        .execute(
+            "INSERT INTO embeddings VALUES ('warehouse.customers.segment', 'local/m', 'h', 1, x'00000000', 't')",
+            [],
+        )
+        .unwrap();
+    let replaced = r#"{"kind":"model","name":"customers","data_source":"warehouse","sql_table":"public.customers","columns":[{"name":"id","type":"INT","primary_key":true},{"name":"city","type":"TEXT","description":"Billing city.","sampled_values":["São Paulo","Zürich","Osaka"],"distinct_count":3}]}"#;
+    let out = s.cmd(&["load"]).write_stdin(replaced).output().unwrap();
+    assert!(out.status.success());
+    let changed: Vec<String> = json_lines(&out.stdout)
+        .iter()
+        .map(|d| d["canonical_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(changed, ["warehouse.customers"]);
+    let store = s.open();
+    assert!(docs::get(store.conn(), "warehouse.customers.segment")
+        .unwrap()
+        .is_none());
+    let rows: i64 = store
+        .conn()
+        .query_row("SELECT count(*) FROM embeddings", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 0);
+    assert_eq!(s.stats_json()["index"]["agrees_with_store"], true);
+}
+
+#[test]
+fn the_index_stems_splits_identifiers_and_filters_by_datasource() {
+    let s = TempStore::new();
+    s.cmd(&["load", "tests/fixtures/catalog.jsonl"])
+        .assert()
+        .success();
+    let mut store = s.open();
+    let (ft, report) = FullText::open_synced(&mut store).unwrap();
+    assert_eq!(report.upserted, 0, "a synced index needs no work");
+    let searcher = ft.searcher();
+    let f = ft.fields();
+    let parser = QueryParser::for_index(ft.index(), vec![f.text]);
+    let ids = |q: &str| -> Vec<String> {
+        let query = parser.parse_query(q).unwrap();
+        searcher
+            .search(&query, &TopDocs::with_limit(50).order_by_score())
+            .unwrap()
+            .into_iter()
+            .map(|(_, addr)| {
+                let doc: tantivy::TantivyDocument = searcher.doc(addr).unwrap();
+                doc.get_first(f.id).unwrap().as_str().unwrap().to_owned()
+            })
+            .collect()
+    };
+    // "customers" stems to "customer", and customer_id is split on '_'.
+    assert!(ids("customers").contains(&"warehouse.orders.customer_id".to_owned()));
+    assert!(ids("refunded").contains(&"warehouse.orders.status".to_owned()));
+    let in_v2 = parser.parse_query("datasource:warehouse_v2").unwrap();
+    assert_eq!(
+        searcher.search(&in_v2, &tantivy::collector::Count).unwrap(),
+        3
+    );
+}
+
+#[test]
+fn a_lagging_or_missing_index_is_caught_up_by_the_next_command() {
+    let s = TempStore::new();
+    s.cmd(&["load", "tests/fixtures/catalog.jsonl"])
+        .assert()
+        .success();
+    // The store changes behind the index's back (as after a crash between the two commits).
+    {
+        let mut store = s.open();
+        let tx = store.write().unwrap();
+        slayer_common::store::catalog::delete_model(&tx, "warehouse", "customers").unwrap();
+        slayer_index::catalog::refresh_datasource_docs(&tx, "warehouse").unwrap();
+        tx.commit().unwrap();
+    }
+    let stats = s.stats_json();
+    assert_eq!(stats["index"]["agrees_with_store"], false);
+    assert_eq!(stats["index"]["pending_deletes"], 4);
+    s.cmd(&["stats", "--check"]).assert().code(1);
+    s.cmd(&["load"]).write_stdin("").assert().success();
+    s.cmd(&["stats", "--check"]).assert().success();
+
+    std::fs::remove_dir_all(format!("{}.index", s.store.display())).unwrap();
+    assert_eq!(s.stats_json()["index"]["present"], false);
+    let out = s.cmd(&["load"]).write_stdin("").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("index: rebuilt with 14 docs"));
+    s.cmd(&["stats", "--check"]).assert().success();
+    s.cmd(&["rebuild"]).assert().success();
+    assert_eq!(s.stats_json()["index"]["docs"], 14);
+}
+
+#[test]
+fn text_format_lists_changes_for_people() {
+    let s = TempStore::new();
+    let out = s
+        .cmd(&["load", "tests/fixtures/catalog.jsonl", "--format", "text"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l == "changed  column      warehouse.orders.status"),
+        "{text}"
+    );
+}
