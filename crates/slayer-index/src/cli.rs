@@ -22,6 +22,7 @@ const EXAMPLES: &str = "Examples:
   $ slayer-index load tests/fixtures/catalog.jsonl
   $ slayer-index render tests/fixtures/catalog.jsonl --format text
   $ slayer-index stats
+  $ slayer-index show shop.orders --format text
   $ slayer-index remove shop.payments.payment_method
   $ slayer-index rebuild";
 
@@ -88,6 +89,14 @@ Exit 1 when the store holds no such entity.")]
     Remove {
         /// Canonical id: <ds>, <ds>.<model>, <ds>.<model>.<leaf> or memory:<id>.
         canonical: String,
+    },
+    /// Print the stored docs of canonical ids (exit 1 if one is missing).
+    #[command(after_help = "Examples:
+  $ slayer-index show shop.orders shop.orders.status --format text")]
+    Show {
+        /// Canonical ids: <ds>, <ds>.<model>, <ds>.<model>.<leaf> or memory:<id>.
+        #[arg(required = true)]
+        canonical: Vec<String>,
     },
     /// Recreate the full-text index from the store's docs.
     #[command(after_help = "Examples:

@@ -29,6 +29,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Render { file } => render(&file, &mut out),
         Command::ImportSlayer { dir } => import_slayer(&cli.store, &dir, &mut out),
         Command::Remove { canonical } => remove_entity(&cli.store, &canonical, &mut out),
+        Command::Show { canonical } => show(&cli.store, &canonical, &mut out),
         Command::Rebuild => rebuild(&cli.store, &mut out),
         Command::Stats { check } => stats(&cli.store, check, &mut out),
     }
@@ -170,6 +171,25 @@ fn remove_entity(store_path: &Path, target: &str, out: &mut Output) -> Result<Ex
     sync_index(&mut store, out)?;
     out.docs(&summary.docs.changed, "changed")?;
     Ok(ExitStatus::Success)
+}
+
+fn show(store_path: &Path, ids: &[String], out: &mut Output) -> Result<ExitStatus> {
+    let store = open_store(store_path, OpenMode::MustExist)?;
+    let mut found = Vec::new();
+    let mut status = ExitStatus::Success;
+    for id in ids {
+        match docs::get(store.conn(), id)? {
+            Some(stored) => found.push(stored.doc),
+            None => {
+                out.note(&format!(
+                    "no doc '{id}' in the store (hidden entities have none)"
+                ));
+                status = ExitStatus::Failure;
+            }
+        }
+    }
+    out.doc_texts(&found)?;
+    Ok(status)
 }
 
 fn rebuild(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {

@@ -22,8 +22,8 @@ fn run_example(s: &TempStore, line: &str) {
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = std::process::Command::new("sh")
-        .args(["-c", &format!("set -o pipefail 2>/dev/null; {line}")])
+    let out = std::process::Command::new("bash")
+        .args(["-c", &format!("set -o pipefail; {line}")])
         .current_dir(workspace_root())
         .env("PATH", path)
         .env("SLAYER_STORE", &s.store)
@@ -54,6 +54,7 @@ fn each_subcommand_example_runs_on_a_loaded_store() {
         "render",
         "import-slayer",
         "remove",
+        "show",
         "rebuild",
         "stats",
     ] {
