@@ -13,7 +13,7 @@ cd "$root"
 models=${1:-200}
 columns=${2:-20}
 
-cargo build --release --locked --bins -q
+cargo build --release --locked -q --workspace --bins --tests
 bin="${CARGO_TARGET_DIR:-$root/target}/release/slayer-index"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -5,30 +5,44 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-cargo build --release --locked --bins
+# --tests too, so features resolve as in `cargo test` and nothing is compiled twice.
+cargo build --release --locked --workspace --bins --tests
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
 work="${SLAYER_DEMO_DIR:-$root/target/demo}"
 rm -rf "$work"
 mkdir -p "$work"
 export SLAYER_STORE="$work/slayer.db"
+export PATH="$bin:$PATH"
 unset SLAYER_FORMAT
 
-echo "== 1. import the SLayer project examples/shop/slayer into $SLAYER_STORE"
-"$bin/slayer-index" import-slayer examples/shop/slayer > "$work/memories.jsonl"
+echo "== 1. what slayer-profile finds in the raw warehouse (CSV files read through DuckDB)"
+slayer-profile examples/shop/data --datasource shop --tables orders,payments --format text
+
+echo
+echo "== 2. import the hand-written SLayer project examples/shop/slayer into $SLAYER_STORE"
+slayer-index import-slayer examples/shop/slayer > "$work/memories.jsonl"
 echo "   $(wc -l < "$work/memories.jsonl") memory records written to $work/memories.jsonl (slayer-memory import stores them)"
 
 echo
-echo "== 2. what the store and the full-text index hold"
-"$bin/slayer-index" stats
+echo "== 3. fill the hand-written models' sample values from the data, keeping their descriptions"
+echo "   slayer-index export --datasource shop | slayer-profile examples/shop/data --models - | slayer-index load"
+slayer-index export --datasource shop \
+    | slayer-profile examples/shop/data --models - \
+    | slayer-index load --format text
 
 echo
-echo "== 3. the rendered docs of one model and two of its columns"
-"$bin/slayer-index" show shop.orders shop.orders.status shop.payments.amount --format text
+echo "== 4. what the store and the full-text index hold"
+slayer-index stats
 
 echo
-echo "== 4. re-import: nothing changed, so nothing is re-rendered or re-indexed"
-"$bin/slayer-index" import-slayer examples/shop/slayer > /dev/null
-if "$bin/slayer-index" stats --check > /dev/null; then
+echo "== 5. the rendered docs of two columns, as search will return them"
+slayer-index show shop.orders.status shop.payments.payment_method shop.orders.order_total --format text
+
+echo
+echo "== 6. the same pipeline again: nothing changed, so nothing is re-rendered or re-indexed"
+changed=$(slayer-index export --datasource shop | slayer-profile -q examples/shop/data --models - | slayer-index -q load | wc -l)
+echo "   $changed docs changed"
+if slayer-index stats --check > /dev/null; then
     echo "   the index agrees with the store (stats --check exits 0)"
 else
     echo "   the index lags the store" >&2
@@ -36,8 +50,8 @@ else
 fi
 
 echo
-echo "== 5. drop a column: its doc and index entry go, and the model doc is re-rendered without it"
-"$bin/slayer-index" remove shop.payments.payment_method --format text
+echo "== 7. drop a column: its doc and index entry go, and the model doc is re-rendered without it"
+slayer-index remove shop.payments.payment_method --format text
 
 echo
 echo "Store: $SLAYER_STORE (inspect with: SLAYER_STORE=$SLAYER_STORE $bin/slayer-index stats)"

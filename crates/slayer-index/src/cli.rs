@@ -23,6 +23,7 @@ const EXAMPLES: &str = "Examples:
   $ slayer-index render tests/fixtures/catalog.jsonl --format text
   $ slayer-index stats
   $ slayer-index show shop.orders --format text
+  $ slayer-index export --datasource shop | wc -l
   $ slayer-index remove shop.payments.payment_method
   $ slayer-index rebuild";
 
@@ -97,6 +98,19 @@ Exit 1 when the store holds no such entity.")]
         /// Canonical ids: <ds>, <ds>.<model>, <ds>.<model>.<leaf> or memory:<id>.
         #[arg(required = true)]
         canonical: Vec<String>,
+    },
+    /// Print the stored catalog as records: datasources, then their models (the input of
+    /// `slayer-profile --models` and of `load` into another store).
+    #[command(after_help = "Examples:
+  $ slayer-index export --datasource shop | wc -l
+  $ slayer-index export --format json > /dev/null
+
+Refresh the samples of a hand-written catalog:
+  slayer-index export --datasource shop | slayer-profile examples/shop/data --models - | slayer-index load")]
+    Export {
+        /// Only this datasource and its models.
+        #[arg(long)]
+        datasource: Option<String>,
     },
     /// Recreate the full-text index from the store's docs.
     #[command(after_help = "Examples:

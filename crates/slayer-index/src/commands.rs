@@ -30,6 +30,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::ImportSlayer { dir } => import_slayer(&cli.store, &dir, &mut out),
         Command::Remove { canonical } => remove_entity(&cli.store, &canonical, &mut out),
         Command::Show { canonical } => show(&cli.store, &canonical, &mut out),
+        Command::Export { datasource } => export(&cli.store, datasource.as_deref(), &mut out),
         Command::Rebuild => rebuild(&cli.store, &mut out),
         Command::Stats { check } => stats(&cli.store, check, &mut out),
     }
@@ -190,6 +191,30 @@ fn show(store_path: &Path, ids: &[String], out: &mut Output) -> Result<ExitStatu
     }
     out.doc_texts(&found)?;
     Ok(status)
+}
+
+fn export(store_path: &Path, only: Option<&str>, out: &mut Output) -> Result<ExitStatus> {
+    let store = open_store(store_path, OpenMode::MustExist)?;
+    let conn = store.conn();
+    let datasources: Vec<_> = stored_catalog::datasources(conn)?
+        .into_iter()
+        .filter(|ds| only.is_none_or(|name| ds.name == name))
+        .collect();
+    if let Some(name) = only {
+        if datasources.is_empty() {
+            out.note(&format!("no datasource '{name}' in the store"));
+            return Ok(ExitStatus::Failure);
+        }
+    }
+    let mut records: Vec<_> = datasources
+        .iter()
+        .map(|ds| tagged("datasource", ds))
+        .collect();
+    for model in stored_catalog::models(conn, only)? {
+        records.push(tagged("model", &model));
+    }
+    out.values(&records)?;
+    Ok(ExitStatus::Success)
 }
 
 fn rebuild(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {

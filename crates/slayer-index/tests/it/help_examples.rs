@@ -55,6 +55,7 @@ fn each_subcommand_example_runs_on_a_loaded_store() {
         "import-slayer",
         "remove",
         "show",
+        "export",
         "rebuild",
         "stats",
     ] {

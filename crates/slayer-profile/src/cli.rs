@@ -1,0 +1,75 @@
+//! Command-line definition.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One pretty JSON array.
+    Json,
+    /// One JSON record per line (the input of `slayer-index load`).
+    Jsonl,
+    /// A summary for people.
+    Text,
+}
+
+const ABOUT: &str = "Introspect and profile a DuckDB, SQLite, CSV or Parquet source into catalog records (datasource, then one model per table or view) with sample values.";
+
+const EXAMPLES: &str = "Examples:
+  $ slayer-profile examples/shop/data --datasource shop --format text
+  $ slayer-profile examples/shop/data/orders.csv | wc -l
+  $ slayer-profile examples/shop/data --tables orders | slayer-index load
+  $ slayer-profile examples/shop/data --models tests/fixtures/shop.jsonl
+
+Refresh mode (--models): existing model records in, the same records out with only their sample
+fields (sampled, sampled_values, distinct_count) filled; SQL-backed models pass unchanged.
+
+Samples: categorical (TEXT, BOOLEAN) columns get their top 50 values by frequency (ties by text),
+the top 20 joined into `sampled`, and the exact distinct count; numeric and temporal columns get
+`min .. max`. A model's sole primary key and UNKNOWN columns are not profiled.
+
+Exit status: 0 all profiled; 1 a table or column failed (warnings on stderr, the rest profiled);
+2 bad usage or input.";
+
+#[derive(Debug, Parser)]
+#[command(name = "slayer-profile", version, about = ABOUT, after_help = EXAMPLES)]
+pub struct Cli {
+    /// A DuckDB or SQLite file; or CSV / Parquet files, globs, or a folder of them (one model each).
+    #[arg(required = true, value_name = "SOURCE")]
+    pub sources: Vec<PathBuf>,
+    /// Datasource name (default: the file's stem, or the folder's name).
+    #[arg(long)]
+    pub datasource: Option<String>,
+    /// Datasource type recorded on the datasource record (default: duckdb or sqlite).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub source_type: Option<String>,
+    /// Skip views.
+    #[arg(long)]
+    pub no_views: bool,
+    /// Only these tables (comma-separated names).
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub tables: Vec<String>,
+    /// Skip these tables (comma-separated names).
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub exclude: Vec<String>,
+    /// Refresh mode: fill the samples of these model records (FILE or - for stdin).
+    #[arg(long, value_name = "FILE|-")]
+    pub models: Option<PathBuf>,
+    /// Introspect only; leave the sample fields empty.
+    #[arg(long)]
+    pub no_samples: bool,
+    /// Worker threads (default: the number of cores).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+    /// Output format.
+    #[arg(long, env = "SLAYER_FORMAT", value_enum, default_value = "jsonl")]
+    pub format: Format,
+    /// No summary or warnings on stderr (failures still set the exit status).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}

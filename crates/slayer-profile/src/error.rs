@@ -1,0 +1,51 @@
+//! The errors of slayer-profile, as sentences a user can act on.
+
+use std::path::PathBuf;
+
+/// Why profiling could not run at all (a single table or column failing is a warning instead).
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// The source argument names nothing usable.
+    #[error("{0}")]
+    Source(String),
+    /// The source file exists but cannot be opened.
+    #[error("cannot open {path}: {cause}")]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// The driver's message.
+        cause: String,
+    },
+    /// Listing the tables of the source failed.
+    #[error("cannot list the tables of {source_name}: {cause}")]
+    Introspect {
+        /// The source as given.
+        source_name: String,
+        /// The driver's message.
+        cause: String,
+    },
+    /// A `--models` input line is bad; nothing was written.
+    #[error("{0}")]
+    Input(String),
+    /// Reading `--models` input failed.
+    #[error(transparent)]
+    Read(#[from] slayer_common::jsonl::ReadError),
+    /// A worker thread pool could not be built.
+    #[error("cannot start {threads} worker threads: {cause}")]
+    Threads {
+        /// Requested threads.
+        threads: usize,
+        /// Why.
+        cause: String,
+    },
+}
+
+impl ProfileError {
+    /// Whether this is bad usage or input (exit 2) rather than a failure while running (exit 1).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            ProfileError::Source(_) | ProfileError::Input(_) | ProfileError::Read(_)
+        )
+    }
+}

@@ -1,0 +1,125 @@
+//! SQL quoting. Every table, schema and column name reaches SQL through these functions.
+
+/// `"name"` with inner quotes doubled: safe for any identifier in DuckDB and SQLite.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// `'text'` with inner quotes doubled.
+pub fn quote_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// Words that need quoting even though they look like plain identifiers.
+const RESERVED: &[&str] = &[
+    "all",
+    "and",
+    "as",
+    "asc",
+    "between",
+    "by",
+    "case",
+    "cast",
+    "check",
+    "collate",
+    "column",
+    "constraint",
+    "create",
+    "cross",
+    "default",
+    "desc",
+    "distinct",
+    "else",
+    "end",
+    "except",
+    "exists",
+    "false",
+    "from",
+    "full",
+    "group",
+    "having",
+    "in",
+    "inner",
+    "intersect",
+    "into",
+    "is",
+    "join",
+    "left",
+    "like",
+    "limit",
+    "natural",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "or",
+    "order",
+    "outer",
+    "primary",
+    "references",
+    "right",
+    "select",
+    "table",
+    "then",
+    "to",
+    "true",
+    "union",
+    "unique",
+    "user",
+    "using",
+    "when",
+    "where",
+    "with",
+];
+
+/// The identifier as a person would write it: bare when that is unambiguous (lowercase letters,
+/// digits and `_`, not starting with a digit, not a keyword), quoted otherwise.
+pub fn display_ident(name: &str) -> String {
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !RESERVED.contains(&name);
+    if plain {
+        name.to_owned()
+    } else {
+        quote_ident(name)
+    }
+}
+
+/// A name usable as a model or column name: the separators of canonical ids (`.`, `:`, `/`, `\`)
+/// and NUL become `_`.
+pub fn entity_name(raw: &str) -> String {
+    let cleaned: String = raw
+        .chars()
+        .map(|c| match c {
+            '.' | ':' | '/' | '\\' | '\0' => '_',
+            c => c,
+        })
+        .collect();
+    if cleaned.trim().is_empty() {
+        "_".to_owned()
+    } else {
+        cleaned
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_names_are_quoted() {
+        assert_eq!(quote_ident(r#"we"ird"#), r#""we""ird""#);
+        assert_eq!(quote_literal("it's"), "'it''s'");
+        assert_eq!(display_ident("orders"), "orders");
+        assert_eq!(display_ident("Orders"), "\"Orders\"");
+        assert_eq!(display_ident("order"), "\"order\"");
+        assert_eq!(display_ident("two words"), "\"two words\"");
+        assert_eq!(display_ident("1st"), "\"1st\"");
+        assert_eq!(entity_name("a.b:c/d"), "a_b_c_d");
+    }
+}

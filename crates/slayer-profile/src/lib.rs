@@ -1,0 +1,96 @@
+//! slayer-profile: turn a real database into catalog records with sample values.
+//!
+//! - [`source`]: what the user pointed at (DuckDB file, SQLite file, CSV / Parquet files).
+//! - [`introspect`]: tables, views, columns, keys and comments of a source.
+//! - [`catalog`]: introspected tables → `datasource` and `model` records.
+//! - [`profile`]: sample values of one table, with the fault rules.
+//! - [`refresh`]: fill only the sample fields of existing model records.
+//! - [`sample`], [`db`], [`typemap`], [`ident`]: value printing, connections, type mapping,
+//!   quoting.
+//!
+//! Rules: sources are opened read-only; every identifier reaches SQL quoted; a failing table or
+//! column is a warning and the rest goes on; nothing here prints or exits.
+#![warn(missing_docs)]
+
+pub mod catalog;
+pub mod db;
+pub mod error;
+pub mod ident;
+pub mod introspect;
+pub mod profile;
+pub mod refresh;
+pub mod sample;
+pub mod source;
+pub mod typemap;
+
+use std::sync::Mutex;
+
+pub use error::ProfileError;
+
+use db::{Conn, Opener};
+use profile::{TableJob, TableProfile};
+use source::Source;
+
+/// Opens `threads` connections to the source (DuckDB connections share one database).
+pub fn connect(source: &Source, threads: usize) -> Result<Vec<Conn>, ProfileError> {
+    let open_err = |cause: String| ProfileError::Open {
+        path: match &source.opener {
+            Opener::DuckDbFile(p) | Opener::Sqlite(p) => p.clone(),
+            Opener::DuckDbMemory => "(in-memory DuckDB)".into(),
+        },
+        cause,
+    };
+    let first = source.opener.open(threads).map_err(open_err)?;
+    let mut conns = Vec::with_capacity(threads);
+    for _ in 1..threads.max(1) {
+        let next = match &first {
+            Conn::Duck(c) => c.try_clone().map(Conn::Duck).map_err(|e| e.to_string()),
+            Conn::Lite(_) => source.opener.open(threads),
+        };
+        conns.push(next.map_err(open_err)?);
+    }
+    conns.insert(0, first);
+    Ok(conns)
+}
+
+/// Profiles tables on a pool of `conns.len()` workers; results come back in job order.
+/// `on_done` is called with each table's label as it finishes (for a progress bar).
+pub fn profile_all(
+    conns: Vec<Conn>,
+    jobs: &[TableJob],
+    on_done: &(dyn Fn(&str) + Sync),
+) -> Result<Vec<TableProfile>, ProfileError> {
+    use rayon::prelude::*;
+    let threads = conns.len().max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| ProfileError::Threads {
+            threads,
+            cause: e.to_string(),
+        })?;
+    let idle = Mutex::new(conns);
+    Ok(pool.install(|| {
+        jobs.par_iter()
+            .with_max_len(1)
+            .map(|job| {
+                let conn = idle.lock().map(|mut v| v.pop()).ok().flatten();
+                let result = match &conn {
+                    Some(c) => profile::profile_table(c, job),
+                    None => TableProfile {
+                        failure: Some(format!(
+                            "{}: profiling unavailable: no free connection",
+                            job.label
+                        )),
+                        ..TableProfile::default()
+                    },
+                };
+                if let (Some(c), Ok(mut v)) = (conn, idle.lock()) {
+                    v.push(c);
+                }
+                on_done(&job.label);
+                result
+            })
+            .collect()
+    }))
+}

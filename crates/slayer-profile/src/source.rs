@@ -1,0 +1,157 @@
+//! Recognising what the user pointed at: a DuckDB file, a SQLite file, or CSV / Parquet files,
+//! globs or a folder of them.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::db::Opener;
+use crate::error::ProfileError;
+use crate::ident::entity_name;
+use crate::introspect::TableRef;
+
+/// A source to introspect.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// How to connect.
+    pub opener: Opener,
+    /// The datasource `type` recorded by default.
+    pub default_type: &'static str,
+    /// The datasource name used when `--datasource` is not given.
+    pub default_name: Option<String>,
+    /// The database file, recorded as the datasource's `database`.
+    pub database: Option<String>,
+    /// For file sources: one `(model name, file)` per file or glob.
+    pub files: Vec<(String, TableRef)>,
+}
+
+const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+
+fn file_kind(path: &str) -> Option<bool> {
+    let lower = path.to_ascii_lowercase();
+    if lower.ends_with(".parquet") || lower.ends_with(".pq") {
+        Some(true)
+    } else if [".csv", ".tsv", ".csv.gz", ".tsv.gz", ".txt"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+    {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+fn stem(path: &str) -> String {
+    let name = Path::new(path)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(path);
+    let base = name.split('.').next().unwrap_or(name);
+    let cleaned: String = base
+        .chars()
+        .filter(|c| !matches!(c, '*' | '?' | '[' | ']' | '{' | '}'))
+        .collect();
+    let trimmed = cleaned.trim_matches(|c| c == '_' || c == '-');
+    entity_name(if trimmed.is_empty() { "files" } else { trimmed })
+}
+
+/// Identifies the source from the command-line arguments.
+pub fn identify(args: &[PathBuf]) -> Result<Source, ProfileError> {
+    let [first, ..] = args else {
+        return Err(ProfileError::Source(
+            "no source given; pass a DuckDB or SQLite file, or CSV / Parquet files".into(),
+        ));
+    };
+    let text = |p: &PathBuf| p.to_string_lossy().into_owned();
+    if args.len() == 1 && first.is_dir() {
+        return folder(first);
+    }
+    if args.iter().all(|a| file_kind(&text(a)).is_some()) {
+        let mut files = Vec::new();
+        for a in args {
+            let path = text(a);
+            let is_glob = path.contains(['*', '?', '[']);
+            if !is_glob && !a.is_file() {
+                return Err(ProfileError::Source(format!("{path}: no such file")));
+            }
+            let parquet = file_kind(&path) == Some(true);
+            files.push((stem(&path), TableRef::File { path, parquet }));
+        }
+        let default_name = (files.len() == 1).then(|| files[0].0.clone());
+        return Ok(Source {
+            opener: Opener::DuckDbMemory,
+            default_type: "duckdb",
+            default_name,
+            database: None,
+            files,
+        });
+    }
+    if args.len() > 1 {
+        return Err(ProfileError::Source(
+            "several sources given; only CSV / Parquet files can be profiled together (one model each)".into(),
+        ));
+    }
+    database_file(first)
+}
+
+fn folder(dir: &Path) -> Result<Source, ProfileError> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| ProfileError::Source(format!("{}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && file_kind(&p.to_string_lossy()).is_some())
+        .collect();
+    entries.sort();
+    if entries.is_empty() {
+        return Err(ProfileError::Source(format!(
+            "{}: no CSV or Parquet files in this folder",
+            dir.display()
+        )));
+    }
+    let mut source = identify(&entries)?;
+    source.default_name = dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| entity_name(&n.to_string_lossy())));
+    Ok(source)
+}
+
+fn database_file(path: &Path) -> Result<Source, ProfileError> {
+    let mut head = [0u8; 16];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| ProfileError::Source(format!("{}: {e}", path.display())))?;
+    let display = path.to_string_lossy().into_owned();
+    let default_name = Some(stem(&display));
+    if n == 16 && head == *SQLITE_MAGIC {
+        return Ok(Source {
+            opener: Opener::Sqlite(path.to_owned()),
+            default_type: "sqlite",
+            default_name,
+            database: Some(display),
+            files: vec![],
+        });
+    }
+    if n >= 12 && &head[8..12] == b"DUCK" {
+        return Ok(Source {
+            opener: Opener::DuckDbFile(path.to_owned()),
+            default_type: "duckdb",
+            default_name,
+            database: Some(display),
+            files: vec![],
+        });
+    }
+    Err(ProfileError::Source(format!(
+        "{display}: not a DuckDB or SQLite database, and not a .csv / .parquet file"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_model_names_come_from_stems() {
+        assert_eq!(stem("data/orders.csv"), "orders");
+        assert_eq!(stem("data/orders_*.parquet"), "orders");
+        assert_eq!(stem("x/*.csv"), "files");
+    }
+}

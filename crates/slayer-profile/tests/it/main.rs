@@ -1,0 +1,9 @@
+//! Whole-binary tests of slayer-profile on real DuckDB, SQLite, CSV and Parquet files.
+
+mod faults;
+mod files;
+mod help_examples;
+mod introspect;
+mod refresh;
+mod samples;
+mod support;

@@ -1,0 +1,116 @@
+//! Building real source files and running the binary on them.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// A DuckDB file built from SQL.
+pub fn duckdb_file(dir: &Path, name: &str, sql: &str) -> PathBuf {
+    let path = dir.join(name);
+    let conn = duckdb::Connection::open(&path).unwrap();
+    conn.execute_batch(sql).unwrap();
+    drop(conn);
+    path
+}
+
+/// A SQLite file built from SQL.
+pub fn sqlite_file(dir: &Path, name: &str, sql: &str) -> PathBuf {
+    let path = dir.join(name);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(sql).unwrap();
+    drop(conn);
+    path
+}
+
+pub struct Run {
+    pub code: i32,
+    pub records: Vec<Value>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn model(&self, name: &str) -> &Value {
+        self.records
+            .iter()
+            .find(|r| r["kind"] == "model" && r["name"] == name)
+            .unwrap_or_else(|| panic!("no model {name} in {:#?}", self.records))
+    }
+
+    pub fn column<'a>(&'a self, model: &str, column: &str) -> &'a Value {
+        self.model(model)["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == column)
+            .unwrap_or_else(|| panic!("no column {model}.{column}"))
+    }
+}
+
+pub fn run(args: &[&str], stdin: Option<&str>) -> Run {
+    let mut cmd = assert_cmd::Command::cargo_bin("slayer-profile").unwrap();
+    cmd.current_dir(workspace_root())
+        .env_remove("SLAYER_FORMAT")
+        .args(args);
+    if let Some(input) = stdin {
+        cmd.write_stdin(input.to_owned());
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let records = if args.contains(&"--format") {
+        vec![]
+    } else {
+        stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        records,
+        stdout,
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+pub fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The reference case: 200 orders whose status cycles by `i % 6`, so `paid` leads, `shipped`
+/// follows, and `cancelled`, `pending` and `refunded` tie (sorted by string).
+pub fn orders_sql(ts: &str) -> String {
+    let statuses = [
+        "paid",
+        "shipped",
+        "refunded",
+        "pending",
+        "paid",
+        "cancelled",
+    ];
+    let mut sql = format!(
+        "CREATE TABLE customers (id INTEGER PRIMARY KEY, email VARCHAR, vip BOOLEAN);
+         CREATE TABLE orders (id INTEGER PRIMARY KEY, amount DOUBLE, qty INTEGER, status VARCHAR,
+                              created_at {ts}, customer_id INTEGER REFERENCES customers(id), note VARCHAR);
+         INSERT INTO customers VALUES (1, 'a@x.io', true), (2, NULL, false), (3, 'c@x.io', true);\n"
+    );
+    for i in 0..200 {
+        sql.push_str(&format!(
+            "INSERT INTO orders VALUES ({i}, {}, {}, '{}', '2024-02-{:02} {:02}:00:00', {}, NULL);\n",
+            0.25 + f64::from(i) * 0.5,
+            i % 7,
+            statuses[(i % 6) as usize],
+            1 + i / 8,
+            10 + i % 8,
+            1 + i % 3
+        ));
+    }
+    sql
+}
