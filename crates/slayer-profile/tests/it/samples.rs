@@ -121,3 +121,42 @@ fn no_samples_introspects_only() {
     assert_eq!(r.records.len(), 2);
     assert!(r.column("orders", "status").get("sampled").is_none());
 }
+
+#[test]
+fn exotic_duckdb_types_print_the_common_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
+               CREATE TABLE x (d DECIMAL(12,2), k DECIMAL(10,0), t TIME, tz TIMESTAMPTZ, h HUGEINT,
+                               u UUID, m mood, f FLOAT, ts TIMESTAMP);
+               INSERT INTO x VALUES
+                 (4.10, 7, '10:00:00', '2024-02-01 10:00:00+00', 170141183460469231731687303715884105727,
+                  '00000000-0000-0000-0000-000000000001', 'ok', 0.5, '2024-02-01 10:00:00.25'),
+                 (-12.00, -3, '23:59:59.5', '2024-03-01 00:00:00+00', -1,
+                  '00000000-0000-0000-0000-000000000001', 'happy', 1e-7, '2024-02-02 00:00:00');";
+    let r = run(&[path(&duckdb_file(dir.path(), "x.duckdb", sql))], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.column("x", "d")["sampled"], "-12.0 .. 4.1");
+    assert_eq!(r.column("x", "k")["sampled"], "-3 .. 7");
+    assert_eq!(r.column("x", "t")["sampled"], "10:00:00 .. 23:59:59.5");
+    assert_eq!(
+        r.column("x", "tz")["sampled"],
+        "2024-02-01 10:00:00 .. 2024-03-01 00:00:00"
+    );
+    assert_eq!(
+        r.column("x", "h")["sampled"],
+        "-1 .. 170141183460469231731687303715884105727"
+    );
+    assert_eq!(
+        r.column("x", "u")["sampled_values"],
+        json!(["00000000-0000-0000-0000-000000000001"])
+    );
+    assert_eq!(r.column("x", "m")["sampled_values"], json!(["happy", "ok"]));
+    assert_eq!(
+        r.column("x", "f")["sampled"],
+        "1.0000000116860974e-07 .. 0.5"
+    );
+    assert_eq!(
+        r.column("x", "ts")["sampled"],
+        "2024-02-01 10:00:00.250000 .. 2024-02-02 00:00:00"
+    );
+}
