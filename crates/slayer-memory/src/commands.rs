@@ -1,0 +1,387 @@
+//! One function per subcommand: open the store, do it in one transaction, bring the index up
+//! to date, report.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+use slayer_common::canonical::{check_memory_id, memory_ref};
+use slayer_common::exit::ExitStatus;
+use slayer_common::jsonl::{read_lines, record_from_value, tagged, Record};
+use slayer_common::records::Memory;
+use slayer_common::store::{memories, OpenMode, Store};
+use slayer_index::fulltext::FullText;
+use slayer_index::IndexError;
+use slayer_memory::service::{self, ImportStatus, SaveRequest};
+use slayer_memory::MemoryError;
+
+use crate::cli::{Cli, Command, Format};
+use crate::output::Output;
+
+/// Bad usage: exit 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+pub fn run(cli: Cli) -> Result<ExitStatus> {
+    let default_format = match cli.command {
+        Command::Export | Command::Import { .. } => Format::Jsonl,
+        _ => Format::Text,
+    };
+    let mut out = Output::new(cli.format.unwrap_or(default_format), cli.quiet);
+    let status = match cli.command {
+        Command::Save {
+            learning,
+            entities,
+            query,
+            id,
+            description,
+        } => save(
+            &cli.store,
+            learning,
+            entities,
+            query,
+            id,
+            description,
+            &mut out,
+        ),
+        Command::Forget { id } => forget(&cli.store, &id, &mut out),
+        Command::List { entity } => list(&cli.store, entity.as_deref(), &mut out),
+        Command::Show { id } => show(&cli.store, &id, &mut out),
+        Command::Export => export(&cli.store, &mut out),
+        Command::Import { file, keep_going } => import(&cli.store, &file, keep_going, &mut out),
+    }?;
+    out.finish()?;
+    Ok(status)
+}
+
+fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
+    Store::open(path, mode).map_err(|e| MemoryError::Store(e).into())
+}
+
+/// Brings the full-text index up to date after a commit. A failure here does not undo the
+/// write: it is reported, and the next command that opens the index catches up.
+fn sync_index(store: &mut Store) -> Option<String> {
+    match FullText::open_synced(store) {
+        Ok(_) => None,
+        Err(e) => Some(format!(
+            "the full-text index was not updated ({e}); the next slayer command that opens it catches up"
+        )),
+    }
+}
+
+fn parse_query(arg: &str) -> Result<Value, UsageError> {
+    let text = match arg.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|_| UsageError(format!("Query file not found: {path}")))?,
+        None => arg.to_owned(),
+    };
+    serde_json::from_str(&text)
+        .map_err(|e| UsageError(format!("invalid JSON for query argument: {e}")))
+}
+
+fn save(
+    store_path: &Path,
+    learning: String,
+    entities: Option<String>,
+    query: Option<String>,
+    id: Option<String>,
+    description: Option<String>,
+    out: &mut Output,
+) -> Result<ExitStatus> {
+    let (entities, query) = match (entities, query) {
+        (Some(_), Some(_)) => {
+            return Err(UsageError("--entities and --query are mutually exclusive.".into()).into())
+        }
+        (None, None) => {
+            return Err(UsageError(
+                "--entities or --query must be supplied (one or the other).".into(),
+            )
+            .into())
+        }
+        (Some(list), None) => {
+            // Commas inside `avg(amount, weight=q)` do not split.
+            let items: Vec<String> = slayer_memory::aggref::split_args(&list)
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect();
+            (Some(items), None)
+        }
+        (None, Some(q)) => (None, Some(parse_query(&q)?)),
+    };
+    let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
+    let tx = store.write()?;
+    let mut outcome = service::save(
+        &tx,
+        SaveRequest {
+            learning,
+            entities,
+            query,
+            id,
+            description,
+        },
+    )?;
+    tx.commit().context("cannot commit the save")?;
+    outcome.warnings.extend(sync_index(&mut store));
+    let mut text = format!("Saved memory {}.", outcome.memory_id);
+    if !outcome.resolved_entities.is_empty() {
+        text.push_str(&format!(
+            "\nResolved entities: {}",
+            outcome.resolved_entities.join(", ")
+        ));
+    }
+    for w in &outcome.warnings {
+        text.push_str(&format!("\nWarning: {w}"));
+    }
+    out.result(&serde_json::to_value(&outcome)?, &text)?;
+    Ok(ExitStatus::Success)
+}
+
+fn forget(store_path: &Path, id: &str, out: &mut Output) -> Result<ExitStatus> {
+    check_memory_id(id).map_err(MemoryError::Invalid)?;
+    let mut store = open_store(store_path, OpenMode::MustExist)?;
+    let tx = store.write()?;
+    match slayer_index::remove::remove(&tx, &memory_ref(id)) {
+        Ok(_) => {}
+        Err(IndexError::NotFound(_)) => {
+            return Err(MemoryError::Invalid(format!("No memory with id '{id}'.")).into())
+        }
+        Err(e) => return Err(MemoryError::Index(e).into()),
+    }
+    tx.commit().context("cannot commit the deletion")?;
+    let mut text = format!("Forgot memory {id}.");
+    let warning = sync_index(&mut store);
+    if let Some(w) = &warning {
+        text.push_str(&format!("\nWarning: {w}"));
+    }
+    out.result(&json!({"deleted_id": id}), &text)?;
+    Ok(ExitStatus::Success)
+}
+
+fn memory_line(v: &Value) -> String {
+    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    let tags: Vec<&str> = v
+        .get("entities")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let kind = if v.get("query").is_some() { "Q" } else { "M" };
+    let first = s("learning").lines().next().unwrap_or("").to_owned();
+    format!(
+        "{kind} {}  {}  [{}]\n    {first}",
+        s("id"),
+        s("created_at"),
+        tags.join(", ")
+    )
+}
+
+fn list(store_path: &Path, entity: Option<&str>, out: &mut Output) -> Result<ExitStatus> {
+    let store = open_store(store_path, OpenMode::MustExist)?;
+    let conn = store.conn();
+    let found = match entity {
+        None => memories::all(conn)?,
+        Some(raw) => {
+            let catalog = service::load_catalog(conn)?;
+            let r = service::resolve_ref(conn, &catalog, raw).map_err(MemoryError::Invalid)?;
+            let mut seen = Vec::new();
+            let mut found: Vec<Memory> = Vec::new();
+            for root in &r.canonical_forms {
+                for m in memories::tagged_under(conn, root)? {
+                    if !seen.contains(&m.id) {
+                        seen.push(m.id.clone());
+                        found.push(m);
+                    }
+                }
+            }
+            found.sort_by(|a, b| a.id.cmp(&b.id));
+            found
+        }
+    };
+    let values: Vec<Value> = found.iter().map(|m| tagged("memory", m)).collect();
+    out.records(&values, memory_line)?;
+    out.note(&format!("{} memories", values.len()));
+    Ok(ExitStatus::Success)
+}
+
+fn show(store_path: &Path, id: &str, out: &mut Output) -> Result<ExitStatus> {
+    check_memory_id(id).map_err(MemoryError::Invalid)?;
+    let store = open_store(store_path, OpenMode::MustExist)?;
+    let Some(m) = memories::get(store.conn(), id)? else {
+        return Err(MemoryError::Invalid(format!("No memory with id '{id}'.")).into());
+    };
+    let mut text = format!("Memory {}\nCreated: {}", m.id, m.created_at);
+    if let Some(d) = &m.description {
+        text.push_str(&format!("\nDescription: {d}"));
+    }
+    if !m.entities.is_empty() {
+        text.push_str(&format!("\nEntities: {}", m.entities.join(", ")));
+    }
+    if let Some(q) = &m.query {
+        text.push_str(&format!("\nQuery: {q}"));
+    }
+    text.push_str(&format!("\n\n{}", m.learning));
+    out.result(&tagged("memory", &m), &text)?;
+    Ok(ExitStatus::Success)
+}
+
+fn export(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
+    let store = open_store(store_path, OpenMode::MustExist)?;
+    let values: Vec<Value> = memories::all(store.conn())?
+        .iter()
+        .map(|m| tagged("memory", m))
+        .collect();
+    out.records(&values, memory_line)?;
+    Ok(ExitStatus::Success)
+}
+
+fn open_input(file: &Path) -> Result<Box<dyn BufRead>> {
+    if file.as_os_str() == "-" {
+        return Ok(Box::new(BufReader::new(io::stdin().lock())));
+    }
+    let f = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
+    Ok(Box::new(BufReader::new(f)))
+}
+
+/// Parses and checks one import line into a memory record.
+fn import_record(text: &str) -> Result<Memory, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+    let Value::Object(mut object) = value else {
+        return Err("expected a JSON object (a memory record)".into());
+    };
+    match object.remove("kind") {
+        None => {}
+        Some(Value::String(k)) if k == "memory" => {}
+        Some(other) => return Err(format!("field 'kind': expected \"memory\", got {other}")),
+    }
+    object
+        .entry("id")
+        .or_insert_with(|| Value::String(String::new()));
+    object
+        .entry("created_at")
+        .or_insert_with(|| Value::String(service::now_utc()));
+    if let Some(Value::Number(n)) = object.get("id") {
+        let id = n.to_string();
+        object.insert("id".into(), Value::String(id));
+    }
+    let Record::Memory(mut memory) = record_from_value("memory", Value::Object(object.clone()))
+        .or_else(|e| {
+            // An empty id is the "allocate one" sentinel; validate the rest without it.
+            if object.get("id") == Some(&Value::String(String::new())) {
+                let mut probe = object.clone();
+                probe.insert("id".into(), Value::String("probe".into()));
+                record_from_value("memory", Value::Object(probe)).map(|r| match r {
+                    Record::Memory(mut m) => {
+                        m.id = String::new();
+                        Record::Memory(m)
+                    }
+                    other => other,
+                })
+            } else {
+                Err(e)
+            }
+        })?
+    else {
+        return Err("expected a memory record".into());
+    };
+    service::check_record(&mut memory)?;
+    Ok(memory)
+}
+
+fn import(
+    store_path: &Path,
+    file: &Path,
+    keep_going: bool,
+    out: &mut Output,
+) -> Result<ExitStatus> {
+    let mut parsed: Vec<(usize, Result<Memory, String>)> = Vec::new();
+    let mut bad = 0;
+    for line in read_lines(open_input(file)?) {
+        let (no, text) = line.map_err(MemoryError::Read)?;
+        let result = import_record(&text);
+        if let Err(message) = &result {
+            bad += 1;
+            if !keep_going {
+                return Err(MemoryError::Line {
+                    line: no,
+                    message: format!("{message}; nothing was imported"),
+                }
+                .into());
+            }
+        }
+        parsed.push((no, result));
+    }
+    let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
+    let tx = store.write()?;
+    let mut results = Vec::new();
+    let (mut created, mut updated, mut unchanged) = (0, 0, 0);
+    let mut imported = Vec::new();
+    for (no, result) in parsed {
+        match result {
+            Ok(memory) => {
+                let (id, status) = service::import_one(&tx, memory)?;
+                match status {
+                    ImportStatus::Created => created += 1,
+                    ImportStatus::Updated => updated += 1,
+                    ImportStatus::Unchanged => unchanged += 1,
+                }
+                imported.push(id.clone());
+                results.push(json!({"kind": "imported", "line": no, "memory_id": id, "status": status, "warnings": []}));
+            }
+            Err(message) => results.push(json!({"kind": "error", "line": no, "error": message})),
+        }
+    }
+    // Dangling tags are judged after the whole batch, so memory: links to later lines count.
+    let catalog = service::load_catalog(&tx)?;
+    for r in results.iter_mut().filter(|r| r["kind"] == "imported") {
+        let id = r["memory_id"].as_str().unwrap_or_default().to_owned();
+        if let Some(m) = memories::get(&tx, &id)? {
+            let dangling = service::dangling_tags(&tx, &catalog, &m);
+            r["warnings"] = dangling
+                .iter()
+                .map(|t| Value::String(format!("tag '{t}' names nothing in the store yet; search ignores it until it exists")))
+                .collect();
+        }
+    }
+    tx.commit().context("cannot commit the import")?;
+    let index_warning = sync_index(&mut store);
+    out.records(&results, |r| match r["kind"].as_str() {
+        Some("error") => format!(
+            "line {}: error: {}",
+            r["line"],
+            r["error"].as_str().unwrap_or("")
+        ),
+        _ => {
+            let mut line = format!(
+                "line {}: {} memory {}",
+                r["line"],
+                r["status"].as_str().unwrap_or(""),
+                r["memory_id"].as_str().unwrap_or("")
+            );
+            for w in r["warnings"].as_array().into_iter().flatten() {
+                line.push_str(&format!("\n  Warning: {}", w.as_str().unwrap_or("")));
+            }
+            line
+        }
+    })?;
+    out.note(&format!(
+        "imported {} memories ({created} created, {updated} updated, {unchanged} unchanged){}",
+        imported.len(),
+        if bad > 0 {
+            format!(", {bad} bad lines skipped")
+        } else {
+            String::new()
+        }
+    ));
+    if let Some(w) = index_warning {
+        out.note(&format!("Warning: {w}"));
+    }
+    Ok(if bad > 0 {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    })
+}

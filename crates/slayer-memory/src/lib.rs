@@ -1,0 +1,47 @@
+//! slayer-memory: the write side of agent memories.
+//!
+//! - [`resolve`]: canonical entity resolution against the stored catalog (reference §7).
+//! - [`aggref`]: aggregation suffixes and `agg(column)` forms.
+//! - [`extract`]: the entities of an inline SlayerQuery.
+//! - [`service`]: save, forget, import in one store transaction each, docs re-rendered in it.
+//!
+//! Rules: resolution on save is strict (nothing is written on an error); every write is one
+//! `BEGIN IMMEDIATE` transaction, so concurrent writers queue instead of colliding; the caller
+//! brings the full-text index up to date after the commit. Nothing here prints or exits.
+#![warn(missing_docs)]
+
+pub mod aggref;
+pub mod extract;
+pub mod resolve;
+pub mod service;
+
+/// Why a memory command could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    /// The request is wrong (a bad id, an unresolvable entity, a missing memory): exit 1.
+    #[error("{0}")]
+    Invalid(String),
+    /// An input line of `import` is bad; nothing was written.
+    #[error("line {line}: {message}")]
+    Line {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] slayer_common::store::StoreError),
+    /// Rendering or the index failed.
+    #[error(transparent)]
+    Index(#[from] slayer_index::IndexError),
+    /// Reading input failed.
+    #[error(transparent)]
+    Read(#[from] slayer_common::jsonl::ReadError),
+}
+
+impl From<rusqlite::Error> for MemoryError {
+    fn from(e: rusqlite::Error) -> Self {
+        MemoryError::Store(e.into())
+    }
+}

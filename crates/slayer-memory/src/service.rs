@@ -1,0 +1,340 @@
+//! Save, forget and import, each in one store transaction with the memory docs re-rendered.
+
+use std::collections::BTreeSet;
+
+use rusqlite::{Connection, OptionalExtension};
+use serde_json::Value;
+use slayer_common::canonical::check_memory_id;
+use slayer_common::records::Memory;
+use slayer_common::store::{catalog as stored_catalog, memories};
+use slayer_index::catalog::refresh_memory_doc;
+
+use crate::extract::query_entities;
+use crate::resolve::{Catalog, Lookup, Resolution};
+use crate::MemoryError;
+
+/// The longest description the original accepts.
+pub const MAX_DESCRIPTION: usize = 500;
+
+/// What a save is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct SaveRequest {
+    /// The note.
+    pub learning: String,
+    /// Entity references (the learning form).
+    pub entities: Option<Vec<String>>,
+    /// A SlayerQuery (the query-bearing form); its entities are extracted.
+    pub query: Option<Value>,
+    /// A chosen id; allocated when absent.
+    pub id: Option<String>,
+    /// One-line summary.
+    pub description: Option<String>,
+}
+
+/// What a save did (the original's `SaveMemoryResponse`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SaveOutcome {
+    /// The id saved under.
+    pub memory_id: String,
+    /// Canonical entities stored.
+    pub resolved_entities: Vec<String>,
+    /// Non-fatal warnings.
+    pub warnings: Vec<String>,
+}
+
+struct StoreLookup<'a>(&'a Connection);
+
+impl Lookup for StoreLookup<'_> {
+    fn memory_exists(&self, id: &str) -> bool {
+        self.0
+            .query_row("SELECT 1 FROM memories WHERE id = ?1", [id], |_| Ok(()))
+            .optional()
+            .ok()
+            .flatten()
+            .is_some()
+    }
+}
+
+/// The stored catalog, for resolution.
+pub fn load_catalog(conn: &Connection) -> Result<Catalog, MemoryError> {
+    let mut datasources: BTreeSet<String> = stored_catalog::datasources(conn)?
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    let models = stored_catalog::models(conn, None)?;
+    datasources.extend(models.iter().map(|m| m.data_source.clone()));
+    Ok(Catalog {
+        datasources,
+        models,
+    })
+}
+
+/// Resolves one reference leniently-or-not is the caller's choice: this returns the error text.
+pub fn resolve_ref(conn: &Connection, catalog: &Catalog, raw: &str) -> Result<Resolution, String> {
+    catalog.resolve(raw, None, &StoreLookup(conn))
+}
+
+/// UTC now, as the original writes `created_at`.
+pub fn now_utc() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let format = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"
+    );
+    now.format(&format)
+        .unwrap_or_else(|_| now.unix_timestamp().to_string())
+}
+
+/// Whether an id is "int-shaped": digits only, no leading zero unless it is `0`.
+pub fn is_int_shaped(id: &str) -> bool {
+    !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) && (id == "0" || !id.starts_with('0'))
+}
+
+/// One more than the largest int-shaped id; `1` for none.
+pub fn next_id<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
+    let max = ids
+        .into_iter()
+        .filter(|id| is_int_shaped(id))
+        .max_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    match max {
+        None => "1".to_owned(),
+        Some(m) => increment(m),
+    }
+}
+
+fn increment(decimal: &str) -> String {
+    let mut digits: Vec<u8> = decimal.bytes().map(|b| b - b'0').collect();
+    let mut i = digits.len();
+    loop {
+        if i == 0 {
+            digits.insert(0, 1);
+            break;
+        }
+        i -= 1;
+        if digits[i] == 9 {
+            digits[i] = 0;
+        } else {
+            digits[i] += 1;
+            break;
+        }
+    }
+    digits.into_iter().map(|d| char::from(b'0' + d)).collect()
+}
+
+/// The allocator over the store, inside the caller's write transaction.
+pub fn allocate_id(conn: &Connection) -> Result<String, MemoryError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM memories WHERE id <> '' AND id NOT GLOB '*[^0-9]*' AND (id = '0' OR id NOT GLOB '0*')
+         ORDER BY length(id) DESC, id DESC LIMIT 1",
+    )?;
+    let max: Option<String> = stmt.query_row([], |r| r.get(0)).optional()?;
+    Ok(next_id(max.as_deref()))
+}
+
+fn clean_description(d: Option<String>) -> Result<Option<String>, MemoryError> {
+    match d {
+        Some(d) if d.trim().is_empty() => Ok(None),
+        Some(d) => {
+            let n = d.chars().count();
+            if n > MAX_DESCRIPTION {
+                return Err(MemoryError::Invalid(format!(
+                    "description must be <= {MAX_DESCRIPTION} chars; got {n}."
+                )));
+            }
+            Ok(Some(d))
+        }
+        None => Ok(None),
+    }
+}
+
+fn push_unique(list: &mut Vec<String>, items: Vec<String>) {
+    for item in items {
+        if !list.contains(&item) {
+            list.push(item);
+        }
+    }
+}
+
+/// Saves a memory: validates, resolves strictly, allocates or upserts, re-renders its doc.
+/// Runs inside the caller's write transaction; nothing is written on an error.
+pub fn save(conn: &Connection, req: SaveRequest) -> Result<SaveOutcome, MemoryError> {
+    if req.learning.trim().is_empty() {
+        return Err(MemoryError::Invalid(
+            "learning text must be a non-empty string.".into(),
+        ));
+    }
+    if let Some(id) = &req.id {
+        check_memory_id(id).map_err(MemoryError::Invalid)?;
+    }
+    let description = clean_description(req.description)?;
+    let catalog = load_catalog(conn)?;
+    let lookup = StoreLookup(conn);
+    let mut entities = Vec::new();
+    let mut warnings = Vec::new();
+    match (&req.entities, &req.query) {
+        (Some(list), None) => {
+            if list.is_empty() {
+                return Err(MemoryError::Invalid(
+                    "linked_entities must be a non-empty list of entity references (or a SlayerQuery / dict).".into(),
+                ));
+            }
+            for raw in list {
+                let r = catalog
+                    .resolve(raw, None, &lookup)
+                    .map_err(MemoryError::Invalid)?;
+                push_unique(&mut entities, r.canonical_forms);
+                push_unique(&mut warnings, r.warnings);
+            }
+        }
+        (None, Some(query)) => {
+            let r = query_entities(query, &catalog, &lookup).map_err(MemoryError::Invalid)?;
+            entities = r.canonical_forms;
+            warnings = r.warnings;
+        }
+        _ => {
+            return Err(MemoryError::Invalid(
+                "--entities or --query must be supplied (one or the other).".into(),
+            ))
+        }
+    }
+    let id = match req.id {
+        Some(id) => id,
+        None => allocate_id(conn)?,
+    };
+    let created_at = memories::get(conn, &id)?
+        .map(|m| m.created_at)
+        .unwrap_or_else(now_utc);
+    let memory = Memory {
+        version: 4,
+        id: id.clone(),
+        learning: req.learning,
+        description,
+        entities: entities.clone(),
+        query: req.query,
+        created_at,
+    };
+    memories::put(conn, &memory)?;
+    refresh_memory_doc(conn, &memory)?;
+    Ok(SaveOutcome {
+        memory_id: id,
+        resolved_entities: entities,
+        warnings,
+    })
+}
+
+/// Checks a memory record for import: the id, the learning, the description and the shape of
+/// every tag. Tags are not resolved against the catalog, so an export imports into a fresh store.
+pub fn check_record(memory: &mut Memory) -> Result<Vec<String>, String> {
+    if !memory.id.is_empty() {
+        check_memory_id(&memory.id).map_err(|m| format!("field 'id': {m}"))?;
+    }
+    if memory.learning.trim().is_empty() {
+        return Err("field 'learning': learning must be a non-empty string.".into());
+    }
+    memory.description = clean_description(memory.description.take())
+        .map_err(|e| format!("field 'description': {e}"))?;
+    for (i, tag) in memory.entities.iter().enumerate() {
+        let ok = match tag.strip_prefix(slayer_common::canonical::MEMORY_PREFIX) {
+            Some(id) => check_memory_id(id).is_ok(),
+            None => {
+                let parts: Vec<&str> = tag.split('.').collect();
+                parts.len() <= 3
+                    && parts
+                        .iter()
+                        .all(|p| slayer_common::canonical::check_entity_name("tag", p).is_ok())
+            }
+        };
+        if !ok {
+            return Err(format!(
+                "field 'entities[{i}]': '{tag}' is not a canonical id (<ds>, <ds>.<model>, <ds>.<model>.<leaf> or memory:<id>)"
+            ));
+        }
+    }
+    Ok(Vec::new())
+}
+
+/// How an imported record landed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ImportStatus {
+    /// A new memory.
+    Created,
+    /// An existing id, now replaced (its `created_at` kept).
+    Updated,
+    /// An existing id with identical content.
+    Unchanged,
+}
+
+/// Writes one checked memory record (allocating an id when it has none).
+pub fn import_one(
+    conn: &Connection,
+    mut memory: Memory,
+) -> Result<(String, ImportStatus), MemoryError> {
+    if memory.id.is_empty() {
+        memory.id = allocate_id(conn)?;
+    }
+    let status = match memories::get(conn, &memory.id)? {
+        Some(old) => {
+            memory.created_at = old.created_at.clone();
+            if old == memory {
+                return Ok((memory.id, ImportStatus::Unchanged));
+            }
+            ImportStatus::Updated
+        }
+        None => ImportStatus::Created,
+    };
+    memories::put(conn, &memory)?;
+    refresh_memory_doc(conn, &memory)?;
+    Ok((memory.id, status))
+}
+
+/// Tags that name nothing in the catalog (search hides them until they exist).
+pub fn dangling_tags(conn: &Connection, catalog: &Catalog, memory: &Memory) -> Vec<String> {
+    let lookup = StoreLookup(conn);
+    memory
+        .entities
+        .iter()
+        .filter(
+            |tag| match tag.strip_prefix(slayer_common::canonical::MEMORY_PREFIX) {
+                Some(id) => !lookup.memory_exists(id),
+                None => !catalog_has(catalog, tag),
+            },
+        )
+        .cloned()
+        .collect()
+}
+
+fn catalog_has(catalog: &Catalog, tag: &str) -> bool {
+    let parts: Vec<&str> = tag.split('.').collect();
+    match parts[..] {
+        [ds] => catalog.datasources.contains(ds),
+        [ds, m] => catalog
+            .models
+            .iter()
+            .any(|x| x.data_source == ds && x.name == m),
+        [ds, m, leaf] => catalog.models.iter().any(|x| {
+            x.data_source == ds
+                && x.name == m
+                && (x.columns.iter().any(|c| c.name == leaf)
+                    || x.measures.iter().any(|c| c.name.as_deref() == Some(leaf))
+                    || x.aggregations.iter().any(|c| c.name == leaf))
+        }),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_allocator_counts_only_int_shaped_ids() {
+        assert_eq!(next_id(["1", "5", "007", "42abc", "kb.x"]), "6");
+        assert_eq!(next_id([]), "1");
+        assert_eq!(next_id(["0"]), "1");
+        assert_eq!(next_id(["9", "10"]), "11");
+        assert_eq!(
+            next_id(["99999999999999999999999"]),
+            "100000000000000000000000"
+        );
+    }
+}

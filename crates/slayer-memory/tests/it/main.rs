@@ -1,0 +1,6 @@
+//! Whole-binary tests of slayer-memory on temp stores.
+
+mod commands;
+mod concurrency;
+mod resolution;
+mod support;

@@ -1,0 +1,178 @@
+//! The resolution table of reference §7, through the real binary, every message.
+
+use crate::support::TempStore;
+
+fn ok(ids: &[&str]) -> Result<(Vec<String>, Vec<String>), String> {
+    Ok((ids.iter().map(|s| s.to_string()).collect(), vec![]))
+}
+
+fn err(message: &str) -> Result<(Vec<String>, Vec<String>), String> {
+    Err(message.to_owned())
+}
+
+#[test]
+fn the_resolution_table() {
+    let s = TempStore::with_catalog();
+    let table = [
+        ("shop", ok(&["shop"])),
+        ("shop.orders", ok(&["shop.orders"])),
+        ("  shop.orders.amount  ", ok(&["shop.orders.amount"])),
+        ("orders", ok(&["shop.orders"])),
+        ("amount", ok(&["shop.orders.amount"])),
+        ("revenue:sum", ok(&["shop.orders.revenue"])),
+        ("weighted_avg", ok(&["shop.orders.weighted_avg"])),
+        ("orders.amount:weighted_avg(weight=quantity)", ok(&["shop.orders.amount"])),
+        ("sum(amount)", ok(&["shop.orders.amount"])),
+        ("avg(amount, weight=quantity)", ok(&["shop.orders.amount"])),
+        ("percentile(amount, p=0.9)", ok(&["shop.orders.amount"])),
+        ("foo(amount)", ok(&["shop.orders.amount"])),
+        ("count(orders.*)", ok(&["shop.orders"])),
+        ("orders.customers.regions.name", ok(&["shop.regions.name"])),
+        ("customers.orders", ok(&["shop.orders"])),
+        ("orders.customers", ok(&["shop.customers"])),
+        ("ORDERS", err("Entity 'ORDERS' not found in any datasource (checked all known datasources).")),
+        (
+            "sum(amount - quantity)",
+            err("'sum(amount - quantity)' is not a single aggregated column reference; only the `agg(column)` form names an entity."),
+        ),
+        (
+            "count(*)",
+            err("'count(*)' requires a model context: write 'count(<model>.*)' or invoke from a query that has a source_model."),
+        ),
+        (
+            "*:count",
+            err("'count(*)' requires a model context: write 'count(<model>.*)' or invoke from a query that has a source_model."),
+        ),
+        ("*:sum", err("'*:sum' is not a valid entity reference; use 'count(*)' to refer to a model's row count.")),
+        ("orders.*:sum", err("'orders.*:sum' is not a valid entity reference; use the 'count(<model>.*)' form.")),
+        ("1abc", err("'1abc' contains an invalid identifier segment.")),
+        ("orders..amount", err("'orders..amount' contains an invalid identifier segment.")),
+        ("shop.nope", err("No model 'nope' in datasource 'shop'.")),
+        (
+            "name",
+            err("Ambiguous bare name 'name' matches columns / measures / aggregations on ['customers', 'regions'] in datasource 'shop'. Qualify as '<model>.name'."),
+        ),
+        ("zzz", err("Entity 'zzz' not found in any datasource (checked all known datasources).")),
+        (
+            "stock",
+            err("Model 'stock' exists in multiple datasources: ['shop', 'warehouse']. Specify a data_source or set a datasource priority to disambiguate."),
+        ),
+        ("orders.amount.x", err("'amount' is not a join target on model 'orders'.")),
+        (
+            "orders.customers.orders",
+            err("Circular join detected resolving 'orders.customers.orders' from 'orders': hop 'orders' revisits model 'orders'."),
+        ),
+        ("nope.amount", err("'nope' is neither a known datasource nor a saved model. (segment of 'nope.amount').")),
+        ("memory:999", err("No memory with id '999'.")),
+        ("memory:a b", err("memory id 'a b': whitespace and ASCII control characters are not allowed.")),
+        ("memory:a/b", err("memory id 'a/b': forbidden character '/'.")),
+    ];
+    let mut failures = Vec::new();
+    for (input, want) in table {
+        let got = s.resolve(input);
+        if got != want {
+            failures.push(format!("{input:?}: got {got:?}, want {want:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn warnings_for_names_that_mean_two_things() {
+    let s = TempStore::with_catalog();
+    assert_eq!(
+        s.resolve("events"),
+        Ok((
+            vec!["events".to_owned()],
+            vec!["'events' is both a datasource and a model; interpreted as datasource. To force the model interpretation, qualify as <other_ds>.events...".to_owned()]
+        ))
+    );
+    assert_eq!(
+        s.resolve("regions"),
+        Ok((
+            vec!["shop.regions".to_owned()],
+            vec!["'regions' is both a model and a column on ['customers']; resolved as the model. Qualify as <model>.regions to refer to the column.".to_owned()]
+        ))
+    );
+    assert_eq!(
+        s.resolve("events.clicks.ts").unwrap().0,
+        ["events.clicks.ts"],
+        "the datasource reading wins, with the same warning"
+    );
+    // Duplicates collapse; memory refs round-trip as given.
+    let first = s.resolve("orders").unwrap();
+    assert_eq!(first.0, ["shop.orders"]);
+    assert_eq!(
+        s.resolve("orders, shop.orders, count(orders.*), memory:1")
+            .unwrap()
+            .0,
+        ["shop.orders", "memory:1"]
+    );
+}
+
+#[test]
+fn a_query_yields_its_entities_in_first_seen_order() {
+    let s = TempStore::with_catalog();
+    let query = r#"{"source_model":"orders","dimensions":[{"name":"customers.region_id"}],"measures":[{"formula":"sum(amount) / count(*)"},{"formula":"cumsum(sum(quantity))"}],"filters":["status = 'paid' and amount > {min_amt}","coalesce(quantity, 0) > 1"]}"#;
+    let out = s.memory(
+        &[
+            "save",
+            "--learning",
+            "Paid revenue",
+            "--query",
+            query,
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.json()["resolved_entities"],
+        serde_json::json!([
+            "shop.orders",
+            "shop.customers.region_id",
+            "shop.orders.amount",
+            "shop.orders.quantity",
+            "shop.orders.status"
+        ])
+    );
+    let out = s.memory(
+        &[
+            "save",
+            "--learning",
+            "x",
+            "--query",
+            r#"{"source_model":"nope"}"#,
+        ],
+        None,
+    );
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stderr, "Error: Source model not found: 'nope'.\n");
+    let out = s.memory(
+        &["save", "--learning", "x", "--query", r#"{"dimensions":[]}"#],
+        None,
+    );
+    assert_eq!(
+        out.stderr,
+        "Error: Could not derive a model name from query.source_model.\n"
+    );
+    let out = s.memory(
+        &[
+            "save",
+            "--learning",
+            "x",
+            "--query",
+            r#"{"source_model":"orders","filters":["bogus_col > 1"]}"#,
+        ],
+        None,
+    );
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("Entity 'bogus_col' not found"),
+        "{}",
+        out.stderr
+    );
+    // Nothing was saved by the failures.
+    assert_eq!(s.memory(&["export"], None).lines().len(), 1);
+}
