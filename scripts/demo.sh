@@ -19,9 +19,9 @@ echo "== 1. what slayer-profile finds in the raw warehouse (CSV files read throu
 slayer-profile examples/shop/data --datasource shop --tables orders,payments --format text
 
 echo
-echo "== 2. import the hand-written SLayer project examples/shop/slayer into $SLAYER_STORE"
-slayer-index import-slayer examples/shop/slayer > "$work/memories.jsonl"
-echo "   $(wc -l < "$work/memories.jsonl") memory records written to $work/memories.jsonl (slayer-memory import stores them)"
+echo "== 2. import the hand-written SLayer project examples/shop/slayer and its memories"
+echo "   slayer-index import-slayer examples/shop/slayer | slayer-memory import"
+slayer-index import-slayer examples/shop/slayer | slayer-memory import --format text
 
 echo
 echo "== 3. fill the hand-written models' sample values from the data, keeping their descriptions"
@@ -31,15 +31,25 @@ slayer-index export --datasource shop \
     | slayer-index load --format text
 
 echo
-echo "== 4. what the store and the full-text index hold"
+echo "== 4. an agent saves what it learned; references resolve to canonical ids"
+slayer-memory save --learning "Gift cards settle at most 25 dollars of an order; the rest goes on a credit card." \
+    --entities "payment_method, sum(amount), orders.order_total"
+slayer-memory save --id kb.paid --learning "Completed-order revenue" --query @tests/fixtures/paid-revenue.json
+slayer-memory save --learning "this one names a column that does not exist" --entities "orders.discount" \
+    || echo "   (refused, nothing saved)"
+slayer-memory forget 3
+slayer-memory list --entity shop.payments
+
+echo
+echo "== 5. what the store and the full-text index hold"
 slayer-index stats
 
 echo
-echo "== 5. the rendered docs of two columns, as search will return them"
-slayer-index show shop.orders.status shop.payments.payment_method shop.orders.order_total --format text
+echo "== 6. the rendered docs of two columns and a memory, as search will return them"
+slayer-index show shop.orders.status shop.orders.order_total memory:kb.tax --format text
 
 echo
-echo "== 6. the same pipeline again: nothing changed, so nothing is re-rendered or re-indexed"
+echo "== 7. the same pipeline again: nothing changed, so nothing is re-rendered or re-indexed"
 changed=$(slayer-index export --datasource shop | slayer-profile -q examples/shop/data --models - | slayer-index -q load | wc -l)
 echo "   $changed docs changed"
 if slayer-index stats --check > /dev/null; then
@@ -50,7 +60,8 @@ else
 fi
 
 echo
-echo "== 7. drop a column: its doc and index entry go, and the model doc is re-rendered without it"
+echo "== 8. drop a column: its doc and index entry go, the model doc is re-rendered without it, and"
+echo "   memory tags on it are stripped"
 slayer-index remove shop.payments.payment_method --format text
 
 echo

@@ -46,8 +46,8 @@ pub struct Cli {
 pub enum Command {
     /// Save a memory tagged with the entities it is about (or with an example query).
     #[command(after_help = "Examples:
-  $ slayer-memory save --learning 'Net revenue excludes returns' --entities 'shop.orders.status, revenue:sum'
-  $ slayer-memory save --learning 'Paid revenue' --query '{\"source_model\": \"orders\", \"measures\": [{\"formula\": \"order_total:sum\"}]}'
+  $ slayer-memory save --learning 'Net revenue excludes returns' --entities 'status, revenue:sum'
+  $ slayer-memory save --learning 'Paid revenue' --query @tests/fixtures/paid-revenue.json
 
 References resolve strictly to canonical ids (<ds>, <ds>.<model>, <ds>.<model>.<leaf>,
 memory:<id>): aggregation suffixes are stripped (revenue:sum, sum(amount)), bare names are looked

@@ -2,5 +2,6 @@
 
 mod commands;
 mod concurrency;
+mod help_examples;
 mod resolution;
 mod support;
