@@ -3,7 +3,10 @@
 use crate::support::{workspace_root, TempStore};
 
 fn examples(args: &[&str]) -> Vec<String> {
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("slayer-memory")).args(args).output().unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("slayer-memory"))
+        .args(args)
+        .output()
+        .unwrap();
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -13,8 +16,15 @@ fn examples(args: &[&str]) -> Vec<String> {
 }
 
 fn run(s: &TempStore, line: &str) {
-    let bin_dir = assert_cmd::cargo::cargo_bin("slayer-memory").parent().unwrap().to_owned();
-    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let bin_dir = assert_cmd::cargo::cargo_bin("slayer-memory")
+        .parent()
+        .unwrap()
+        .to_owned();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out = std::process::Command::new("bash")
         .args(["-c", &format!("set -o pipefail; {line}")])
         .current_dir(workspace_root())
@@ -23,7 +33,11 @@ fn run(s: &TempStore, line: &str) {
         .env_remove("SLAYER_FORMAT")
         .output()
         .unwrap();
-    assert!(out.status.success(), "example `{line}` failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "example `{line}` failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -36,7 +50,10 @@ fn help_examples_run() {
     }
     for sub in ["save", "forget", "list", "show", "export", "import"] {
         let s = TempStore::empty();
-        run(&s, "slayer-index import-slayer examples/shop/slayer | slayer-memory import > /dev/null");
+        run(
+            &s,
+            "slayer-index import-slayer examples/shop/slayer | slayer-memory import > /dev/null",
+        );
         let lines = examples(&[sub, "--help"]);
         assert!(!lines.is_empty(), "`{sub} --help` has no examples");
         for line in &lines {
