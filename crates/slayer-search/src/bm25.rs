@@ -1,0 +1,98 @@
+//! Channel 1: BM25Plus over canonical entity tags (reference §5), exactly as `rank_bm25`.
+
+use std::collections::{HashMap, HashSet};
+
+/// k1, b, δ of the original.
+const K1: f64 = 1.5;
+const B: f64 = 0.75;
+const DELTA: f64 = 1.0;
+
+/// Ranks docs (each a list of tags, duplicates ignored) against the query tags. Only docs
+/// sharing at least one tag are returned, by score descending; ties keep input order.
+pub fn rank(docs: &[Vec<String>], query: &[String]) -> Vec<(usize, f64)> {
+    if docs.is_empty() || query.is_empty() {
+        return Vec::new();
+    }
+    let sets: Vec<HashSet<&str>> = docs
+        .iter()
+        .map(|d| d.iter().map(String::as_str).collect())
+        .collect();
+    let n = sets.len() as f64;
+    let avgdl = sets.iter().map(|s| s.len() as f64).sum::<f64>() / n;
+    let mut df: HashMap<&str, f64> = HashMap::new();
+    for s in &sets {
+        for t in s {
+            *df.entry(t).or_default() += 1.0;
+        }
+    }
+    let mut seen = HashSet::new();
+    let terms: Vec<&str> = query
+        .iter()
+        .map(String::as_str)
+        .filter(|t| seen.insert(*t))
+        .collect();
+    let mut out: Vec<(usize, f64)> = Vec::new();
+    for (i, doc) in sets.iter().enumerate() {
+        if !terms.iter().any(|t| doc.contains(t)) {
+            continue;
+        }
+        let dl = doc.len() as f64;
+        let mut score = 0.0;
+        for t in &terms {
+            let Some(&freq) = df.get(t) else { continue };
+            let idf = ((n + 1.0) / freq).ln();
+            let tf = if doc.contains(t) { 1.0 } else { 0.0 };
+            score += idf * (DELTA + tf * (K1 + 1.0) / (K1 * (1.0 - B + B * dl / avgdl) + tf));
+        }
+        out.push((i, score));
+    }
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn docs(d: &[&[&str]]) -> Vec<Vec<String>> {
+        d.iter()
+            .map(|x| x.iter().map(|s| s.to_string()).collect())
+            .collect()
+    }
+
+    fn q(t: &[&str]) -> Vec<String> {
+        t.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_reference_goldens() {
+        let r = rank(&docs(&[&["x", "y"], &["x"], &["z"]]), &q(&["x"]));
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].0, 1);
+        assert!((r[0].1 - 1.4741580882331233).abs() < 1e-12, "{}", r[0].1);
+        assert!((r[1].1 - 1.2589816136701046).abs() < 1e-12, "{}", r[1].1);
+        let d = docs(&[
+            &["memory:1", "db.o.amount", "db.o.qty"],
+            &[
+                "memory:2",
+                "db.o.amount",
+                "db.x.c0",
+                "db.x.c1",
+                "db.x.c2",
+                "db.x.c3",
+                "db.x.c4",
+            ],
+            &["memory:3", "db.o"],
+        ]);
+        let r = rank(&d, &q(&["db.o.amount", "db.o"]));
+        let want = [
+            (2, 3.868208459253888),
+            (0, 2.860452449353014),
+            (1, 2.5976824243414773),
+        ];
+        for ((i, s), (wi, ws)) in r.iter().zip(want) {
+            assert_eq!(*i, wi);
+            assert!((s - ws).abs() < 1e-12, "{s} vs {ws}");
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! Command-line definition.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The response as one pretty JSON object.
+    Json,
+    /// The response on one line.
+    Jsonl,
+    /// Warnings, resolved inputs, then each bucket, for people.
+    Text,
+}
+
+const ABOUT: &str = "Search memories and semantic-layer entities: entity-overlap BM25 and the full-text index, fused by reciprocal rank fusion into memories, example_queries and entities.";
+
+const EXAMPLES: &str = "Examples:
+  $ slayer-search --question \"what's the revenue of returned orders?\" --format text
+  $ slayer-search --entity shop.orders.status --entity 'revenue:sum'
+  $ slayer-search --entity orders.status --question 'net revenue' --datasource shop --explain
+  $ slayer-search --query @tests/fixtures/paid-revenue.json --max-entities 0
+  $ slayer-search --format text
+  $ echo '{\"question\": \"gift card\"}' | slayer-search --batch -
+
+With no input at all, the newest memories come back by recency (with a warning). Unresolvable
+inputs are warnings and the search goes on; an unknown --datasource is an error (exit 2).";
+
+#[derive(Debug, Parser)]
+#[command(name = "slayer-search", version, about = ABOUT, after_help = EXAMPLES)]
+pub struct Cli {
+    /// The store file.
+    #[arg(long, env = "SLAYER_STORE", default_value = slayer_common::store::DEFAULT_STORE)]
+    pub store: PathBuf,
+    /// An entity reference (repeatable): canonical ids, bare names, `revenue:sum`, `memory:<id>`.
+    #[arg(long)]
+    pub entity: Vec<String>,
+    /// A SlayerQuery as JSON, or @FILE; its entities join the inputs.
+    #[arg(long)]
+    pub query: Option<String>,
+    /// A natural-language question (any punctuation is fine).
+    #[arg(long)]
+    pub question: Option<String>,
+    /// Only this datasource (its statistics too).
+    #[arg(long)]
+    pub datasource: Option<String>,
+    /// Cap of the memories bucket.
+    #[arg(long, default_value_t = 5)]
+    pub max_memories: usize,
+    /// Cap of the example_queries bucket.
+    #[arg(long, default_value_t = 2)]
+    pub max_example_queries: usize,
+    /// Cap of the entities bucket.
+    #[arg(long, default_value_t = 5)]
+    pub max_entities: usize,
+    /// Add each channel's rank, raw score and RRF contribution to every hit.
+    #[arg(long)]
+    pub explain: bool,
+    /// Read one JSON request per line (the flags' fields) and write one response per line.
+    #[arg(long, value_name = "FILE|-", conflicts_with_all = ["entity", "query", "question", "datasource"])]
+    pub batch: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, env = "SLAYER_FORMAT", value_enum, default_value = "json")]
+    pub format: Format,
+}

@@ -1,0 +1,97 @@
+//! What a search reads from the store, loaded once per process (a `--batch` run reuses it).
+
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::Connection;
+use slayer_common::store::StoreError;
+use slayer_memory::resolve::Catalog;
+
+/// A memory as search needs it: tags for BM25 and the filters, the query flag for the buckets,
+/// `created_at` for the recency fallback. Texts and queries are read only for returned hits.
+#[derive(Debug, Clone)]
+pub struct MemoryMeta {
+    /// Memory id.
+    pub id: String,
+    /// Stored tags (stale ones included).
+    pub tags: Vec<String>,
+    /// Whether a query is attached.
+    pub has_query: bool,
+    /// Creation time (RFC 3339, sortable as text).
+    pub created_at: String,
+}
+
+/// The catalog and every memory.
+pub struct Corpus {
+    /// Datasources and models, for resolution and the stale-tag filter.
+    pub catalog: Catalog,
+    /// Every memory, in id order.
+    pub memories: Vec<MemoryMeta>,
+}
+
+impl Corpus {
+    /// Loads the corpus.
+    pub fn load(conn: &Connection) -> Result<Corpus, slayer_memory::MemoryError> {
+        let catalog = slayer_memory::service::load_catalog(conn)?;
+        let memories = load_memories(conn).map_err(slayer_memory::MemoryError::Store)?;
+        Ok(Corpus { catalog, memories })
+    }
+
+    /// Every canonical id the catalog holds (hidden ones included): tags outside it are stale.
+    pub fn valid_entities(&self, datasource: Option<&str>) -> HashSet<String> {
+        let mut out = HashSet::new();
+        for ds in &self.catalog.datasources {
+            if datasource.is_none_or(|d| d == ds) {
+                out.insert(ds.clone());
+            }
+        }
+        for m in &self.catalog.models {
+            if datasource.is_some_and(|d| d != m.data_source) {
+                continue;
+            }
+            let id = m.canonical_id();
+            for c in &m.columns {
+                out.insert(format!("{id}.{}", c.name));
+            }
+            for name in m.measures.iter().filter_map(|x| x.name.as_ref()) {
+                out.insert(format!("{id}.{name}"));
+            }
+            for a in &m.aggregations {
+                out.insert(format!("{id}.{}", a.name));
+            }
+            out.insert(id);
+        }
+        out
+    }
+}
+
+fn load_memories(conn: &Connection) -> Result<Vec<MemoryMeta>, StoreError> {
+    let mut tags: HashMap<String, Vec<String>> = HashMap::new();
+    let mut stmt = conn.prepare_cached("SELECT memory_id, entity FROM memory_entities")?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+    for row in rows {
+        let (id, entity) = row?;
+        tags.entry(id).or_default().push(entity);
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, created_at, coalesce(json_type(data, '$.query') NOT IN ('null'), 0) FROM memories ORDER BY id",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, bool>(2)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, created_at, has_query) = row?;
+        let tags = tags.remove(&id).unwrap_or_default();
+        out.push(MemoryMeta {
+            id,
+            tags,
+            has_query,
+            created_at,
+        });
+    }
+    Ok(out)
+}

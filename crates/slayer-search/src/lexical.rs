@@ -1,0 +1,150 @@
+//! Channel 2: the persistent tantivy index, queried leniently.
+//!
+//! A question is never parsed as query syntax: it goes through the index's own `en_stem`
+//! analyzer and every token becomes an OR'ed term, so `what's revenue?`, `kind:memory`, `NOT`,
+//! quotes and parentheses are all just words. With a datasource, documents outside it are
+//! filtered before scoring and BM25's IDF and average length come from the filtered subset.
+
+use tantivy::collector::{Count, DocSetCollector, TopDocs};
+use tantivy::query::{
+    Bm25StatisticsProvider, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery,
+};
+use tantivy::schema::{Field, IndexRecordOption, Value};
+use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
+
+use slayer_index::fulltext::{Fields, FullText};
+
+/// Which docs a query ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// Memory docs.
+    Memories,
+    /// Datasource, model, column, measure and aggregation docs.
+    Entities,
+}
+
+/// The question's terms, as the index analyzes text.
+pub fn question_terms(fulltext: &FullText, question: &str) -> Vec<Term> {
+    let field = fulltext.fields().text;
+    let Ok(mut analyzer) = fulltext.index().tokenizer_for_field(field) else {
+        return Vec::new();
+    };
+    let mut terms = Vec::new();
+    let mut stream = analyzer.token_stream(question);
+    while let Some(token) = stream.next() {
+        terms.push(Term::from_field_text(field, &token.text));
+    }
+    terms
+}
+
+fn term_query(field: Field, value: &str) -> Box<dyn Query> {
+    Box::new(TermQuery::new(
+        Term::from_field_text(field, value),
+        IndexRecordOption::Basic,
+    ))
+}
+
+/// A filter that adds nothing to the score.
+fn unscored(q: Box<dyn Query>) -> Box<dyn Query> {
+    Box::new(ConstScoreQuery::new(q, 0.0))
+}
+
+/// Statistics over the docs of one datasource only.
+struct SubsetStats<'a> {
+    searcher: &'a Searcher,
+    filter: Box<dyn Query>,
+    docs: Vec<DocAddress>,
+}
+
+impl Bm25StatisticsProvider for SubsetStats<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        let mut total = 0u64;
+        for addr in &self.docs {
+            let reader = self
+                .searcher
+                .segment_reader(addr.segment_ord)
+                .get_fieldnorms_reader(field)?;
+            total += u64::from(reader.fieldnorm(addr.doc_id));
+        }
+        Ok(total)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.docs.len() as u64)
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        let q = BooleanQuery::new(vec![
+            (
+                Occur::Must,
+                Box::new(TermQuery::new(term.clone(), IndexRecordOption::Basic)) as Box<dyn Query>,
+            ),
+            (Occur::Must, self.filter.box_clone()),
+        ]);
+        Ok(self.searcher.search(&q, &Count)? as u64)
+    }
+}
+
+/// Ranks one side by the question: `(id field value, score)`, best first, every match (never
+/// truncated). Equal scores keep index order (doc address), as tantivy does.
+pub fn rank(
+    fulltext: &FullText,
+    searcher: &Searcher,
+    terms: &[Term],
+    side: Side,
+    datasource: Option<&str>,
+) -> tantivy::Result<Vec<(String, f64)>> {
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let f: Fields = fulltext.fields();
+    let words: Vec<(Occur, Box<dyn Query>)> = terms
+        .iter()
+        .map(|t| {
+            (
+                Occur::Should,
+                Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs)) as Box<dyn Query>,
+            )
+        })
+        .collect();
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> =
+        vec![(Occur::Must, Box::new(BooleanQuery::new(words)))];
+    clauses.push(match side {
+        Side::Memories => (Occur::Must, unscored(term_query(f.kind, "memory"))),
+        Side::Entities => (Occur::MustNot, term_query(f.kind, "memory")),
+    });
+    if let Some(ds) = datasource {
+        clauses.push((Occur::Must, unscored(term_query(f.datasource, ds))));
+    }
+    let query = BooleanQuery::new(clauses);
+    let limit = (searcher.num_docs() as usize).max(1);
+    let top = TopDocs::with_limit(limit).order_by_score();
+    let hits = match datasource {
+        None => searcher.search(&query, &top)?,
+        Some(ds) => {
+            let filter = term_query(f.datasource, ds);
+            let mut docs: Vec<DocAddress> = searcher
+                .search(filter.as_ref(), &DocSetCollector)?
+                .into_iter()
+                .collect();
+            docs.sort();
+            let stats = SubsetStats {
+                searcher,
+                filter,
+                docs,
+            };
+            searcher.search_with_statistics_provider(&query, &top, &stats)?
+        }
+    };
+    let mut out = Vec::with_capacity(hits.len());
+    for (score, addr) in hits {
+        let doc: TantivyDocument = searcher.doc(addr)?;
+        let id = doc
+            .get_first(f.id)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned();
+        out.push((id, f64::from(score)));
+    }
+    Ok(out)
+}

@@ -1,0 +1,39 @@
+//! slayer-search: fused search over memories and semantic-layer entities (seed `000_…txt`).
+//!
+//! - [`bm25`]: channel 1, BM25Plus over canonical tags with implicit self-references.
+//! - [`lexical`]: channel 2, the persistent tantivy index, queried leniently, datasource-filtered
+//!   with the subset's own statistics.
+//! - [`fuse`]: reciprocal rank fusion, k = 60, first-insertion tie order.
+//! - [`corpus`]: what a search reads from the store, once per process.
+//! - [`search`]: the pipeline: validation, lenient resolution, buckets, warnings.
+//!
+//! Rules: a search never writes; unresolvable inputs are warnings, an unknown datasource is an
+//! error raised before any work; every bucket depends only on the corpus, the inputs and its
+//! own cap. Nothing here prints or exits.
+#![warn(missing_docs)]
+
+pub mod bm25;
+pub mod corpus;
+pub mod fuse;
+pub mod lexical;
+pub mod search;
+
+/// Why a search could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// Bad request (unknown datasource, bad field): exit 2.
+    #[error("{0}")]
+    Request(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] slayer_common::store::StoreError),
+    /// Loading the catalog failed.
+    #[error(transparent)]
+    Memory(#[from] slayer_memory::MemoryError),
+    /// The index failed.
+    #[error(transparent)]
+    Index(#[from] slayer_index::IndexError),
+    /// tantivy failed while searching.
+    #[error("full-text search failed: {0}; `slayer-index rebuild` recreates the index")]
+    FullText(#[from] tantivy::TantivyError),
+}

@@ -1,0 +1,180 @@
+//! The datasource filter, hidden entities, stale tags and per-bucket invariance.
+
+use serde_json::json;
+
+use crate::support::{ids, strings, Fixture};
+
+#[test]
+fn a_datasource_is_a_namespace_not_a_prefix() {
+    let f = Fixture::new();
+    let r = f.search(&["--question", "sales revenue", "--datasource", "prod"]);
+    assert_eq!(ids(&r, "memories"), ["4"]);
+    assert!(
+        ids(&r, "entities")
+            .iter()
+            .all(|e| e == "prod" || e.starts_with("prod.")),
+        "{r}"
+    );
+    let r = f.search(&["--question", "sales revenue", "--datasource", "prod_v2"]);
+    assert_eq!(ids(&r, "memories"), ["5"]);
+    let r = f.search(&["--datasource", "prod"]);
+    assert_eq!(
+        ids(&r, "memories"),
+        ["4"],
+        "recency is filtered too; the untagged memory drops out"
+    );
+    let out = f.raw(&["--question", "x", "--datasource", "nope"], None);
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        "Error: datasource 'nope' not found; known: ['mydb', 'prod', 'prod_v2'].\n"
+    );
+}
+
+#[test]
+fn named_refs_outside_the_datasource_drop_with_warnings() {
+    let f = Fixture::new();
+    let r = f.search(&[
+        "--entity",
+        "prod_v2.sales.revenue",
+        "--entity",
+        "memory:5",
+        "--entity",
+        "prod.sales.revenue",
+        "--datasource",
+        "prod",
+    ]);
+    assert_eq!(ids(&r, "entities"), ["prod.sales.revenue"]);
+    assert_eq!(ids(&r, "memories"), ["4"]);
+    assert_eq!(
+        strings(&r["warnings"]),
+        [
+            "memory:5 is not rooted at datasource 'prod'; dropped.",
+            "entity 'prod_v2.sales.revenue' is not rooted at datasource 'prod'; dropped from entities bucket."
+        ]
+    );
+}
+
+#[test]
+fn idf_comes_from_the_filtered_subset() {
+    let f = Fixture::new();
+    let all = f.search(&["--question", "revenue", "--explain", "--max-entities", "20"]);
+    let only = f.search(&[
+        "--question",
+        "revenue",
+        "--explain",
+        "--datasource",
+        "prod",
+        "--max-entities",
+        "20",
+    ]);
+    let raw = |r: &serde_json::Value, id: &str| {
+        r["entities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["id"] == id)
+            .unwrap()["explain"][0]["raw_score"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_ne!(
+        raw(&all, "prod.sales.revenue"),
+        raw(&only, "prod.sales.revenue")
+    );
+}
+
+#[test]
+fn hidden_entities_drop_but_their_tags_still_rank_memories() {
+    let f = Fixture::new();
+    let r = f.search(&[
+        "--entity",
+        "mydb.orders.secret",
+        "--entity",
+        "mydb.internal.x",
+        "--entity",
+        "mydb.internal",
+    ]);
+    assert_eq!(r["entities"], json!([]));
+    assert_eq!(
+        strings(&r["warnings"]),
+        [
+            "entity 'mydb.orders.secret' is on a hidden column; dropped from entities bucket.",
+            "entity 'mydb.internal.x' is on a hidden model; dropped from entities bucket.",
+            "entity 'mydb.internal' is on a hidden model; dropped from entities bucket."
+        ]
+    );
+    let r = f.search(&["--question", "internal flag"]);
+    assert!(!ids(&r, "entities").contains(&"mydb.orders.secret".to_owned()));
+}
+
+#[test]
+fn stale_tags_are_ignored_without_write_back() {
+    let f = Fixture::new();
+    let r = f.search(&["--entity", "mydb.orders.quantity"]);
+    assert_eq!(ids(&r, "example_queries"), ["6"]);
+    assert_eq!(
+        r["example_queries"][0]["matched_entities"],
+        json!(["mydb.orders.quantity"])
+    );
+    // Removing the column leaves the tag in storage; search ignores it.
+    let shown = f.memory(&["show", "6", "--format", "json"]);
+    let m: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    assert_eq!(
+        m["entities"],
+        json!(["mydb.orders.gone_col", "mydb.orders.quantity"])
+    );
+    let r = f.search(&["--entity", "memory:6", "--max-example-queries", "1"]);
+    assert_eq!(
+        r["example_queries"][0]["matched_entities"],
+        json!(["memory:6"])
+    );
+}
+
+#[test]
+fn each_bucket_depends_only_on_its_own_cap() {
+    let f = Fixture::new();
+    let base = [
+        "--entity",
+        "orders.amount",
+        "--entity",
+        "orders.status",
+        "--question",
+        "revenue orders refunded dollars",
+    ];
+    let run = |m: &str, q: &str, e: &str| {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend([
+            "--max-memories",
+            m,
+            "--max-example-queries",
+            q,
+            "--max-entities",
+            e,
+        ]);
+        f.search(&args)
+    };
+    for m in ["0", "1", "3"] {
+        let reference = run(m, "2", "5");
+        for (q, e) in [("0", "0"), ("5", "1"), ("1", "10")] {
+            assert_eq!(
+                run(m, q, e)["memories"],
+                reference["memories"],
+                "memories with cap {m} moved when others changed"
+            );
+        }
+    }
+    for e in ["0", "2", "4"] {
+        let reference = run("5", "2", e);
+        for (m, q) in [("0", "0"), ("9", "9")] {
+            assert_eq!(run(m, q, e)["entities"], reference["entities"]);
+        }
+    }
+    // A smaller cap gives a prefix of a larger one.
+    let small = run("1", "1", "2");
+    let large = run("5", "5", "10");
+    assert_eq!(
+        small["entities"].as_array().unwrap()[..],
+        large["entities"].as_array().unwrap()[..2]
+    );
+}

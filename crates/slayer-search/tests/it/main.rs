@@ -1,0 +1,5 @@
+//! Whole-binary tests of slayer-search on a temp store.
+
+mod behaviour;
+mod filters;
+mod support;
