@@ -41,15 +41,23 @@ slayer-memory forget 3
 slayer-memory list --entity shop.payments
 
 echo
-echo "== 5. what the store and the full-text index hold"
+echo "== 5. search before the next query: named entities and a question with punctuation"
+slayer-search --entity payments.payment_method --question "what's the split between gift cards and credit cards?" \
+    --format text --max-entities 3
+echo
+slayer-search --question "net revenue without returned orders" --datasource shop --format text \
+    --max-memories 2 --max-entities 2
+
+echo
+echo "== 6. what the store and the full-text index hold"
 slayer-index stats
 
 echo
-echo "== 6. the rendered docs of two columns and a memory, as search will return them"
+echo "== 7. the rendered docs of two columns and a memory, as search will return them"
 slayer-index show shop.orders.status shop.orders.order_total memory:kb.tax --format text
 
 echo
-echo "== 7. the same pipeline again: nothing changed, so nothing is re-rendered or re-indexed"
+echo "== 8. the same pipeline again: nothing changed, so nothing is re-rendered or re-indexed"
 changed=$(slayer-index export --datasource shop | slayer-profile -q examples/shop/data --models - | slayer-index -q load | wc -l)
 echo "   $changed docs changed"
 if slayer-index stats --check > /dev/null; then
@@ -60,7 +68,7 @@ else
 fi
 
 echo
-echo "== 8. drop a column: its doc and index entry go, the model doc is re-rendered without it, and"
+echo "== 9. drop a column: its doc and index entry go, the model doc is re-rendered without it, and"
 echo "   memory tags on it are stripped"
 slayer-index remove shop.payments.payment_method --format text
 

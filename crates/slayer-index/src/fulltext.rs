@@ -12,7 +12,7 @@ use slayer_common::store::docs::{self, IndexLag, StoredDoc};
 use slayer_common::store::{settings, Store};
 use tantivy::directory::error::LockError;
 use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED, STRING,
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, STORED, STRING,
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
 
@@ -28,7 +28,8 @@ const LOCK_WAIT: Duration = Duration::from_secs(60);
 /// The index's fields (reference §4, plus `datasource` for filtering).
 #[derive(Debug, Clone, Copy)]
 pub struct Fields {
-    /// Doc id: the canonical id, or `memory:<id>` (raw).
+    /// Doc id: the canonical id, or `memory:<id>` (raw; a fast field, so rankings read ids
+    /// without decompressing stored docs).
     pub id: Field,
     /// datasource/model/column/measure/aggregation/memory (raw).
     pub kind: Field,
@@ -51,7 +52,7 @@ pub fn schema() -> (Schema, Fields) {
         )
         .set_stored();
     let fields = Fields {
-        id: builder.add_text_field("id", STRING | STORED),
+        id: builder.add_text_field("id", STRING | STORED | FAST),
         kind: builder.add_text_field("kind", STRING | STORED),
         canonical: builder.add_text_field("canonical", STRING | STORED),
         datasource: builder.add_text_field("datasource", STRING | STORED),

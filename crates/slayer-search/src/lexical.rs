@@ -136,15 +136,55 @@ pub fn rank(
             searcher.search_with_statistics_provider(&query, &top, &stats)?
         }
     };
-    let mut out = Vec::with_capacity(hits.len());
-    for (score, addr) in hits {
-        let doc: TantivyDocument = searcher.doc(addr)?;
-        let id = doc
-            .get_first(f.id)
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_owned();
-        out.push((id, f64::from(score)));
+    // Ids come from the `id` fast field, looked up in ordinal order per segment: a ranking can
+    // hold every memory of a large corpus, and decompressing a stored doc (or seeking the term
+    // dictionary) per hit would dominate the search.
+    let mut ids: Vec<String> = vec![String::new(); hits.len()];
+    let mut by_segment: std::collections::BTreeMap<u32, Vec<(u64, usize)>> = Default::default();
+    let readers = searcher.segment_readers();
+    let mut columns = Vec::with_capacity(readers.len());
+    for reader in readers {
+        columns.push(reader.fast_fields().str("id")?);
     }
+    for (i, (_, addr)) in hits.iter().enumerate() {
+        let ord = columns[addr.segment_ord as usize]
+            .as_ref()
+            .and_then(|c| c.term_ords(addr.doc_id).next());
+        match ord {
+            Some(ord) => by_segment
+                .entry(addr.segment_ord)
+                .or_default()
+                .push((ord, i)),
+            None => {
+                let doc: TantivyDocument = searcher.doc(*addr)?;
+                ids[i] = doc
+                    .get_first(f.id)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned();
+            }
+        }
+    }
+    for (segment, mut wanted) in by_segment {
+        let Some(column) = &columns[segment as usize] else {
+            continue;
+        };
+        wanted.sort_unstable();
+        let mut slots = wanted.iter().map(|(_, i)| *i);
+        column.dictionary().sorted_ords_to_term_cb(
+            wanted.iter().map(|(ord, _)| *ord),
+            |bytes| {
+                if let Some(i) = slots.next() {
+                    ids[i] = String::from_utf8_lossy(bytes).into_owned();
+                }
+                Ok(())
+            },
+        )?;
+    }
+    let out: Vec<(String, f64)> = hits
+        .iter()
+        .zip(ids)
+        .map(|((score, _), id)| (id, f64::from(*score)))
+        .collect();
     Ok(out)
 }

@@ -2,4 +2,5 @@
 
 mod behaviour;
 mod filters;
+mod help_examples;
 mod support;
