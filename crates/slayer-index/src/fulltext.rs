@@ -20,6 +20,8 @@ use crate::error::IndexError;
 
 /// The settings key holding the generation token the index must carry.
 const GENERATION_KEY: &str = "fulltext_generation";
+/// The settings key holding the docs change counter the index last caught up with.
+const SYNCED_VERSION_KEY: &str = "fulltext_docs_version";
 /// Indexing heap of the single writer thread.
 const WRITER_HEAP: usize = 50_000_000;
 /// How long to wait for another process's writer.
@@ -164,6 +166,13 @@ impl FullText {
 
     /// Brings the index up to date with the store (or rebuilds it from scratch).
     pub fn sync(&self, store: &mut Store, force_rebuild: bool) -> Result<SyncReport, IndexError> {
+        // The counter is read before the docs, so recording it after the sync is conservative:
+        // a change made meanwhile leaves the counter ahead and the next open checks again.
+        let docs_version = docs::version(store.conn())?;
+        if !force_rebuild && self.is_current(store, &docs_version)? {
+            // The common case for readers: no writer, no lock, no diff of the docs.
+            return Ok(SyncReport::default());
+        }
         // Hold the writer lock while deciding, so concurrent syncs serialize.
         let mut writer = self.lock_writer()?;
         let stored_generation = settings::get(store.conn(), GENERATION_KEY)?;
@@ -178,6 +187,10 @@ impl FullText {
             docs::index_lag(store.conn())?
         };
         if !rebuild && lag.is_empty() {
+            let tx = store.write()?;
+            settings::set(&tx, SYNCED_VERSION_KEY, &docs_version)?;
+            tx.commit()
+                .map_err(slayer_common::store::StoreError::from)?;
             return Ok(SyncReport::default());
         }
         if rebuild {
@@ -206,6 +219,7 @@ impl FullText {
         }
         docs::mark_indexed(&tx, &lag)?;
         settings::set(&tx, GENERATION_KEY, &generation)?;
+        settings::set(&tx, SYNCED_VERSION_KEY, &docs_version)?;
         tx.commit()
             .map_err(slayer_common::store::StoreError::from)?;
         self.reader.reload()?;
@@ -214,6 +228,15 @@ impl FullText {
             upserted: lag.upserts.len(),
             deleted: lag.deletes.len(),
         })
+    }
+
+    /// Whether the index carries the store's generation and has caught up with the docs counter.
+    fn is_current(&self, store: &Store, docs_version: &str) -> Result<bool, IndexError> {
+        let conn = store.conn();
+        let stored_generation = settings::get(conn, GENERATION_KEY)?;
+        Ok(stored_generation.is_some()
+            && settings::get(conn, SYNCED_VERSION_KEY)?.as_deref() == Some(docs_version)
+            && self.generation()? == stored_generation)
     }
 
     /// Whether this index holds exactly what the store says it should.

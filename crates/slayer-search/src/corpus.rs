@@ -20,48 +20,69 @@ pub struct MemoryMeta {
     pub created_at: String,
 }
 
-/// The catalog and every memory.
+/// Every memory, and the catalog once a search needs it (a question alone does not).
 pub struct Corpus {
-    /// Datasources and models, for resolution and the stale-tag filter.
-    pub catalog: Catalog,
+    catalog: std::cell::OnceCell<Catalog>,
+    /// Datasource names (the stored ones and those models name).
+    pub datasources: std::collections::BTreeSet<String>,
     /// Every memory, in id order.
     pub memories: Vec<MemoryMeta>,
 }
 
 impl Corpus {
-    /// Loads the corpus.
+    /// Loads the memories and the datasource names.
     pub fn load(conn: &Connection) -> Result<Corpus, slayer_memory::MemoryError> {
-        let catalog = slayer_memory::service::load_catalog(conn)?;
         let memories = load_memories(conn).map_err(slayer_memory::MemoryError::Store)?;
-        Ok(Corpus { catalog, memories })
+        let mut stmt = conn
+            .prepare_cached("SELECT name FROM datasources UNION SELECT data_source FROM models")
+            .map_err(StoreError::from)?;
+        let datasources = stmt
+            .query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect::<Result<_, _>>())
+            .map_err(StoreError::from)?;
+        Ok(Corpus {
+            catalog: std::cell::OnceCell::new(),
+            datasources,
+            memories,
+        })
     }
 
-    /// Every canonical id the catalog holds (hidden ones included): tags outside it are stale.
-    pub fn valid_entities(&self, datasource: Option<&str>) -> HashSet<String> {
-        let mut out = HashSet::new();
-        for ds in &self.catalog.datasources {
-            if datasource.is_none_or(|d| d == ds) {
-                out.insert(ds.clone());
-            }
+    /// Datasources and models, for resolution, hidden checks and the stale-tag filter; parsed
+    /// on first use.
+    pub fn catalog(&self, conn: &Connection) -> Result<&Catalog, slayer_memory::MemoryError> {
+        if let Some(c) = self.catalog.get() {
+            return Ok(c);
         }
-        for m in &self.catalog.models {
-            if datasource.is_some_and(|d| d != m.data_source) {
-                continue;
-            }
-            let id = m.canonical_id();
-            for c in &m.columns {
-                out.insert(format!("{id}.{}", c.name));
-            }
-            for name in m.measures.iter().filter_map(|x| x.name.as_ref()) {
-                out.insert(format!("{id}.{name}"));
-            }
-            for a in &m.aggregations {
-                out.insert(format!("{id}.{}", a.name));
-            }
-            out.insert(id);
-        }
-        out
+        let loaded = slayer_memory::service::load_catalog(conn)?;
+        Ok(self.catalog.get_or_init(|| loaded))
     }
+}
+
+/// Every canonical id the catalog holds (hidden ones included): tags outside it are stale.
+pub fn valid_entities(catalog: &Catalog, datasource: Option<&str>) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for ds in &catalog.datasources {
+        if datasource.is_none_or(|d| d == ds) {
+            out.insert(ds.clone());
+        }
+    }
+    for m in &catalog.models {
+        if datasource.is_some_and(|d| d != m.data_source) {
+            continue;
+        }
+        let id = m.canonical_id();
+        for c in &m.columns {
+            out.insert(format!("{id}.{}", c.name));
+        }
+        for name in m.measures.iter().filter_map(|x| x.name.as_ref()) {
+            out.insert(format!("{id}.{name}"));
+        }
+        for a in &m.aggregations {
+            out.insert(format!("{id}.{}", a.name));
+        }
+        out.insert(id);
+    }
+    out
 }
 
 fn load_memories(conn: &Connection) -> Result<Vec<MemoryMeta>, StoreError> {
@@ -73,7 +94,9 @@ fn load_memories(conn: &Connection) -> Result<Vec<MemoryMeta>, StoreError> {
         tags.entry(id).or_default().push(entity);
     }
     let mut stmt = conn.prepare_cached(
-        "SELECT id, created_at, coalesce(json_type(data, '$.query') NOT IN ('null'), 0) FROM memories ORDER BY id",
+        // The record JSON is written compactly by slayer-common, which omits a null query, so the
+        // key's presence is the flag (an escaped quote inside a learning cannot match).
+        "SELECT id, created_at, instr(data, '\"query\":') > 0 FROM memories ORDER BY id",
     )?;
     let rows = stmt.query_map([], |r| {
         Ok((

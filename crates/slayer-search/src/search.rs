@@ -165,9 +165,8 @@ impl Context<'_> {
     pub fn search(&self, req: &Request) -> Result<Response, SearchError> {
         let corpus = &self.corpus;
         if let Some(ds) = &req.datasource {
-            if !corpus.catalog.datasources.contains(ds) {
+            if !corpus.datasources.contains(ds) {
                 let known: Vec<String> = corpus
-                    .catalog
                     .datasources
                     .iter()
                     .map(|d| format!("'{d}'"))
@@ -185,9 +184,16 @@ impl Context<'_> {
         let lookup = MemoryIds(&ids);
 
         // Lenient resolution: a bad input is a warning, the search goes on.
+        let has_inputs = !req.entities.is_empty() || req.query.is_some();
+        let empty = slayer_memory::resolve::Catalog::default();
+        let catalog = if has_inputs {
+            corpus.catalog(self.conn)?
+        } else {
+            &empty
+        };
         let mut inputs: Vec<String> = Vec::new();
         for raw in &req.entities {
-            match corpus.catalog.resolve(raw, None, &lookup) {
+            match catalog.resolve(raw, None, &lookup) {
                 Ok(r) => {
                     r.canonical_forms
                         .into_iter()
@@ -203,7 +209,7 @@ impl Context<'_> {
             }
         }
         if let Some(q) = &req.query {
-            match query_entities(q, &corpus.catalog, &lookup) {
+            match query_entities(q, catalog, &lookup) {
                 Ok(r) => {
                     r.canonical_forms
                         .into_iter()
@@ -262,7 +268,7 @@ impl Context<'_> {
                     continue;
                 }
             }
-            if let Some(what) = self.hidden(input) {
+            if let Some(what) = hidden(catalog, input) {
                 push_unique(
                     &mut warnings,
                     format!(
@@ -282,7 +288,7 @@ impl Context<'_> {
         // Channel 1, memory side: BM25Plus over live tags plus the implicit self-reference.
         let mut bm25_hits = Vec::new();
         if !inputs.is_empty() {
-            let valid = corpus.valid_entities(ds);
+            let valid = crate::corpus::valid_entities(catalog, ds);
             let docs: Vec<Vec<String>> = eligible
                 .iter()
                 .map(|m| {
@@ -343,7 +349,11 @@ impl Context<'_> {
         ]);
         let meta: HashMap<&str, &MemoryMeta> =
             eligible.iter().map(|m| (m.id.as_str(), *m)).collect();
-        let valid = corpus.valid_entities(ds);
+        let valid = if has_inputs {
+            crate::corpus::valid_entities(catalog, ds)
+        } else {
+            HashSet::new()
+        };
         for f in &memory_fused {
             let Some(id) = memory_id_of(&f.key) else {
                 continue;
@@ -459,27 +469,6 @@ impl Context<'_> {
         out
     }
 
-    /// `Some("model")` / `Some("column")` when the entity sits on a hidden model or column.
-    fn hidden(&self, canonical: &str) -> Option<&'static str> {
-        let parts: Vec<&str> = canonical.split('.').collect();
-        if parts.len() < 2 {
-            return None;
-        }
-        let model = self
-            .corpus
-            .catalog
-            .models
-            .iter()
-            .find(|m| m.data_source == parts[0] && m.name == parts[1])?;
-        if model.hidden {
-            return Some("model");
-        }
-        if parts.len() == 3 && model.columns.iter().any(|c| c.name == parts[2] && c.hidden) {
-            return Some("column");
-        }
-        None
-    }
-
     fn stale_query_warning(
         &self,
         id: &str,
@@ -490,7 +479,7 @@ impl Context<'_> {
             return Ok(());
         };
         let Some(q) = &m.query else { return Ok(()) };
-        if let Err(e) = query_entities(q, &self.corpus.catalog, lookup) {
+        if let Err(e) = query_entities(q, self.corpus.catalog(self.conn)?, lookup) {
             push_unique(warnings, format!("example_query memory:{id}: attached query has stale references ({e}); re-save to clean."));
         }
         Ok(())
@@ -538,6 +527,25 @@ impl Context<'_> {
         }
         Ok(())
     }
+}
+
+/// `Some("model")` / `Some("column")` when the entity sits on a hidden model or column.
+fn hidden(catalog: &slayer_memory::resolve::Catalog, canonical: &str) -> Option<&'static str> {
+    let parts: Vec<&str> = canonical.split('.').collect();
+    if parts.len() < 2 {
+        return None;
+    }
+    let model = catalog
+        .models
+        .iter()
+        .find(|m| m.data_source == parts[0] && m.name == parts[1])?;
+    if model.hidden {
+        return Some("model");
+    }
+    if parts.len() == 3 && model.columns.iter().any(|c| c.name == parts[2] && c.hidden) {
+        return Some("column");
+    }
+    None
 }
 
 /// The text form for people: warnings, resolved inputs, then each bucket.

@@ -223,3 +223,8 @@ pub fn clear_index_state(conn: &Connection) -> Result<(), StoreError> {
 pub fn indexed_count(conn: &Connection) -> Result<i64, StoreError> {
     Ok(conn.query_row("SELECT count(*) FROM index_state", [], |r| r.get(0))?)
 }
+
+/// The docs change counter (bumped by triggers on every insert, update and delete).
+pub fn version(conn: &Connection) -> Result<String, StoreError> {
+    Ok(super::settings::get(conn, "docs_version")?.unwrap_or_else(|| "0".to_owned()))
+}

@@ -16,7 +16,7 @@ pub mod memories;
 pub mod settings;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The default store path when neither `--store` nor `SLAYER_STORE` is given.
 pub const DEFAULT_STORE: &str = "slayer.db";
@@ -25,7 +25,8 @@ pub const DEFAULT_STORE: &str = "slayer.db";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Each entry upgrades the schema from version `index` to `index + 1`.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE datasources (
     name TEXT PRIMARY KEY,
     data TEXT NOT NULL
@@ -75,7 +76,22 @@ CREATE TABLE settings (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
-"#];
+"#,
+    r#"
+-- A counter bumped by every change to docs, so a reader can tell in one lookup whether the
+-- full-text index (which records the counter it synced to) is current.
+INSERT OR IGNORE INTO settings (key, value) VALUES ('docs_version', '0');
+CREATE TRIGGER docs_version_insert AFTER INSERT ON docs BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'docs_version';
+END;
+CREATE TRIGGER docs_version_update AFTER UPDATE ON docs BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'docs_version';
+END;
+CREATE TRIGGER docs_version_delete AFTER DELETE ON docs BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'docs_version';
+END;
+"#,
+];
 
 /// Errors from the store.
 #[derive(Debug, thiserror::Error)]

@@ -269,3 +269,23 @@ fn text_format_for_people() {
     );
     assert!(out.stdout.contains("\nEntities (1):\n  [column] mydb.orders.amount (score=0.0164)\n    Column: mydb.orders.amount\n"), "{}", out.stdout);
 }
+
+#[test]
+fn a_search_on_a_current_index_never_waits_for_a_writer() {
+    let f = Fixture::new();
+    f.search(&["--question", "warm up"]);
+    // Another process is writing (it holds tantivy's writer lock): a search must not queue.
+    let index_dir = f.store.with_extension("db.index");
+    let index = tantivy::Index::open_in_dir(&index_dir).unwrap();
+    let writer: tantivy::IndexWriter<tantivy::TantivyDocument> =
+        index.writer_with_num_threads(1, 15_000_000).unwrap();
+    let start = std::time::Instant::now();
+    let r = f.search(&["--question", "revenue"]);
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(!ids(&r, "memories").is_empty());
+    drop(writer);
+}
