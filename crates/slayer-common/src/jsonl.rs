@@ -67,6 +67,17 @@ pub enum ReadError {
     Utf8(usize),
 }
 
+/// Opens a JSON-lines input: a file, or standard input for `-`.
+pub fn open_input(path: &std::path::Path) -> std::io::Result<Box<dyn BufRead>> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(std::io::BufReader::new(std::io::stdin().lock())));
+    }
+    let file = std::fs::File::open(path).map_err(|e| {
+        std::io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
+    })?;
+    Ok(Box::new(std::io::BufReader::new(file)))
+}
+
 /// Reads non-blank lines with their 1-based numbers.
 pub fn read_lines(
     reader: impl BufRead,

@@ -1,7 +1,6 @@
 //! One function per subcommand: open what it needs, do it in one transaction, report.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::BufRead;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -37,11 +36,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
 }
 
 fn open_input(file: &Path) -> Result<Box<dyn BufRead>> {
-    if file.as_os_str() == "-" {
-        return Ok(Box::new(BufReader::new(io::stdin().lock())));
-    }
-    let f = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
-    Ok(Box::new(BufReader::new(f)))
+    Ok(slayer_common::jsonl::open_input(file)?)
 }
 
 fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {

@@ -1,8 +1,7 @@
 //! One function per subcommand: open the store, do it in one transaction, bring the index up
 //! to date, report.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::BufRead;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -72,14 +71,8 @@ fn sync_index(store: &mut Store) -> Option<String> {
     }
 }
 
-fn parse_query(arg: &str) -> Result<Value, UsageError> {
-    let text = match arg.strip_prefix('@') {
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|_| UsageError(format!("Query file not found: {path}")))?,
-        None => arg.to_owned(),
-    };
-    serde_json::from_str(&text)
-        .map_err(|e| UsageError(format!("invalid JSON for query argument: {e}")))
+fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
+    slayer_memory::parse_query_arg(arg).map_err(UsageError)
 }
 
 fn save(
@@ -239,11 +232,7 @@ fn export(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
 }
 
 fn open_input(file: &Path) -> Result<Box<dyn BufRead>> {
-    if file.as_os_str() == "-" {
-        return Ok(Box::new(BufReader::new(io::stdin().lock())));
-    }
-    let f = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
-    Ok(Box::new(BufReader::new(f)))
+    Ok(slayer_common::jsonl::open_input(file)?)
 }
 
 /// Parses and checks one import line into a memory record.

@@ -4,12 +4,11 @@ mod cli;
 mod output;
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::BufRead;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use slayer_common::canonical::check_entity_name;
 use slayer_common::exit::{is_broken_pipe, ExitStatus};
@@ -199,11 +198,7 @@ fn profile_source(
 }
 
 fn open_input(file: &Path) -> Result<Box<dyn BufRead>> {
-    if file.as_os_str() == "-" {
-        return Ok(Box::new(BufReader::new(io::stdin().lock())));
-    }
-    let f = File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
-    Ok(Box::new(BufReader::new(f)))
+    Ok(slayer_common::jsonl::open_input(file)?)
 }
 
 fn refresh_models(

@@ -49,13 +49,7 @@ fn main() -> ExitCode {
 }
 
 fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
-    let text = match arg.strip_prefix('@') {
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|_| UsageError(format!("Query file not found: {path}")))?,
-        None => arg.to_owned(),
-    };
-    serde_json::from_str(&text)
-        .map_err(|e| UsageError(format!("invalid JSON for query argument: {e}")))
+    slayer_memory::parse_query_arg(arg).map_err(UsageError)
 }
 
 fn run(cli: Cli) -> Result<ExitStatus> {
