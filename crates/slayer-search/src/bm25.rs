@@ -9,39 +9,54 @@ const DELTA: f64 = 1.0;
 
 /// Ranks docs (each a list of tags, duplicates ignored) against the query tags. Only docs
 /// sharing at least one tag are returned, by score descending; ties keep input order.
-pub fn rank(docs: &[Vec<String>], query: &[String]) -> Vec<(usize, f64)> {
+pub fn rank<S: AsRef<str>>(docs: &[Vec<S>], query: &[String]) -> Vec<(usize, f64)> {
     if docs.is_empty() || query.is_empty() {
         return Vec::new();
     }
-    let sets: Vec<HashSet<&str>> = docs
+    // Docs hold a handful of tags: sorted, de-duplicated vectors beat hash sets here.
+    let sets: Vec<Vec<&str>> = docs
         .iter()
-        .map(|d| d.iter().map(String::as_str).collect())
+        .map(|d| {
+            let mut v: Vec<&str> = d.iter().map(AsRef::as_ref).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
         .collect();
     let n = sets.len() as f64;
     let avgdl = sets.iter().map(|s| s.len() as f64).sum::<f64>() / n;
-    let mut df: HashMap<&str, f64> = HashMap::new();
-    for s in &sets {
-        for t in s {
-            *df.entry(t).or_default() += 1.0;
-        }
-    }
     let mut seen = HashSet::new();
     let terms: Vec<&str> = query
         .iter()
         .map(String::as_str)
         .filter(|t| seen.insert(*t))
         .collect();
+    let mut df: HashMap<&str, f64> = terms.iter().map(|t| (*t, 0.0)).collect();
+    for s in &sets {
+        for t in s {
+            if let Some(d) = df.get_mut(t) {
+                *d += 1.0;
+            }
+        }
+    }
     let mut out: Vec<(usize, f64)> = Vec::new();
     for (i, doc) in sets.iter().enumerate() {
-        if !terms.iter().any(|t| doc.contains(t)) {
+        if !terms.iter().any(|t| doc.binary_search(t).is_ok()) {
             continue;
         }
         let dl = doc.len() as f64;
         let mut score = 0.0;
         for t in &terms {
-            let Some(&freq) = df.get(t) else { continue };
+            let freq = df[t];
+            if freq == 0.0 {
+                continue;
+            }
             let idf = ((n + 1.0) / freq).ln();
-            let tf = if doc.contains(t) { 1.0 } else { 0.0 };
+            let tf = if doc.binary_search(t).is_ok() {
+                1.0
+            } else {
+                0.0
+            };
             score += idf * (DELTA + tf * (K1 + 1.0) / (K1 * (1.0 - B + B * dl / avgdl) + tf));
         }
         out.push((i, score));

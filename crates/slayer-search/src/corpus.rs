@@ -1,6 +1,8 @@
 //! What a search reads from the store, loaded once per process (a `--batch` run reuses it).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use rustc_hash::FxHashMap;
 
 use rusqlite::Connection;
 use slayer_common::store::StoreError;
@@ -18,6 +20,8 @@ pub struct MemoryMeta {
     pub has_query: bool,
     /// Creation time (RFC 3339, sortable as text).
     pub created_at: String,
+    /// `memory:<id>`: its implicit self-reference and its doc id.
+    pub self_ref: String,
 }
 
 /// Every memory, and the catalog once a search needs it (a question alone does not).
@@ -27,6 +31,8 @@ pub struct Corpus {
     pub datasources: std::collections::BTreeSet<String>,
     /// Every memory, in id order.
     pub memories: Vec<MemoryMeta>,
+    /// Memory id → position in `memories`.
+    pub index: FxHashMap<String, usize>,
 }
 
 impl Corpus {
@@ -40,10 +46,16 @@ impl Corpus {
             .query_map([], |r| r.get(0))
             .and_then(|rows| rows.collect::<Result<_, _>>())
             .map_err(StoreError::from)?;
+        let index = memories
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.id.clone(), i))
+            .collect();
         Ok(Corpus {
             catalog: std::cell::OnceCell::new(),
             datasources,
             memories,
+            index,
         })
     }
 
@@ -86,18 +98,8 @@ pub fn valid_entities(catalog: &Catalog, datasource: Option<&str>) -> HashSet<St
 }
 
 fn load_memories(conn: &Connection) -> Result<Vec<MemoryMeta>, StoreError> {
-    let mut tags: HashMap<String, Vec<String>> = HashMap::new();
-    let mut stmt = conn.prepare_cached("SELECT memory_id, entity FROM memory_entities")?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-    for row in rows {
-        let (id, entity) = row?;
-        tags.entry(id).or_default().push(entity);
-    }
-    let mut stmt = conn.prepare_cached(
-        // The record JSON is written compactly by slayer-common, which omits a null query, so the
-        // key's presence is the flag (an escaped quote inside a learning cannot match).
-        "SELECT id, created_at, instr(data, '\"query\":') > 0 FROM memories ORDER BY id",
-    )?;
+    let mut stmt =
+        conn.prepare_cached("SELECT id, created_at, has_query FROM memories ORDER BY id")?;
     let rows = stmt.query_map([], |r| {
         Ok((
             r.get::<_, String>(0)?,
@@ -108,13 +110,28 @@ fn load_memories(conn: &Connection) -> Result<Vec<MemoryMeta>, StoreError> {
     let mut out = Vec::new();
     for row in rows {
         let (id, created_at, has_query) = row?;
-        let tags = tags.remove(&id).unwrap_or_default();
+        let self_ref = format!("memory:{id}");
         out.push(MemoryMeta {
             id,
-            tags,
+            tags: Vec::new(),
             has_query,
             created_at,
+            self_ref,
         });
+    }
+    // Both lists come in id order (the same collation), so tags merge in without a map.
+    let mut stmt =
+        conn.prepare_cached("SELECT memory_id, entity FROM memory_entities ORDER BY memory_id")?;
+    let mut rows = stmt.query([])?;
+    let mut at = 0;
+    while let Some(row) = rows.next()? {
+        let id = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
+        while at < out.len() && out[at].id.as_str() < id {
+            at += 1;
+        }
+        if at < out.len() && out[at].id == id {
+            out[at].tags.push(row.get(1)?);
+        }
     }
     Ok(out)
 }

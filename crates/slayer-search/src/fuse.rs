@@ -42,11 +42,11 @@ pub const K: f64 = 60.0;
 pub fn fuse(rankings: &[Ranking]) -> Vec<Fused> {
     let active: Vec<&Ranking> = rankings.iter().filter(|r| !r.hits.is_empty()).collect();
     let mut order: Vec<Fused> = Vec::new();
-    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut index: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
     for ranking in &active {
         for (i, (key, raw)) in ranking.hits.iter().enumerate() {
             let rrf = 1.0 / (K + (i + 1) as f64);
-            let slot = *index.entry(key.clone()).or_insert_with(|| {
+            let slot = *index.entry(key.as_str()).or_insert_with(|| {
                 order.push(Fused {
                     key: key.clone(),
                     score: 0.0,

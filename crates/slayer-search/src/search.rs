@@ -1,6 +1,6 @@
 //! The pipeline (seed `000_…txt`; reference §2 for rules and strings).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
@@ -134,11 +134,26 @@ pub struct Context<'a> {
     pub corpus: Corpus,
 }
 
-struct MemoryIds<'a>(&'a HashSet<&'a str>);
-
-impl Lookup for MemoryIds<'_> {
+impl Lookup for Corpus {
     fn memory_exists(&self, id: &str) -> bool {
-        self.0.contains(id)
+        self.index.contains_key(id)
+    }
+}
+
+/// Which memories survive the datasource filter, by position in the corpus.
+struct Eligible<'a> {
+    corpus: &'a Corpus,
+    mask: Vec<bool>,
+}
+
+impl Eligible<'_> {
+    fn get(&self, id: &str) -> Option<&MemoryMeta> {
+        let &i = self.corpus.index.get(id)?;
+        self.mask[i].then(|| &self.corpus.memories[i])
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        self.get(id).is_some()
     }
 }
 
@@ -180,8 +195,7 @@ impl Context<'_> {
         }
         let ds = req.datasource.as_deref();
         let mut warnings: Vec<String> = Vec::new();
-        let ids: HashSet<&str> = corpus.memories.iter().map(|m| m.id.as_str()).collect();
-        let lookup = MemoryIds(&ids);
+        let lookup = corpus;
 
         // Lenient resolution: a bad input is a warning, the search goes on.
         let has_inputs = !req.entities.is_empty() || req.query.is_some();
@@ -193,7 +207,7 @@ impl Context<'_> {
         };
         let mut inputs: Vec<String> = Vec::new();
         for raw in &req.entities {
-            match catalog.resolve(raw, None, &lookup) {
+            match catalog.resolve(raw, None, lookup) {
                 Ok(r) => {
                     r.canonical_forms
                         .into_iter()
@@ -209,7 +223,7 @@ impl Context<'_> {
             }
         }
         if let Some(q) = &req.query {
-            match query_entities(q, catalog, &lookup) {
+            match query_entities(q, catalog, lookup) {
                 Ok(r) => {
                     r.canonical_forms
                         .into_iter()
@@ -230,11 +244,18 @@ impl Context<'_> {
             .iter()
             .filter(|m| ds.is_none_or(|d| m.tags.iter().any(|t| rooted_at(t, d))))
             .collect();
-        let eligible_ids: HashSet<&str> = eligible.iter().map(|m| m.id.as_str()).collect();
+        let eligible_ids = Eligible {
+            corpus,
+            mask: corpus
+                .memories
+                .iter()
+                .map(|m| ds.is_none_or(|d| m.tags.iter().any(|t| rooted_at(t, d))))
+                .collect(),
+        };
         if let Some(d) = ds {
             for input in &inputs {
                 if let Some(id) = memory_id_of(input) {
-                    if ids.contains(id) && !eligible_ids.contains(id) {
+                    if corpus.index.contains_key(id) && !eligible_ids.contains(id) {
                         push_unique(
                             &mut warnings,
                             format!("memory:{id} is not rooted at datasource '{d}'; dropped."),
@@ -289,22 +310,21 @@ impl Context<'_> {
         let mut bm25_hits = Vec::new();
         if !inputs.is_empty() {
             let valid = crate::corpus::valid_entities(catalog, ds);
-            let docs: Vec<Vec<String>> = eligible
+            let docs: Vec<Vec<&str>> = eligible
                 .iter()
                 .map(|m| {
-                    let own = format!("memory:{}", m.id);
-                    let mut tags = vec![own.clone()];
+                    let mut tags = vec![m.self_ref.as_str()];
                     tags.extend(
                         m.tags
                             .iter()
-                            .filter(|t| *t != &own && self.live(t, &valid, &eligible_ids))
-                            .cloned(),
+                            .filter(|t| **t != m.self_ref && live(t, &valid, &eligible_ids))
+                            .map(String::as_str),
                     );
                     tags
                 })
                 .collect();
             for (i, score) in crate::bm25::rank(&docs, &inputs) {
-                bm25_hits.push((format!("memory:{}", eligible[i].id), Some(score)));
+                bm25_hits.push((eligible[i].self_ref.clone(), Some(score)));
             }
         }
 
@@ -347,8 +367,6 @@ impl Context<'_> {
                 hits: text_entities,
             },
         ]);
-        let meta: HashMap<&str, &MemoryMeta> =
-            eligible.iter().map(|m| (m.id.as_str(), *m)).collect();
         let valid = if has_inputs {
             crate::corpus::valid_entities(catalog, ds)
         } else {
@@ -358,7 +376,9 @@ impl Context<'_> {
             let Some(id) = memory_id_of(&f.key) else {
                 continue;
             };
-            let Some(m) = meta.get(id) else { continue };
+            let Some(m) = eligible_ids.get(id) else {
+                continue;
+            };
             let fits_example =
                 m.has_query && response.example_queries.len() < req.max_example_queries;
             let fits_learning = !m.has_query && response.memories.len() < req.max_memories;
@@ -418,7 +438,7 @@ impl Context<'_> {
             }
         }
         for id in stale_check {
-            self.stale_query_warning(&id, &lookup, &mut warnings)?;
+            self.stale_query_warning(&id, lookup, &mut warnings)?;
         }
         response.warnings = warnings;
         Ok(response)
@@ -444,24 +464,16 @@ impl Context<'_> {
     }
 
     /// A tag counts when it names something that exists (and, under a datasource, is in it).
-    fn live(&self, tag: &str, valid: &HashSet<String>, eligible: &HashSet<&str>) -> bool {
-        match memory_id_of(tag) {
-            Some(id) => eligible.contains(id),
-            None => valid.contains(tag),
-        }
-    }
-
     fn matched(
         &self,
         m: &MemoryMeta,
         inputs: &[String],
         valid: &HashSet<String>,
-        eligible: &HashSet<&str>,
+        eligible: &Eligible<'_>,
     ) -> Vec<String> {
-        let own = format!("memory:{}", m.id);
         let mut out: Vec<String> = inputs
             .iter()
-            .filter(|i| **i == own || (m.tags.contains(i) && self.live(i, valid, eligible)))
+            .filter(|i| **i == m.self_ref || (m.tags.contains(i) && live(i, valid, eligible)))
             .cloned()
             .collect();
         out.sort();
@@ -494,7 +506,6 @@ impl Context<'_> {
     ) -> Result<(), SearchError> {
         let mut newest: Vec<&MemoryMeta> = eligible.to_vec();
         newest.sort_by(|a, b| b.created_at.cmp(&a.created_at));
-        let ids: HashSet<&str> = self.corpus.memories.iter().map(|m| m.id.as_str()).collect();
         for m in newest {
             let key = format!("memory:{}", m.id);
             let text = docs::get(self.conn, &key)?
@@ -523,9 +534,17 @@ impl Context<'_> {
             }
         }
         for hit in response.example_queries.clone() {
-            self.stale_query_warning(&hit.id, &MemoryIds(&ids), warnings)?;
+            self.stale_query_warning(&hit.id, &self.corpus, warnings)?;
         }
         Ok(())
+    }
+}
+
+/// A tag counts when it names something that exists (and, under a datasource, is in it).
+fn live(tag: &str, valid: &HashSet<String>, eligible: &Eligible<'_>) -> bool {
+    match memory_id_of(tag) {
+        Some(id) => eligible.contains(id),
+        None => valid.contains(tag),
     }
 }
 

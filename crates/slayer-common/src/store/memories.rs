@@ -9,9 +9,15 @@ use crate::records::Memory;
 /// Inserts or replaces a memory and its tag index.
 pub fn put(conn: &Connection, memory: &Memory) -> Result<(), StoreError> {
     conn.execute(
-        "INSERT INTO memories (id, data, created_at) VALUES (?1, ?2, ?3)
-         ON CONFLICT(id) DO UPDATE SET data = excluded.data, created_at = excluded.created_at",
-        params![memory.id, to_row(memory), memory.created_at],
+        "INSERT INTO memories (id, data, created_at, has_query) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT(id) DO UPDATE SET data = excluded.data, created_at = excluded.created_at,
+                                       has_query = excluded.has_query",
+        params![
+            memory.id,
+            to_row(memory),
+            memory.created_at,
+            memory.query.is_some()
+        ],
     )?;
     conn.execute(
         "DELETE FROM memory_entities WHERE memory_id = ?1",

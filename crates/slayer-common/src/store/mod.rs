@@ -16,7 +16,7 @@ pub mod memories;
 pub mod settings;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The default store path when neither `--store` nor `SLAYER_STORE` is given.
 pub const DEFAULT_STORE: &str = "slayer.db";
@@ -90,6 +90,12 @@ END;
 CREATE TRIGGER docs_version_delete AFTER DELETE ON docs BEGIN
     UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'docs_version';
 END;
+"#,
+    r#"
+-- Whether a query is attached, so search can split its buckets without reading the JSON. The
+-- JSON is written compactly and omits a null query, so the key's presence is the flag.
+ALTER TABLE memories ADD COLUMN has_query INTEGER NOT NULL DEFAULT 0;
+UPDATE memories SET has_query = instr(data, '"query":') > 0;
 "#,
 ];
 
@@ -267,6 +273,37 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = Store::open(&dir.path().join("nope.db"), OpenMode::MustExist).unwrap_err();
         assert!(matches!(err, StoreError::Missing(_)));
+    }
+
+    #[test]
+    fn there_is_one_migration_per_schema_version() {
+        assert_eq!(MIGRATIONS.len() as i64, SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_version_1_store_migrates_forward_keeping_its_memories() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute(
+            "INSERT INTO memories (id, data, created_at) VALUES ('1', '{\"id\":\"1\",\"query\":{}}', 'x'), ('2', '{\"id\":\"2\"}', 'x')",
+            [],
+        )
+        .unwrap();
+        drop(conn);
+        let store = Store::open(&path, OpenMode::MustExist).unwrap();
+        let flags: Vec<(String, bool)> = store
+            .conn()
+            .prepare("SELECT id, has_query FROM memories ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(flags, [("1".to_owned(), true), ("2".to_owned(), false)]);
+        assert_eq!(docs::version(store.conn()).unwrap(), "0");
     }
 
     #[test]
