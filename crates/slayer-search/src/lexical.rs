@@ -58,15 +58,15 @@ struct SubsetStats<'a> {
 
 impl Bm25StatisticsProvider for SubsetStats<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        let mut total = 0u64;
-        for addr in &self.docs {
-            let reader = self
-                .searcher
-                .segment_reader(addr.segment_ord)
-                .get_fieldnorms_reader(field)?;
-            total += u64::from(reader.fieldnorm(addr.doc_id));
+        let mut readers = Vec::new();
+        for segment in self.searcher.segment_readers() {
+            readers.push(segment.get_fieldnorms_reader(field)?);
         }
-        Ok(total)
+        Ok(self
+            .docs
+            .iter()
+            .map(|addr| u64::from(readers[addr.segment_ord as usize].fieldnorm(addr.doc_id)))
+            .sum())
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
