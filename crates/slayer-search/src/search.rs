@@ -239,19 +239,18 @@ impl Context<'_> {
         let question = req.question.as_deref().filter(|q| !q.trim().is_empty());
 
         // The memory corpus under the datasource filter.
+        let mask: Vec<bool> = corpus
+            .memories
+            .iter()
+            .map(|m| ds.is_none_or(|d| m.tags.iter().any(|t| rooted_at(t, d))))
+            .collect();
         let eligible: Vec<&MemoryMeta> = corpus
             .memories
             .iter()
-            .filter(|m| ds.is_none_or(|d| m.tags.iter().any(|t| rooted_at(t, d))))
+            .zip(&mask)
+            .filter_map(|(m, keep)| keep.then_some(m))
             .collect();
-        let eligible_ids = Eligible {
-            corpus,
-            mask: corpus
-                .memories
-                .iter()
-                .map(|m| ds.is_none_or(|d| m.tags.iter().any(|t| rooted_at(t, d))))
-                .collect(),
-        };
+        let eligible_ids = Eligible { corpus, mask };
         if let Some(d) = ds {
             for input in &inputs {
                 if let Some(id) = memory_id_of(input) {
