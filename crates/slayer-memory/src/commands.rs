@@ -256,26 +256,17 @@ fn import_record(text: &str) -> Result<Memory, String> {
         let id = n.to_string();
         object.insert("id".into(), Value::String(id));
     }
-    let Record::Memory(mut memory) = record_from_value("memory", Value::Object(object.clone()))
-        .or_else(|e| {
-            // An empty id is the "allocate one" sentinel; validate the rest without it.
-            if object.get("id") == Some(&Value::String(String::new())) {
-                let mut probe = object.clone();
-                probe.insert("id".into(), Value::String("probe".into()));
-                record_from_value("memory", Value::Object(probe)).map(|r| match r {
-                    Record::Memory(mut m) => {
-                        m.id = String::new();
-                        Record::Memory(m)
-                    }
-                    other => other,
-                })
-            } else {
-                Err(e)
-            }
-        })?
-    else {
+    // An empty id is the "allocate one" sentinel: validate the rest with a stand-in id.
+    let allocate = object.get("id") == Some(&Value::String(String::new()));
+    if allocate {
+        object.insert("id".into(), Value::String("pending".into()));
+    }
+    let Record::Memory(mut memory) = record_from_value("memory", Value::Object(object))? else {
         return Err("expected a memory record".into());
     };
+    if allocate {
+        memory.id.clear();
+    }
     service::check_record(&mut memory)?;
     Ok(memory)
 }

@@ -86,6 +86,17 @@ impl Catalog {
         }
     }
 
+    /// Whether a canonical id (not `memory:`) names a datasource, model or leaf of the catalog.
+    pub fn contains(&self, canonical: &str) -> bool {
+        let parts: Vec<&str> = canonical.split('.').collect();
+        match parts[..] {
+            [ds] => self.datasources.contains(ds),
+            [ds, m] => self.model_in(ds, m).is_some(),
+            [ds, m, leaf] => self.model_in(ds, m).is_some_and(|x| is_leaf(x, leaf)),
+            _ => false,
+        }
+    }
+
     /// Resolves one reference (reference §7.2). `source_model` is the query's model, if any.
     pub fn resolve(
         &self,

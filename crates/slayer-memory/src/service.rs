@@ -69,7 +69,7 @@ pub fn load_catalog(conn: &Connection) -> Result<Catalog, MemoryError> {
     })
 }
 
-/// Resolves one reference leniently-or-not is the caller's choice: this returns the error text.
+/// Resolves one reference against the catalog; the error is the resolver's message.
 pub fn resolve_ref(conn: &Connection, catalog: &Catalog, raw: &str) -> Result<Resolution, String> {
     catalog.resolve(raw, None, &StoreLookup(conn))
 }
@@ -223,7 +223,7 @@ pub fn save(conn: &Connection, req: SaveRequest) -> Result<SaveOutcome, MemoryEr
 
 /// Checks a memory record for import: the id, the learning, the description and the shape of
 /// every tag. Tags are not resolved against the catalog, so an export imports into a fresh store.
-pub fn check_record(memory: &mut Memory) -> Result<Vec<String>, String> {
+pub fn check_record(memory: &mut Memory) -> Result<(), String> {
     if !memory.id.is_empty() {
         check_memory_id(&memory.id).map_err(|m| format!("field 'id': {m}"))?;
     }
@@ -249,7 +249,7 @@ pub fn check_record(memory: &mut Memory) -> Result<Vec<String>, String> {
             ));
         }
     }
-    Ok(Vec::new())
+    Ok(())
 }
 
 /// How an imported record landed.
@@ -296,30 +296,11 @@ pub fn dangling_tags(conn: &Connection, catalog: &Catalog, memory: &Memory) -> V
         .filter(
             |tag| match tag.strip_prefix(slayer_common::canonical::MEMORY_PREFIX) {
                 Some(id) => !lookup.memory_exists(id),
-                None => !catalog_has(catalog, tag),
+                None => !catalog.contains(tag),
             },
         )
         .cloned()
         .collect()
-}
-
-fn catalog_has(catalog: &Catalog, tag: &str) -> bool {
-    let parts: Vec<&str> = tag.split('.').collect();
-    match parts[..] {
-        [ds] => catalog.datasources.contains(ds),
-        [ds, m] => catalog
-            .models
-            .iter()
-            .any(|x| x.data_source == ds && x.name == m),
-        [ds, m, leaf] => catalog.models.iter().any(|x| {
-            x.data_source == ds
-                && x.name == m
-                && (x.columns.iter().any(|c| c.name == leaf)
-                    || x.measures.iter().any(|c| c.name.as_deref() == Some(leaf))
-                    || x.aggregations.iter().any(|c| c.name == leaf))
-        }),
-        _ => false,
-    }
 }
 
 #[cfg(test)]

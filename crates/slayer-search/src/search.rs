@@ -305,10 +305,16 @@ impl Context<'_> {
             named.push((input.clone(), None));
         }
 
+        // Tags naming nothing in the catalog (or outside the datasource) are stale for this call.
+        let valid = if has_inputs {
+            crate::corpus::valid_entities(catalog, ds)
+        } else {
+            HashSet::new()
+        };
+
         // Channel 1, memory side: BM25Plus over live tags plus the implicit self-reference.
         let mut bm25_hits = Vec::new();
         if !inputs.is_empty() {
-            let valid = crate::corpus::valid_entities(catalog, ds);
             let docs: Vec<Vec<&str>> = eligible
                 .iter()
                 .map(|m| {
@@ -366,11 +372,6 @@ impl Context<'_> {
                 hits: text_entities,
             },
         ]);
-        let valid = if has_inputs {
-            crate::corpus::valid_entities(catalog, ds)
-        } else {
-            HashSet::new()
-        };
         for f in &memory_fused {
             let Some(id) = memory_id_of(&f.key) else {
                 continue;
