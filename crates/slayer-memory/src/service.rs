@@ -61,7 +61,7 @@ pub fn load_catalog(conn: &Connection) -> Result<Catalog, MemoryError> {
         .into_iter()
         .map(|d| d.name)
         .collect();
-    let models = stored_catalog::models(conn, None)?;
+    let models = stored_catalog::model_skeletons(conn)?;
     datasources.extend(models.iter().map(|m| m.data_source.clone()));
     Ok(Catalog {
         datasources,

@@ -10,21 +10,42 @@ const DELTA: f64 = 1.0;
 /// Ranks docs (each a list of tags, duplicates ignored) against the query tags. Only docs
 /// sharing at least one tag are returned, by score descending; ties keep input order.
 pub fn rank<S: AsRef<str>>(docs: &[Vec<S>], query: &[String]) -> Vec<(usize, f64)> {
-    if docs.is_empty() || query.is_empty() {
-        return Vec::new();
-    }
-    // Docs hold a handful of tags: sorted, de-duplicated vectors beat hash sets here.
-    let sets: Vec<Vec<&str>> = docs
-        .iter()
+    let sets = tag_sets(docs);
+    let n = sets.len();
+    let total: usize = sets.iter().map(Vec::len).sum();
+    rank_sets(&sets, query, n, total)
+}
+
+/// As [`rank`], for the docs that share a tag with the query (every such doc of the corpus,
+/// in corpus order), with the corpus's size and total tag count given: the rest of the corpus
+/// only ever enters BM25 through those two numbers.
+pub fn rank_matching<S: AsRef<str>>(
+    matching: &[Vec<S>],
+    query: &[String],
+    corpus_docs: usize,
+    corpus_tags: usize,
+) -> Vec<(usize, f64)> {
+    rank_sets(&tag_sets(matching), query, corpus_docs, corpus_tags)
+}
+
+/// Docs hold a handful of tags: sorted, de-duplicated vectors beat hash sets here.
+fn tag_sets<S: AsRef<str>>(docs: &[Vec<S>]) -> Vec<Vec<&str>> {
+    docs.iter()
         .map(|d| {
             let mut v: Vec<&str> = d.iter().map(AsRef::as_ref).collect();
             v.sort_unstable();
             v.dedup();
             v
         })
-        .collect();
-    let n = sets.len() as f64;
-    let avgdl = sets.iter().map(|s| s.len() as f64).sum::<f64>() / n;
+        .collect()
+}
+
+fn rank_sets(sets: &[Vec<&str>], query: &[String], n: usize, total: usize) -> Vec<(usize, f64)> {
+    if n == 0 || query.is_empty() {
+        return Vec::new();
+    }
+    let avgdl = total as f64 / n as f64;
+    let n = n as f64;
     let mut seen = HashSet::new();
     let terms: Vec<&str> = query
         .iter()
@@ -32,7 +53,7 @@ pub fn rank<S: AsRef<str>>(docs: &[Vec<S>], query: &[String]) -> Vec<(usize, f64
         .filter(|t| seen.insert(*t))
         .collect();
     let mut df: HashMap<&str, f64> = terms.iter().map(|t| (*t, 0.0)).collect();
-    for s in &sets {
+    for s in sets {
         for t in s {
             if let Some(d) = df.get_mut(t) {
                 *d += 1.0;
@@ -109,5 +130,16 @@ mod tests {
             assert_eq!(*i, wi);
             assert!((s - ws).abs() < 1e-12, "{s} vs {ws}");
         }
+    }
+
+    #[test]
+    fn ranking_the_matching_docs_with_corpus_totals_equals_ranking_the_corpus() {
+        let corpus = docs(&[&["a", "b"], &["c"], &["a"], &["d", "e", "f"], &["b", "a"]]);
+        let query = q(&["a", "b"]);
+        let whole = rank(&corpus, &query);
+        let matching: Vec<Vec<String>> = [0, 2, 4].iter().map(|&i| corpus[i].clone()).collect();
+        let part = rank_matching(&matching, &query, 5, 9);
+        let back: Vec<(usize, f64)> = part.iter().map(|&(i, s)| ([0, 2, 4][i], s)).collect();
+        assert_eq!(whole, back);
     }
 }

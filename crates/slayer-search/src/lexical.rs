@@ -5,12 +5,12 @@
 //! quotes and parentheses are all just words. With a datasource, documents outside it are
 //! filtered before scoring and BM25's IDF and average length come from the filtered subset.
 
-use tantivy::collector::{Count, DocSetCollector, TopDocs};
+use tantivy::collector::{Collector, Count, DocSetCollector, SegmentCollector};
 use tantivy::query::{
     Bm25StatisticsProvider, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption, Value};
-use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
+use tantivy::{DocAddress, DocSet, Searcher, SegmentReader, TantivyDocument, Term, TERMINATED};
 
 use slayer_index::fulltext::{Fields, FullText};
 
@@ -85,19 +85,142 @@ impl Bm25StatisticsProvider for SubsetStats<'_> {
     }
 }
 
-/// Ranks one side by the question: `(id field value, score)`, best first, every match (never
-/// truncated). Equal scores keep index order (doc address), as tantivy does.
-pub fn rank(
+/// Every matching doc with its score: a ranking holds every match, so no top-k heap.
+struct AllScored;
+
+struct SegmentScored {
+    segment: u32,
+    hits: Vec<(f32, DocAddress)>,
+}
+
+impl Collector for AllScored {
+    type Fruit = Vec<(f32, DocAddress)>;
+    type Child = SegmentScored;
+
+    fn for_segment(&self, segment: u32, _reader: &SegmentReader) -> tantivy::Result<SegmentScored> {
+        Ok(SegmentScored {
+            segment,
+            hits: Vec::new(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        true
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Vec<(f32, DocAddress)>>) -> tantivy::Result<Self::Fruit> {
+        Ok(fruits.concat())
+    }
+}
+
+impl SegmentCollector for SegmentScored {
+    type Fruit = Vec<(f32, DocAddress)>;
+
+    fn collect(&mut self, doc: u32, score: f32) {
+        self.hits.push((score, DocAddress::new(self.segment, doc)));
+    }
+
+    fn harvest(self) -> Self::Fruit {
+        self.hits
+    }
+}
+
+/// One side's full ranking by the question, ids read only where asked: a ranking can hold
+/// every memory of a large corpus, and fusion rarely needs more than its top.
+pub struct TextRanking<'s> {
+    searcher: &'s Searcher,
+    id_field: Field,
+    /// Every match, best first; equal scores in ascending doc address, as tantivy's `TopDocs`.
+    hits: Vec<(f32, DocAddress)>,
+    /// Per segment, doc id → position in `hits`, built on the first [`TextRanking::locate`].
+    positions: std::cell::OnceCell<Vec<Vec<u32>>>,
+}
+
+impl TextRanking<'_> {
+    /// How many docs matched.
+    pub fn len(&self) -> usize {
+        self.hits.len()
+    }
+
+    /// Whether nothing matched.
+    pub fn is_empty(&self) -> bool {
+        self.hits.is_empty()
+    }
+
+    /// The raw score at a position.
+    pub fn score(&self, position: usize) -> f64 {
+        f64::from(self.hits[position].0)
+    }
+
+    /// `(id, score)` of the first `n` hits.
+    pub fn top(&self, n: usize) -> tantivy::Result<Vec<(String, Option<f64>)>> {
+        let hits = &self.hits[..n.min(self.hits.len())];
+        let ids = ids_of(self.searcher, self.id_field, hits)?;
+        Ok(hits
+            .iter()
+            .zip(ids)
+            .map(|((score, _), id)| (id, Some(f64::from(*score))))
+            .collect())
+    }
+
+    /// The 0-based position of each id that matched (ids that did not are left out).
+    pub fn locate<'k>(
+        &self,
+        ids: impl IntoIterator<Item = &'k str>,
+    ) -> tantivy::Result<rustc_hash::FxHashMap<String, usize>> {
+        let readers = self.searcher.segment_readers();
+        let positions = self.positions.get_or_init(|| {
+            let mut out: Vec<Vec<u32>> = readers
+                .iter()
+                .map(|r| vec![u32::MAX; r.max_doc() as usize])
+                .collect();
+            for (i, (_, addr)) in self.hits.iter().enumerate() {
+                out[addr.segment_ord as usize][addr.doc_id as usize] = i as u32;
+            }
+            out
+        });
+        let mut out = rustc_hash::FxHashMap::default();
+        for id in ids {
+            let term = Term::from_field_text(self.id_field, id);
+            for (segment, reader) in readers.iter().enumerate() {
+                let inverted = reader.inverted_index(self.id_field)?;
+                let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic)?
+                else {
+                    continue;
+                };
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    let at = positions[segment][doc as usize];
+                    if at != u32::MAX {
+                        out.insert(id.to_owned(), at as usize);
+                    }
+                    doc = postings.advance();
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Ranks one side by the question: every match, best first (never truncated). Equal scores
+/// keep index order (doc address), as tantivy does.
+pub fn rank<'s>(
     fulltext: &FullText,
-    searcher: &Searcher,
+    searcher: &'s Searcher,
     terms: &[Term],
     side: Side,
     datasource: Option<&str>,
-) -> tantivy::Result<Vec<(String, f64)>> {
-    if terms.is_empty() {
-        return Ok(Vec::new());
-    }
+) -> tantivy::Result<TextRanking<'s>> {
     let f: Fields = fulltext.fields();
+    let mut ranking = TextRanking {
+        searcher,
+        id_field: f.id,
+        hits: Vec::new(),
+        positions: std::cell::OnceCell::new(),
+    };
+    if terms.is_empty() {
+        return Ok(ranking);
+    }
     let words: Vec<(Occur, Box<dyn Query>)> = terms
         .iter()
         .map(|t| {
@@ -117,10 +240,8 @@ pub fn rank(
         clauses.push((Occur::Must, unscored(term_query(f.datasource, ds))));
     }
     let query = BooleanQuery::new(clauses);
-    let limit = (searcher.num_docs() as usize).max(1);
-    let top = TopDocs::with_limit(limit).order_by_score();
-    let hits = match datasource {
-        None => searcher.search(&query, &top)?,
+    let mut hits = match datasource {
+        None => searcher.search(&query, &AllScored)?,
         Some(ds) => {
             let filter = term_query(f.datasource, ds);
             let mut docs: Vec<DocAddress> = searcher
@@ -133,12 +254,21 @@ pub fn rank(
                 filter,
                 docs,
             };
-            searcher.search_with_statistics_provider(&query, &top, &stats)?
+            searcher.search_with_statistics_provider(&query, &AllScored, &stats)?
         }
     };
-    // Ids come from the `id` fast field, looked up in ordinal order per segment: a ranking can
-    // hold every memory of a large corpus, and decompressing a stored doc (or seeking the term
-    // dictionary) per hit would dominate the search.
+    hits.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    ranking.hits = hits;
+    Ok(ranking)
+}
+
+/// The `id` of each hit, from the `id` fast field looked up in ordinal order per segment
+/// (decompressing a stored doc, or seeking the term dictionary, per hit would dominate).
+fn ids_of(
+    searcher: &Searcher,
+    id_field: Field,
+    hits: &[(f32, DocAddress)],
+) -> tantivy::Result<Vec<String>> {
     let mut ids: Vec<String> = vec![String::new(); hits.len()];
     let mut by_segment: std::collections::BTreeMap<u32, Vec<(u64, usize)>> = Default::default();
     let readers = searcher.segment_readers();
@@ -158,7 +288,7 @@ pub fn rank(
             None => {
                 let doc: TantivyDocument = searcher.doc(*addr)?;
                 ids[i] = doc
-                    .get_first(f.id)
+                    .get_first(id_field)
                     .and_then(|v| v.as_str())
                     .unwrap_or_default()
                     .to_owned();
@@ -181,10 +311,5 @@ pub fn rank(
             },
         )?;
     }
-    let out: Vec<(String, f64)> = hits
-        .iter()
-        .zip(ids)
-        .map(|((score, _), id)| (id, f64::from(*score)))
-        .collect();
-    Ok(out)
+    Ok(ids)
 }

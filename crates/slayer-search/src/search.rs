@@ -1,19 +1,19 @@
 //! The pipeline (seed `000_…txt`; reference §2 for rules and strings).
 
-use std::collections::HashSet;
-
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use slayer_common::canonical::{memory_id_of, rooted_at};
+use slayer_common::canonical::{memory_id_of, memory_ref, rooted_at};
 use slayer_common::store::{docs, memories};
 use slayer_index::fulltext::FullText;
 use slayer_memory::extract::query_entities;
 use slayer_memory::resolve::Lookup;
 
-use crate::corpus::{Corpus, MemoryMeta};
-use crate::fuse::{fuse, Contribution, Fused, Ranking};
-use crate::lexical::{self, Side};
+use std::rc::Rc;
+
+use crate::corpus::{Corpus, MemoryMeta, ValidEntities};
+use crate::fuse::{fuse_keys, fuse_partial, Contribution, Fused, Partial, Ranking};
+use crate::lexical::{self, Side, TextRanking};
 use crate::SearchError;
 
 /// A search request: the flags, or one `--batch` line.
@@ -130,31 +130,8 @@ pub struct Context<'a> {
     pub fulltext: &'a FullText,
     /// A searcher over its last commit.
     pub searcher: tantivy::Searcher,
-    /// Catalog and memories.
-    pub corpus: Corpus,
-}
-
-impl Lookup for Corpus {
-    fn memory_exists(&self, id: &str) -> bool {
-        self.index.contains_key(id)
-    }
-}
-
-/// Which memories survive the datasource filter, by position in the corpus.
-struct Eligible<'a> {
-    corpus: &'a Corpus,
-    mask: Vec<bool>,
-}
-
-impl Eligible<'_> {
-    fn get(&self, id: &str) -> Option<&MemoryMeta> {
-        let &i = self.corpus.index.get(id)?;
-        self.mask[i].then(|| &self.corpus.memories[i])
-    }
-
-    fn contains(&self, id: &str) -> bool {
-        self.get(id).is_some()
-    }
+    /// Catalog and memories, read as needed.
+    pub corpus: Corpus<'a>,
 }
 
 fn py_repr(s: &str) -> String {
@@ -175,9 +152,131 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
 }
 
+/// How deep the text rankings are read at first, and how much deeper each time fusion cannot
+/// yet vouch for enough entries.
+const FIRST_DEPTH: usize = 64;
+const DEEPER: usize = 4;
+
+/// Up to this many query-bearing memories, their bucket is computed from all of them.
+const EXACT_BUCKET: usize = 20_000;
+
+/// The memory entries picked for each bucket, in fused order.
+#[derive(Default)]
+struct Buckets {
+    learnings: Vec<Fused>,
+    examples: Vec<Fused>,
+}
+
+/// A whole ranking fused with a text ranking read only as deep as the buckets need.
+struct Deepening<'t, 's> {
+    whole: Partial,
+    text: Option<&'t TextRanking<'s>>,
+    /// Where the whole ranking's keys sit in the text ranking.
+    located: rustc_hash::FxHashMap<String, usize>,
+    depth: usize,
+}
+
+impl<'t, 's> Deepening<'t, 's> {
+    fn new(
+        whole: &Ranking,
+        text: Option<&'t TextRanking<'s>>,
+        depth: usize,
+    ) -> Result<Self, SearchError> {
+        let located = match text {
+            Some(t) if t.len() > depth && !whole.hits.is_empty() => {
+                t.locate(whole.hits.iter().map(|(k, _)| k.as_str()))?
+            }
+            _ => Default::default(),
+        };
+        Ok(Deepening {
+            whole: Partial::whole(whole),
+            text,
+            located,
+            depth,
+        })
+    }
+
+    /// The fused entries whose place and score no unread hit can change, and whether the
+    /// text ranking has been read whole.
+    fn settled(&self) -> Result<(Vec<Fused>, bool), SearchError> {
+        let mut rankings = vec![self.whole.clone()];
+        let mut read_whole = true;
+        if let Some(text) = self.text {
+            let top = text.top(self.depth)?;
+            read_whole = top.len() == text.len();
+            let beyond = self
+                .located
+                .iter()
+                .filter(|(_, &at)| at >= top.len())
+                .map(|(k, &at)| (k.clone(), (at, Some(text.score(at)))))
+                .collect();
+            rankings.push(Partial {
+                channel: "fulltext",
+                top,
+                len: text.len(),
+                beyond,
+                raw_scores: true,
+            });
+        }
+        let (fused, bound) = fuse_partial(&rankings);
+        let settled = fused.into_iter().take_while(|f| f.score > bound).collect();
+        Ok((settled, read_whole))
+    }
+
+    /// The exact fused entries of these keys (those no ranking holds are left out), in order.
+    fn exact(&self, keys: &[&str]) -> Result<Vec<Fused>, SearchError> {
+        let mut rankings = vec![self.whole.clone()];
+        if let Some(text) = self.text {
+            let beyond = if keys.is_empty() {
+                Default::default()
+            } else {
+                text.locate(keys.iter().copied())?
+                    .into_iter()
+                    .map(|(k, at)| (k, (at, Some(text.score(at)))))
+                    .collect()
+            };
+            rankings.push(Partial {
+                channel: "fulltext",
+                top: Vec::new(),
+                len: text.len(),
+                beyond,
+                raw_scores: true,
+            });
+        }
+        Ok(fuse_keys(&rankings, keys))
+    }
+
+    /// Reads deeper; `false` when there is nothing more to read.
+    fn deepen(&mut self) -> Result<bool, SearchError> {
+        let Some(text) = self.text else {
+            return Ok(false);
+        };
+        if self.depth >= text.len() {
+            return Ok(false);
+        }
+        self.depth = self.depth.saturating_mul(DEEPER);
+        if self.located.is_empty() && !self.whole.top.is_empty() && text.len() > self.depth {
+            self.located = text.locate(self.whole.top.iter().map(|(k, _)| k.as_str()))?;
+        }
+        Ok(true)
+    }
+}
+
 impl Context<'_> {
-    /// Runs one search.
+    /// Runs one search, on one snapshot of the store.
     pub fn search(&self, req: &Request) -> Result<Response, SearchError> {
+        let snapshot = self
+            .conn
+            .unchecked_transaction()
+            .map_err(slayer_common::store::StoreError::from)?;
+        let response = self.search_in_snapshot(req);
+        snapshot
+            .finish()
+            .map_err(slayer_common::store::StoreError::from)?;
+        response
+    }
+
+    fn search_in_snapshot(&self, req: &Request) -> Result<Response, SearchError> {
         let corpus = &self.corpus;
         if let Some(ds) = &req.datasource {
             if !corpus.datasources.contains(ds) {
@@ -195,13 +294,13 @@ impl Context<'_> {
         }
         let ds = req.datasource.as_deref();
         let mut warnings: Vec<String> = Vec::new();
-        let lookup = corpus;
+        let lookup: &dyn Lookup = corpus;
 
         // Lenient resolution: a bad input is a warning, the search goes on.
         let has_inputs = !req.entities.is_empty() || req.query.is_some();
         let empty = slayer_memory::resolve::Catalog::default();
         let catalog = if has_inputs {
-            corpus.catalog(self.conn)?
+            corpus.catalog()?
         } else {
             &empty
         };
@@ -235,26 +334,12 @@ impl Context<'_> {
                 Err(e) => push_unique(&mut warnings, format!("query input dropped: {e}")),
             }
         }
-        let channel_1 = !req.entities.is_empty() || req.query.is_some();
         let question = req.question.as_deref().filter(|q| !q.trim().is_empty());
 
-        // The memory corpus under the datasource filter.
-        let mask: Vec<bool> = corpus
-            .memories
-            .iter()
-            .map(|m| ds.is_none_or(|d| m.tags.iter().any(|t| rooted_at(t, d))))
-            .collect();
-        let eligible: Vec<&MemoryMeta> = corpus
-            .memories
-            .iter()
-            .zip(&mask)
-            .filter_map(|(m, keep)| keep.then_some(m))
-            .collect();
-        let eligible_ids = Eligible { corpus, mask };
         if let Some(d) = ds {
             for input in &inputs {
                 if let Some(id) = memory_id_of(input) {
-                    if corpus.index.contains_key(id) && !eligible_ids.contains(id) {
+                    if corpus.memory(id)?.is_some() && corpus.eligible(id, ds)?.is_none() {
                         push_unique(
                             &mut warnings,
                             format!("memory:{id} is not rooted at datasource '{d}'; dropped."),
@@ -268,13 +353,13 @@ impl Context<'_> {
             resolved_input_entities: inputs.clone(),
             ..Response::default()
         };
-        if !channel_1 && question.is_none() {
+        if !has_inputs && question.is_none() {
             push_unique(
                 &mut warnings,
                 "no entities, query, or question supplied; returning newest memories by recency."
                     .into(),
             );
-            self.recency(req, &eligible, &mut response, &mut warnings)?;
+            self.recency(req, &mut response, &mut warnings)?;
             response.warnings = warnings;
             return Ok(response);
         }
@@ -306,122 +391,121 @@ impl Context<'_> {
         }
 
         // Tags naming nothing in the catalog (or outside the datasource) are stale for this call.
-        let valid = if has_inputs {
-            crate::corpus::valid_entities(catalog, ds)
-        } else {
-            HashSet::new()
-        };
+        let valid = ValidEntities::new(catalog, ds);
 
-        // Channel 1, memory side: BM25Plus over live tags plus the implicit self-reference.
+        // Channel 1, memory side: BM25Plus over live tags plus the implicit self-reference,
+        // scored on the memories that share a tag with the inputs and the corpus's totals.
         let mut bm25_hits = Vec::new();
         if !inputs.is_empty() {
-            let docs: Vec<Vec<&str>> = eligible
-                .iter()
-                .map(|m| {
-                    let mut tags = vec![m.self_ref.as_str()];
-                    tags.extend(
-                        m.tags
-                            .iter()
-                            .filter(|t| **t != m.self_ref && live(t, &valid, &eligible_ids))
-                            .map(String::as_str),
-                    );
-                    tags
-                })
-                .collect();
-            for (i, score) in crate::bm25::rank(&docs, &inputs) {
-                bm25_hits.push((eligible[i].self_ref.clone(), Some(score)));
+            let mut matching = Vec::new();
+            for m in corpus.tagged_with(&inputs)? {
+                if m.in_datasource(ds) {
+                    matching.push(m);
+                }
+            }
+            let mut docs: Vec<Vec<&str>> = Vec::with_capacity(matching.len());
+            for m in &matching {
+                let mut tags = vec![m.self_ref.as_str()];
+                for t in m.tags.iter().filter(|t| **t != m.self_ref) {
+                    if self.live(t, &valid, ds)? {
+                        tags.push(t);
+                    }
+                }
+                docs.push(tags);
+            }
+            let totals = corpus.tag_corpus(ds, &valid)?;
+            for (i, score) in crate::bm25::rank_matching(&docs, &inputs, totals.docs, totals.tags) {
+                bm25_hits.push((matching[i].self_ref.clone(), Some(score)));
             }
         }
 
-        // Channel 2: the full-text index, one ranking per side.
-        let (mut text_memories, mut text_entities) = (Vec::new(), Vec::new());
+        // Channel 2: the full-text index, one ranking per side, read as deep as fusion needs.
+        let (mut text_memories, mut text_entities) = (None, None);
         if let Some(q) = question {
             let terms = lexical::question_terms(self.fulltext, q);
-            for (id, score) in
-                lexical::rank(self.fulltext, &self.searcher, &terms, Side::Memories, ds)?
-            {
-                if memory_id_of(&id).is_some_and(|m| eligible_ids.contains(m)) {
-                    text_memories.push((id, Some(score)));
-                }
-            }
-            for (id, score) in
-                lexical::rank(self.fulltext, &self.searcher, &terms, Side::Entities, ds)?
-            {
-                text_entities.push((id, Some(score)));
-            }
+            text_memories = Some(lexical::rank(
+                self.fulltext,
+                &self.searcher,
+                &terms,
+                Side::Memories,
+                ds,
+            )?);
+            text_entities = Some(lexical::rank(
+                self.fulltext,
+                &self.searcher,
+                &terms,
+                Side::Entities,
+                ds,
+            )?);
             push_unique(&mut warnings, EMBEDDING_UNAVAILABLE.to_owned());
         }
 
-        let memory_fused = fuse(&[
-            Ranking {
-                channel: "bm25",
-                hits: bm25_hits,
-            },
-            Ranking {
-                channel: "fulltext",
-                hits: text_memories,
-            },
-        ]);
-        let entity_fused = fuse(&[
-            Ranking {
-                channel: "named",
-                hits: named,
-            },
-            Ranking {
-                channel: "fulltext",
-                hits: text_entities,
-            },
-        ]);
-        for f in &memory_fused {
-            let Some(id) = memory_id_of(&f.key) else {
-                continue;
-            };
-            let Some(m) = eligible_ids.get(id) else {
-                continue;
-            };
-            let fits_example =
-                m.has_query && response.example_queries.len() < req.max_example_queries;
-            let fits_learning = !m.has_query && response.memories.len() < req.max_memories;
-            if !fits_example && !fits_learning {
-                if response.example_queries.len() >= req.max_example_queries
-                    && response.memories.len() >= req.max_memories
+        let bm25 = Ranking {
+            channel: "bm25",
+            hits: bm25_hits,
+        };
+        let depth = FIRST_DEPTH.max(DEEPER * (req.max_memories + req.max_example_queries));
+        let mut deepening = Deepening::new(&bm25, text_memories.as_ref(), depth)?;
+        // Query-bearing memories are usually few: their bucket is computed exactly from where
+        // each of them sits, so a bucket that cannot fill never makes us read every hit.
+        let with_query = corpus.with_query()?;
+        let exact_examples = with_query.len() <= EXACT_BUCKET;
+        let mut examples = Vec::new();
+        if exact_examples {
+            let keys: Vec<String> = with_query.iter().map(|id| memory_ref(id)).collect();
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            examples = deepening.exact(&keys)?;
+            examples.truncate(req.max_example_queries);
+        }
+        let mut picked = loop {
+            let (settled, read_whole) = deepening.settled()?;
+            let mut picked = Buckets::default();
+            for f in settled {
+                let Some(id) = memory_id_of(&f.key) else {
+                    continue;
+                };
+                if with_query.contains(id) {
+                    if !exact_examples && picked.examples.len() < req.max_example_queries {
+                        picked.examples.push(f);
+                    }
+                } else if picked.learnings.len() < req.max_memories {
+                    picked.learnings.push(f);
+                }
+                if picked.learnings.len() >= req.max_memories
+                    && (exact_examples || picked.examples.len() >= req.max_example_queries)
                 {
                     break;
                 }
-                continue;
             }
-            let matched = self.matched(m, &inputs, &valid, &eligible_ids);
-            let text = docs::get(self.conn, &f.key)?
-                .map(|d| d.doc.text)
-                .unwrap_or_default();
-            let explain = req.explain.then(|| f.contributions.clone());
-            if m.has_query {
-                let query = memories::get(self.conn, id)?
-                    .and_then(|mm| mm.query)
-                    .unwrap_or(Value::Null);
-                response.example_queries.push(ExampleQueryHit {
-                    id: id.to_owned(),
-                    score: f.score,
-                    text,
-                    matched_entities: matched,
-                    query,
-                    explain,
-                });
-            } else {
-                response.memories.push(MemoryHit {
-                    id: id.to_owned(),
-                    score: f.score,
-                    text,
-                    matched_entities: matched,
-                    explain,
-                });
+            let full = picked.learnings.len() >= req.max_memories
+                && (exact_examples || picked.examples.len() >= req.max_example_queries);
+            if full || read_whole || !deepening.deepen()? {
+                break picked;
             }
+        };
+        if exact_examples {
+            picked.examples = examples;
         }
-        for f in entity_fused.iter() {
-            if response.entities.len() >= req.max_entities {
+        self.fill_memories(req, picked, &inputs, &valid, ds, &mut response)?;
+
+        let named = Ranking {
+            channel: "named",
+            hits: named,
+        };
+        let depth = FIRST_DEPTH.max(DEEPER * req.max_entities);
+        let mut entities = Deepening::new(&named, text_entities.as_ref(), depth)?;
+        loop {
+            let (settled, read_whole) = entities.settled()?;
+            response.entities.clear();
+            for f in &settled {
+                if response.entities.len() >= req.max_entities {
+                    break;
+                }
+                self.push_entity(f, req.explain, &mut response)?;
+            }
+            if response.entities.len() >= req.max_entities || read_whole || !entities.deepen()? {
                 break;
             }
-            self.push_entity(f, req.explain, &mut response)?;
         }
 
         // Stale attached queries: returned example queries, then other named memories.
@@ -432,7 +516,7 @@ impl Context<'_> {
             .collect();
         for input in &inputs {
             if let Some(id) = memory_id_of(input) {
-                if eligible_ids.contains(id) && !stale_check.iter().any(|s| s == id) {
+                if corpus.eligible(id, ds)?.is_some() && !stale_check.iter().any(|s| s == id) {
                     stale_check.push(id.to_owned());
                 }
             }
@@ -442,6 +526,54 @@ impl Context<'_> {
         }
         response.warnings = warnings;
         Ok(response)
+    }
+
+    /// Turns the picked entries into hits: text, query and matched entities.
+    fn fill_memories(
+        &self,
+        req: &Request,
+        picked: Buckets,
+        inputs: &[String],
+        valid: &ValidEntities<'_>,
+        ds: Option<&str>,
+        response: &mut Response,
+    ) -> Result<(), SearchError> {
+        for f in picked.learnings.into_iter().chain(picked.examples) {
+            let Some(m) = memory_id_of(&f.key)
+                .map(|id| self.corpus.eligible(id, ds))
+                .transpose()?
+                .flatten()
+            else {
+                continue;
+            };
+            let matched = self.matched(&m, inputs, valid, ds)?;
+            let text = docs::get(self.conn, &f.key)?
+                .map(|d| d.doc.text)
+                .unwrap_or_default();
+            let explain = req.explain.then(|| f.contributions.clone());
+            if m.has_query {
+                let query = memories::get(self.conn, &m.id)?
+                    .and_then(|mm| mm.query)
+                    .unwrap_or(Value::Null);
+                response.example_queries.push(ExampleQueryHit {
+                    id: m.id.clone(),
+                    score: f.score,
+                    text,
+                    matched_entities: matched,
+                    query,
+                    explain,
+                });
+            } else {
+                response.memories.push(MemoryHit {
+                    id: m.id.clone(),
+                    score: f.score,
+                    text,
+                    matched_entities: matched,
+                    explain,
+                });
+            }
+        }
+        Ok(())
     }
 
     fn push_entity(
@@ -464,21 +596,35 @@ impl Context<'_> {
     }
 
     /// A tag counts when it names something that exists (and, under a datasource, is in it).
+    fn live(
+        &self,
+        tag: &str,
+        valid: &ValidEntities<'_>,
+        ds: Option<&str>,
+    ) -> Result<bool, SearchError> {
+        Ok(match memory_id_of(tag) {
+            Some(id) => self.corpus.eligible(id, ds)?.is_some(),
+            None => valid.contains(tag),
+        })
+    }
+
+    /// The inputs that overlap a memory's live tags or are its own reference, sorted.
     fn matched(
         &self,
         m: &MemoryMeta,
         inputs: &[String],
-        valid: &HashSet<String>,
-        eligible: &Eligible<'_>,
-    ) -> Vec<String> {
-        let mut out: Vec<String> = inputs
-            .iter()
-            .filter(|i| **i == m.self_ref || (m.tags.contains(i) && live(i, valid, eligible)))
-            .cloned()
-            .collect();
+        valid: &ValidEntities<'_>,
+        ds: Option<&str>,
+    ) -> Result<Vec<String>, SearchError> {
+        let mut out = Vec::new();
+        for i in inputs {
+            if *i == m.self_ref || (m.tags.contains(i) && self.live(i, valid, ds)?) {
+                out.push(i.clone());
+            }
+        }
         out.sort();
         out.dedup();
-        out
+        Ok(out)
     }
 
     fn stale_query_warning(
@@ -491,7 +637,7 @@ impl Context<'_> {
             return Ok(());
         };
         let Some(q) = &m.query else { return Ok(()) };
-        if let Err(e) = query_entities(q, self.corpus.catalog(self.conn)?, lookup) {
+        if let Err(e) = query_entities(q, self.corpus.catalog()?, lookup) {
             push_unique(warnings, format!("example_query memory:{id}: attached query has stale references ({e}); re-save to clean."));
         }
         Ok(())
@@ -500,18 +646,38 @@ impl Context<'_> {
     fn recency(
         &self,
         req: &Request,
-        eligible: &[&MemoryMeta],
         response: &mut Response,
         warnings: &mut Vec<String>,
     ) -> Result<(), SearchError> {
-        let mut newest: Vec<&MemoryMeta> = eligible.to_vec();
-        newest.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        let ds = req.datasource.as_deref();
+        let mut newest: Vec<Rc<MemoryMeta>> = Vec::new();
+        let (mut learnings, mut examples) = (0, 0);
+        let mut failure = None;
+        self.corpus.newest_first(|id| {
+            match self.corpus.eligible(id, ds) {
+                Ok(Some(m)) => {
+                    if m.has_query && examples < req.max_example_queries {
+                        examples += 1;
+                        newest.push(m);
+                    } else if !m.has_query && learnings < req.max_memories {
+                        learnings += 1;
+                        newest.push(m);
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => failure = Some(e),
+            }
+            failure.is_none()
+                && (learnings < req.max_memories || examples < req.max_example_queries)
+        })?;
+        if let Some(e) = failure {
+            return Err(e.into());
+        }
         for m in newest {
-            let key = format!("memory:{}", m.id);
-            let text = docs::get(self.conn, &key)?
+            let text = docs::get(self.conn, &m.self_ref)?
                 .map(|d| d.doc.text)
                 .unwrap_or_default();
-            if m.has_query && response.example_queries.len() < req.max_example_queries {
+            if m.has_query {
                 let query = memories::get(self.conn, &m.id)?
                     .and_then(|mm| mm.query)
                     .unwrap_or(Value::Null);
@@ -523,7 +689,7 @@ impl Context<'_> {
                     query,
                     explain: None,
                 });
-            } else if !m.has_query && response.memories.len() < req.max_memories {
+            } else {
                 response.memories.push(MemoryHit {
                     id: m.id.clone(),
                     score: 0.0,
@@ -537,14 +703,6 @@ impl Context<'_> {
             self.stale_query_warning(&hit.id, &self.corpus, warnings)?;
         }
         Ok(())
-    }
-}
-
-/// A tag counts when it names something that exists (and, under a datasource, is in it).
-fn live(tag: &str, valid: &HashSet<String>, eligible: &Eligible<'_>) -> bool {
-    match memory_id_of(tag) {
-        Some(id) => eligible.contains(id),
-        None => valid.contains(tag),
     }
 }
 

@@ -51,6 +51,15 @@ pub fn put_model(conn: &Connection, model: &Model) -> Result<(), StoreError> {
          ON CONFLICT(data_source, name) DO UPDATE SET data = excluded.data",
         params![model.data_source, model.name, to_row(model)],
     )?;
+    conn.execute(
+        "INSERT OR REPLACE INTO model_skeletons (data_source, name, skeleton)
+         VALUES (?1, ?2, ?3)",
+        params![
+            model.data_source,
+            model.name,
+            to_row(&skeleton::Model::from(model))
+        ],
+    )?;
     Ok(())
 }
 
@@ -99,4 +108,253 @@ pub fn delete_model(conn: &Connection, datasource: &str, name: &str) -> Result<b
 /// Deletes every model of a datasource; returns how many there were.
 pub fn delete_models_of(conn: &Connection, datasource: &str) -> Result<usize, StoreError> {
     Ok(conn.execute("DELETE FROM models WHERE data_source = ?1", [datasource])?)
+}
+
+/// Every model as name resolution sees it, sorted by (datasource, name): the names of models,
+/// columns, named measures and aggregations, hidden flags and join targets, nothing else
+/// (types, formulas and descriptions are left empty). Several times cheaper than [`models`];
+/// the result is a read-only view: writing one back would lose those fields.
+pub fn model_skeletons(conn: &Connection) -> Result<Vec<Model>, StoreError> {
+    // A model written before skeletons were kept parses from its full JSON instead.
+    let mut stmt = conn.prepare_cached(
+        "SELECT data_source, name, skeleton FROM model_skeletons
+         UNION ALL
+         SELECT data_source, name, data FROM models m WHERE NOT EXISTS (
+             SELECT 1 FROM model_skeletons s
+             WHERE s.data_source = m.data_source AND s.name = m.name)
+         ORDER BY 1, 2",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let data = row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
+        let skeleton: skeleton::Model =
+            serde_json::from_str(data).map_err(|e| StoreError::CorruptRow {
+                table: "models",
+                key: format!(
+                    "{}.{}",
+                    row.get::<_, String>(0).unwrap_or_default(),
+                    row.get::<_, String>(1).unwrap_or_default()
+                ),
+                cause: e.to_string(),
+            })?;
+        out.push(skeleton.into());
+    }
+    Ok(out)
+}
+
+/// The fields of a model that resolution reads; serde skips the rest without building it. Each
+/// model also stores this much on its own (table `model_skeletons`), so resolution need not
+/// even read descriptions and samples.
+mod skeleton {
+    use serde::{Deserialize, Serialize};
+
+    use crate::records;
+
+    #[derive(Serialize, Deserialize)]
+    pub(super) struct Model {
+        name: String,
+        data_source: String,
+        #[serde(default, skip_serializing_if = "is_false")]
+        hidden: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        columns: Vec<Column>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        measures: Vec<Named>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        aggregations: Vec<Named>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        joins: Vec<Join>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct Column {
+        name: String,
+        #[serde(default, skip_serializing_if = "is_false")]
+        hidden: bool,
+    }
+
+    /// A measure (whose name may be absent) or an aggregation.
+    #[derive(Serialize, Deserialize)]
+    struct Named {
+        #[serde(default)]
+        name: Option<String>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct Join {
+        target_model: String,
+    }
+
+    fn is_false(b: &bool) -> bool {
+        !*b
+    }
+
+    impl From<&records::Model> for Model {
+        fn from(m: &records::Model) -> Model {
+            Model {
+                name: m.name.clone(),
+                data_source: m.data_source.clone(),
+                hidden: m.hidden,
+                columns: m
+                    .columns
+                    .iter()
+                    .map(|c| Column {
+                        name: c.name.clone(),
+                        hidden: c.hidden,
+                    })
+                    .collect(),
+                measures: m
+                    .measures
+                    .iter()
+                    .map(|x| Named {
+                        name: x.name.clone(),
+                    })
+                    .collect(),
+                aggregations: m
+                    .aggregations
+                    .iter()
+                    .map(|a| Named {
+                        name: Some(a.name.clone()),
+                    })
+                    .collect(),
+                joins: m
+                    .joins
+                    .iter()
+                    .map(|j| Join {
+                        target_model: j.target_model.clone(),
+                    })
+                    .collect(),
+            }
+        }
+    }
+
+    impl From<Model> for records::Model {
+        fn from(m: Model) -> records::Model {
+            records::Model {
+                name: m.name,
+                data_source: m.data_source,
+                sql_table: None,
+                sql: None,
+                source_queries: None,
+                description: None,
+                hidden: m.hidden,
+                default_time_dimension: None,
+                filters: Vec::new(),
+                columns: m
+                    .columns
+                    .into_iter()
+                    .map(|c| records::Column {
+                        name: c.name,
+                        sql: None,
+                        data_type: Default::default(),
+                        primary_key: false,
+                        description: None,
+                        label: None,
+                        hidden: c.hidden,
+                        format: None,
+                        allowed_aggregations: None,
+                        filter: None,
+                        sampled: None,
+                        sampled_values: None,
+                        distinct_count: None,
+                        extra: Default::default(),
+                    })
+                    .collect(),
+                measures: m
+                    .measures
+                    .into_iter()
+                    .map(|x| records::Measure {
+                        name: x.name,
+                        formula: String::new(),
+                        label: None,
+                        description: None,
+                        extra: Default::default(),
+                    })
+                    .collect(),
+                aggregations: m
+                    .aggregations
+                    .into_iter()
+                    .map(|a| records::Aggregation {
+                        name: a.name.unwrap_or_default(),
+                        formula: None,
+                        params: Vec::new(),
+                        description: None,
+                        extra: Default::default(),
+                    })
+                    .collect(),
+                joins: m
+                    .joins
+                    .into_iter()
+                    .map(|j| records::Join {
+                        target_model: j.target_model,
+                        join_pairs: Vec::new(),
+                        extra: Default::default(),
+                    })
+                    .collect(),
+                extra: Default::default(),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{OpenMode, Store};
+
+    #[test]
+    fn skeletons_keep_what_resolution_reads_and_old_rows_fall_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let model: Model = serde_json::from_value(serde_json::json!({
+            "name": "orders", "data_source": "db", "hidden": true, "description": "long text",
+            "columns": [{"name": "id", "type": "INT"}, {"name": "secret", "hidden": true,
+                         "sampled_values": ["a", "b"]}],
+            "measures": [{"formula": "amount:sum"}, {"name": "revenue", "formula": "amount:sum"}],
+            "aggregations": [{"name": "wavg", "formula": "x"}],
+            "joins": [{"target_model": "customers", "join_pairs": [["cid", "id"]]}]
+        }))
+        .unwrap();
+        let tx = store.write().unwrap();
+        put_model(&tx, &model).unwrap();
+        tx.commit().unwrap();
+        let names = |m: &Model| {
+            (
+                m.hidden,
+                m.columns
+                    .iter()
+                    .map(|c| (c.name.clone(), c.hidden))
+                    .collect::<Vec<_>>(),
+                m.measures
+                    .iter()
+                    .map(|x| x.name.clone())
+                    .collect::<Vec<_>>(),
+                m.aggregations
+                    .iter()
+                    .map(|a| a.name.clone())
+                    .collect::<Vec<_>>(),
+                m.joins
+                    .iter()
+                    .map(|j| j.target_model.clone())
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let from_column = model_skeletons(store.conn()).unwrap();
+        assert_eq!(names(&from_column[0]), names(&model));
+        assert_eq!(from_column[0].description, None);
+        // A model written before skeletons were kept falls back to its full JSON.
+        store
+            .conn()
+            .execute("DELETE FROM model_skeletons", [])
+            .unwrap();
+        let from_data = model_skeletons(store.conn()).unwrap();
+        assert_eq!(names(&from_data[0]), names(&model));
+        // A deleted model takes its skeleton with it.
+        let tx = store.write().unwrap();
+        put_model(&tx, &model).unwrap();
+        delete_model(&tx, "db", "orders").unwrap();
+        tx.commit().unwrap();
+        assert!(model_skeletons(store.conn()).unwrap().is_empty());
+    }
 }

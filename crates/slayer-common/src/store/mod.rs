@@ -16,7 +16,7 @@ pub mod memories;
 pub mod settings;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The default store path when neither `--store` nor `SLAYER_STORE` is given.
 pub const DEFAULT_STORE: &str = "slayer.db";
@@ -97,6 +97,60 @@ END;
 ALTER TABLE memories ADD COLUMN has_query INTEGER NOT NULL DEFAULT 0;
 UPDATE memories SET has_query = instr(data, '"query":') > 0;
 "#,
+    r#"
+-- How many memories carry each tag (a memory's tag naming itself is not counted), so search
+-- gets BM25's corpus statistics without reading every memory. Tag rows are only ever inserted
+-- and deleted (a re-save deletes and re-inserts; a memory's deletion cascades), so two
+-- triggers keep the counts exact.
+CREATE TABLE tag_counts (
+    entity TEXT PRIMARY KEY,
+    memories INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO tag_counts (entity, memories)
+    SELECT entity, COUNT(*) FROM memory_entities
+    WHERE entity <> 'memory:' || memory_id GROUP BY entity;
+CREATE TRIGGER tag_counts_insert AFTER INSERT ON memory_entities
+WHEN NEW.entity <> 'memory:' || NEW.memory_id BEGIN
+    INSERT INTO tag_counts (entity, memories) VALUES (NEW.entity, 1)
+        ON CONFLICT(entity) DO UPDATE SET memories = memories + 1;
+END;
+CREATE TRIGGER tag_counts_delete AFTER DELETE ON memory_entities
+WHEN OLD.entity <> 'memory:' || OLD.memory_id BEGIN
+    UPDATE tag_counts SET memories = memories - 1 WHERE entity = OLD.entity;
+    DELETE FROM tag_counts WHERE entity = OLD.entity AND memories <= 0;
+END;
+-- The number of memories, kept the same way: counting them means reading a whole index.
+INSERT OR REPLACE INTO settings (key, value)
+    VALUES ('memory_count', (SELECT COUNT(*) FROM memories));
+CREATE TRIGGER memory_count_insert AFTER INSERT ON memories BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory_count';
+END;
+CREATE TRIGGER memory_count_delete AFTER DELETE ON memories BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) - 1 WHERE key = 'memory_count';
+END;
+-- What name resolution reads of a model (names, flags, join targets), in a table of its own:
+-- resolving a reference then reads neither the descriptions and samples nor the pages they
+-- fill. A model written before this version has no row and falls back to its full JSON.
+CREATE TABLE model_skeletons (
+    data_source TEXT NOT NULL,
+    name TEXT NOT NULL,
+    skeleton TEXT NOT NULL,
+    PRIMARY KEY (data_source, name)
+) WITHOUT ROWID;
+CREATE TRIGGER model_skeletons_delete AFTER DELETE ON models BEGIN
+    DELETE FROM model_skeletons WHERE data_source = OLD.data_source AND name = OLD.name;
+END;
+-- Search looks memories up by id for their flag and date only: a covering index spares it
+-- the rows and their JSON.
+CREATE INDEX idx_memories_meta ON memories(id, has_query, created_at);
+-- Tag lookups (which memories carry a tag) read the memory id from the index, not the row.
+DROP INDEX idx_memory_entities_entity;
+CREATE INDEX idx_memory_entities_entity ON memory_entities(entity, memory_id);
+-- The recency fallback walks memories newest first (ties by id) without sorting them all.
+CREATE INDEX idx_memories_recency ON memories(created_at DESC, id);
+-- Search reads the few query-bearing memories whole to fill their bucket exactly.
+CREATE INDEX idx_memories_with_query ON memories(id) WHERE has_query;
+"#,
 ];
 
 /// Errors from the store.
@@ -163,6 +217,7 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+
         let mut store = Store {
             conn,
             path: path.to_owned(),
@@ -276,6 +331,52 @@ mod tests {
     }
 
     #[test]
+    fn tag_counts_follow_every_tag_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let memory = |id: &str, tags: &[&str]| crate::records::Memory {
+            version: 4,
+            id: id.into(),
+            learning: "x".into(),
+            description: None,
+            entities: tags.iter().map(|t| t.to_string()).collect(),
+            query: None,
+            created_at: "t".into(),
+        };
+        let tx = store.write().unwrap();
+        memories::put(&tx, &memory("1", &["a.m", "a.m.c", "memory:1"])).unwrap();
+        memories::put(&tx, &memory("2", &["a.m", "memory:1"])).unwrap();
+        memories::put(&tx, &memory("3", &["b.n"])).unwrap();
+        // A re-save replaces the tags; a deletion cascades.
+        memories::put(&tx, &memory("3", &["a.m"])).unwrap();
+        memories::delete(&tx, "2").unwrap();
+        tx.commit().unwrap();
+        let counts = |sql: &str| -> Vec<(String, i64)> {
+            let mut stmt = store.conn().prepare(sql).unwrap();
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        let kept = counts("SELECT entity, memories FROM tag_counts ORDER BY entity");
+        let memory_count: String = store
+            .conn()
+            .query_row(
+                "SELECT value FROM settings WHERE key = 'memory_count'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(memory_count, "2");
+        assert_eq!(kept, [("a.m".into(), 2), ("a.m.c".into(), 1)]);
+        let recomputed = counts(
+            "SELECT entity, COUNT(*) FROM memory_entities
+             WHERE entity <> 'memory:' || memory_id GROUP BY entity ORDER BY entity",
+        );
+        assert_eq!(kept, recomputed);
+    }
+
+    #[test]
     fn there_is_one_migration_per_schema_version() {
         assert_eq!(MIGRATIONS.len() as i64, SCHEMA_VERSION);
     }
@@ -292,6 +393,10 @@ mod tests {
             [],
         )
         .unwrap();
+        conn.execute_batch(
+            "INSERT INTO memory_entities VALUES ('1', 'db.t'), ('2', 'db.t'), ('2', 'memory:2')",
+        )
+        .unwrap();
         drop(conn);
         let store = Store::open(&path, OpenMode::MustExist).unwrap();
         let flags: Vec<(String, bool)> = store
@@ -304,6 +409,17 @@ mod tests {
             .collect();
         assert_eq!(flags, [("1".to_owned(), true), ("2".to_owned(), false)]);
         assert_eq!(docs::version(store.conn()).unwrap(), "0");
+        // Version 4 backfills the counts search reads (a memory's self-tag is not counted).
+        let (tags, count): (String, String) = store
+            .conn()
+            .query_row(
+                "SELECT (SELECT group_concat(entity || '=' || memories) FROM tag_counts),
+                        (SELECT value FROM settings WHERE key = 'memory_count')",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((tags.as_str(), count.as_str()), ("db.t=2", "2"));
     }
 
     #[test]

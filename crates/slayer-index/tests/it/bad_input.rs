@@ -90,7 +90,7 @@ fn a_store_from_a_newer_slayer_is_refused() {
         .pragma_update(None, "user_version", 7)
         .unwrap();
     s.cmd(&["stats"]).assert().code(1).stderr(contains(
-        "schema version 7, newer than this slayer understands (3); upgrade slayer",
+        "schema version 7, newer than this slayer understands (4); upgrade slayer",
     ));
 }
 

@@ -71,6 +71,13 @@ impl Fixture {
         run("slayer-memory", &self.store, args, None)
     }
 
+    /// Imports memory records from a string; the exit code.
+    pub fn raw_memory_import(&self, lines: &str) -> i32 {
+        let out = run("slayer-memory", &self.store, &["import", "-"], Some(lines));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.code
+    }
+
     /// A successful search's JSON response.
     pub fn search(&self, args: &[&str]) -> Value {
         let out = self.raw(args, None);
