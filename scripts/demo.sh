@@ -7,6 +7,8 @@ cd "$root"
 
 # --tests too, so features resolve as in `cargo test` and nothing is compiled twice.
 cargo build --release --locked --workspace --bins --tests
+# The local embedding model (once per machine; a no-op when present).
+scripts/fetch-model.sh
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
 work="${SLAYER_DEMO_DIR:-$root/target/demo}"
 rm -rf "$work"
@@ -31,7 +33,13 @@ slayer-index export --datasource shop \
     | slayer-index load --format text
 
 echo
-echo "== 4. an agent saves what it learned; references resolve to canonical ids"
+echo "== 4. embed every doc with the local all-MiniLM-L6-v2 (offline, no key); a re-run embeds nothing"
+echo "   slayer-embed refresh --all"
+slayer-embed refresh --all --format text | awk '{print $1}' | sort | uniq -c
+slayer-embed -q refresh --all --format text | awk '{print $1}' | sort | uniq -c
+
+echo
+echo "== 5. an agent saves what it learned; references resolve to canonical ids (and it is embedded)"
 slayer-memory save --learning "Gift cards settle at most 25 dollars of an order; the rest goes on a credit card." \
     --entities "payment_method, sum(amount), orders.order_total"
 slayer-memory save --id kb.paid --learning "Completed-order revenue" --query @tests/fixtures/paid-revenue.json
@@ -41,23 +49,27 @@ slayer-memory forget 3
 slayer-memory list --entity shop.payments
 
 echo
-echo "== 5. search before the next query: named entities and a question with punctuation"
+echo "== 6. search before the next query: named entities and a question with punctuation"
 slayer-search --entity payments.payment_method --question "what's the split between gift cards and credit cards?" \
     --format text --max-entities 3
 echo
 slayer-search --question "net revenue without returned orders" --datasource shop --format text \
     --max-memories 2 --max-entities 2
+echo
+echo "   a question whose words appear nowhere: only the dense channel (meaning) can answer it"
+slayer-search --question "how much money did shoppers hand over?" --format text --max-memories 2 \
+    --max-example-queries 1 --max-entities 3
 
 echo
-echo "== 6. what the store and the full-text index hold"
+echo "== 7. what the store and the full-text index hold"
 slayer-index stats
 
 echo
-echo "== 7. the rendered docs of two columns and a memory, as search will return them"
+echo "== 8. the rendered docs of two columns and a memory, as search will return them"
 slayer-index show shop.orders.status shop.orders.order_total memory:kb.tax --format text
 
 echo
-echo "== 8. the same pipeline again: nothing changed, so nothing is re-rendered or re-indexed"
+echo "== 9. the same pipeline again: nothing changed, so nothing is re-rendered or re-indexed"
 changed=$(slayer-index export --datasource shop | slayer-profile -q examples/shop/data --models - | slayer-index -q load | wc -l)
 echo "   $changed docs changed"
 if slayer-index stats --check > /dev/null; then
@@ -68,7 +80,7 @@ else
 fi
 
 echo
-echo "== 9. drop a column: its doc and index entry go, the model doc is re-rendered without it, and"
+echo "== 10. drop a column: its doc and index entry go, the model doc is re-rendered without it, and"
 echo "   memory tags on it are stripped"
 slayer-index remove shop.payments.payment_method --format text
 

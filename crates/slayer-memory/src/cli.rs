@@ -69,6 +69,9 @@ An existing --id is replaced, keeping its created_at.")]
         /// One-line summary (at most 500 characters).
         #[arg(long)]
         description: Option<String>,
+        /// Do not embed it under the active embedding model (env SLAYER_NO_EMBED).
+        #[arg(long, env = "SLAYER_NO_EMBED", value_parser = clap::builder::BoolishValueParser::new())]
+        no_embed: bool,
     },
     /// Delete a memory and strip `memory:<id>` from every other memory.
     #[command(after_help = "Examples:
@@ -113,5 +116,8 @@ written); with --keep-going it becomes an `error` record and the exit status is 
         /// Report bad lines as error records and import the rest.
         #[arg(long)]
         keep_going: bool,
+        /// Do not embed them under the active embedding model (env SLAYER_NO_EMBED).
+        #[arg(long, env = "SLAYER_NO_EMBED", value_parser = clap::builder::BoolishValueParser::new())]
+        no_embed: bool,
     },
 }

@@ -37,20 +37,28 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
             query,
             id,
             description,
+            no_embed,
         } => save(
             &cli.store,
-            learning,
-            entities,
-            query,
-            id,
-            description,
+            SaveInput {
+                learning,
+                entities,
+                query,
+                id,
+                description,
+                embed: !no_embed,
+            },
             &mut out,
         ),
         Command::Forget { id } => forget(&cli.store, &id, &mut out),
         Command::List { entity } => list(&cli.store, entity.as_deref(), &mut out),
         Command::Show { id } => show(&cli.store, &id, &mut out),
         Command::Export => export(&cli.store, &mut out),
-        Command::Import { file, keep_going } => import(&cli.store, &file, keep_going, &mut out),
+        Command::Import {
+            file,
+            keep_going,
+            no_embed,
+        } => import(&cli.store, &file, keep_going, !no_embed, &mut out),
     }?;
     out.finish()?;
     Ok(status)
@@ -71,19 +79,64 @@ fn sync_index(store: &mut Store) -> Option<String> {
     }
 }
 
+/// Embeds the saved memories under the active model (seed: refresh on save). A model that
+/// cannot be used, or a text that fails, is a warning: the memory is saved either way and
+/// search still finds it by tags and text.
+fn embed_memories(store: &mut Store, ids: &[String], out: &mut Output) {
+    use slayer_embed::provider::{active_name, Embedder};
+    let model = active_name();
+    if let Err(why) = Embedder::check(&model) {
+        out.note(&format!(
+            "Warning: not embedded: the embedding model '{model}' is unavailable ({why}); search still finds the memory by tags and text"
+        ));
+        return;
+    }
+    let docs: Vec<String> = ids.iter().map(|id| memory_ref(id)).collect();
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let options = slayer_embed::refresh::Options {
+        batch_size: 32,
+        threads,
+    };
+    match slayer_embed::refresh::refresh(
+        store,
+        &model,
+        &docs,
+        options,
+        || Embedder::open(&model),
+        &|_| {},
+    ) {
+        Ok(reports) => {
+            for warning in reports.iter().filter_map(|r| r.warning.as_ref()) {
+                out.note(&format!("Warning: {warning}"));
+            }
+        }
+        Err(e) => out.note(&format!("Warning: not embedded: {e}")),
+    }
+}
+
 fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
     slayer_memory::parse_query_arg(arg).map_err(UsageError)
 }
 
-fn save(
-    store_path: &Path,
+/// `save`'s flags.
+struct SaveInput {
     learning: String,
     entities: Option<String>,
     query: Option<String>,
     id: Option<String>,
     description: Option<String>,
-    out: &mut Output,
-) -> Result<ExitStatus> {
+    embed: bool,
+}
+
+fn save(store_path: &Path, input: SaveInput, out: &mut Output) -> Result<ExitStatus> {
+    let SaveInput {
+        learning,
+        entities,
+        query,
+        id,
+        description,
+        embed,
+    } = input;
     let (entities, query) = match (entities, query) {
         (Some(_), Some(_)) => {
             return Err(UsageError("--entities and --query are mutually exclusive.".into()).into())
@@ -118,6 +171,9 @@ fn save(
     )?;
     tx.commit().context("cannot commit the save")?;
     outcome.warnings.extend(sync_index(&mut store));
+    if embed {
+        embed_memories(&mut store, std::slice::from_ref(&outcome.memory_id), out);
+    }
     let mut text = format!("Saved memory {}.", outcome.memory_id);
     if !outcome.resolved_entities.is_empty() {
         text.push_str(&format!(
@@ -275,6 +331,7 @@ fn import(
     store_path: &Path,
     file: &Path,
     keep_going: bool,
+    embed: bool,
     out: &mut Output,
 ) -> Result<ExitStatus> {
     let mut parsed: Vec<(usize, Result<Memory, String>)> = Vec::new();
@@ -328,6 +385,9 @@ fn import(
     }
     tx.commit().context("cannot commit the import")?;
     let index_warning = sync_index(&mut store);
+    if embed && !imported.is_empty() {
+        embed_memories(&mut store, &imported, out);
+    }
     out.records(&results, |r| match r["kind"].as_str() {
         Some("error") => format!(
             "line {}: error: {}",

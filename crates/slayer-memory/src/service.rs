@@ -76,12 +76,7 @@ pub fn resolve_ref(conn: &Connection, catalog: &Catalog, raw: &str) -> Result<Re
 
 /// UTC now, as the original writes `created_at`.
 pub fn now_utc() -> String {
-    let now = time::OffsetDateTime::now_utc();
-    let format = time::macros::format_description!(
-        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"
-    );
-    now.format(&format)
-        .unwrap_or_else(|_| now.unix_timestamp().to_string())
+    slayer_common::store::now_utc()
 }
 
 /// Whether an id is "int-shaped": digits only, no leading zero unless it is `0`.

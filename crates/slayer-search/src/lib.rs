@@ -3,7 +3,9 @@
 //! - [`bm25`]: channel 1, BM25Plus over canonical tags with implicit self-references.
 //! - [`lexical`]: channel 2, the persistent tantivy index, queried leniently, datasource-filtered
 //!   with the subset's own statistics.
+//! - [`dense`]: channel 3, cosine over the active embedding model's stored rows.
 //! - [`fuse`]: reciprocal rank fusion, k = 60, first-insertion tie order.
+//! - [`deepening`]: fusion that reads the text ranking only as deep as the buckets need.
 //! - [`corpus`]: what a search reads from the store, once per process.
 //! - [`search`]: the pipeline: validation, lenient resolution, buckets, warnings.
 //!
@@ -14,6 +16,8 @@
 
 pub mod bm25;
 pub mod corpus;
+pub mod deepening;
+pub mod dense;
 pub mod fuse;
 pub mod lexical;
 pub mod search;

@@ -60,6 +60,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         fulltext: &fulltext,
         searcher: fulltext.searcher(),
         corpus: Corpus::load(store.conn()).map_err(SearchError::Memory)?,
+        dense: Default::default(),
     };
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());

@@ -12,8 +12,9 @@ use slayer_memory::resolve::Lookup;
 use std::rc::Rc;
 
 use crate::corpus::{Corpus, MemoryMeta, ValidEntities};
-use crate::fuse::{fuse_keys, fuse_partial, Contribution, Fused, Partial, Ranking};
-use crate::lexical::{self, Side, TextRanking};
+use crate::deepening::{Deepening, DEEPER, FIRST_DEPTH};
+use crate::fuse::{Contribution, Fused, Ranking};
+use crate::lexical::{self, Side};
 use crate::SearchError;
 
 /// A search request: the flags, or one `--batch` line.
@@ -118,10 +119,6 @@ pub struct Response {
     pub warnings: Vec<String>,
 }
 
-/// The warning of the embedding channel until slayer-embed lands.
-pub const EMBEDDING_UNAVAILABLE: &str =
-    "embedding channel skipped: no embedding provider is available yet (slayer-embed); search uses the BM25 and full-text channels.";
-
 /// Everything a search reads, opened once.
 pub struct Context<'a> {
     /// The store connection.
@@ -132,6 +129,8 @@ pub struct Context<'a> {
     pub searcher: tantivy::Searcher,
     /// Catalog and memories, read as needed.
     pub corpus: Corpus<'a>,
+    /// Channel 3, opened on the first question.
+    pub dense: crate::dense::Dense,
 }
 
 fn py_repr(s: &str) -> String {
@@ -152,11 +151,6 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
 }
 
-/// How deep the text rankings are read at first, and how much deeper each time fusion cannot
-/// yet vouch for enough entries.
-const FIRST_DEPTH: usize = 64;
-const DEEPER: usize = 4;
-
 /// Up to this many query-bearing memories, their bucket is computed from all of them.
 const EXACT_BUCKET: usize = 20_000;
 
@@ -165,101 +159,6 @@ const EXACT_BUCKET: usize = 20_000;
 struct Buckets {
     learnings: Vec<Fused>,
     examples: Vec<Fused>,
-}
-
-/// A whole ranking fused with a text ranking read only as deep as the buckets need.
-struct Deepening<'t, 's> {
-    whole: Partial,
-    text: Option<&'t TextRanking<'s>>,
-    /// Where the whole ranking's keys sit in the text ranking.
-    located: rustc_hash::FxHashMap<String, usize>,
-    depth: usize,
-}
-
-impl<'t, 's> Deepening<'t, 's> {
-    fn new(
-        whole: &Ranking,
-        text: Option<&'t TextRanking<'s>>,
-        depth: usize,
-    ) -> Result<Self, SearchError> {
-        let located = match text {
-            Some(t) if t.len() > depth && !whole.hits.is_empty() => {
-                t.locate(whole.hits.iter().map(|(k, _)| k.as_str()))?
-            }
-            _ => Default::default(),
-        };
-        Ok(Deepening {
-            whole: Partial::whole(whole),
-            text,
-            located,
-            depth,
-        })
-    }
-
-    /// The fused entries whose place and score no unread hit can change, and whether the
-    /// text ranking has been read whole.
-    fn settled(&self) -> Result<(Vec<Fused>, bool), SearchError> {
-        let mut rankings = vec![self.whole.clone()];
-        let mut read_whole = true;
-        if let Some(text) = self.text {
-            let top = text.top(self.depth)?;
-            read_whole = top.len() == text.len();
-            let beyond = self
-                .located
-                .iter()
-                .filter(|(_, &at)| at >= top.len())
-                .map(|(k, &at)| (k.clone(), (at, Some(text.score(at)))))
-                .collect();
-            rankings.push(Partial {
-                channel: "fulltext",
-                top,
-                len: text.len(),
-                beyond,
-                raw_scores: true,
-            });
-        }
-        let (fused, bound) = fuse_partial(&rankings);
-        let settled = fused.into_iter().take_while(|f| f.score > bound).collect();
-        Ok((settled, read_whole))
-    }
-
-    /// The exact fused entries of these keys (those no ranking holds are left out), in order.
-    fn exact(&self, keys: &[&str]) -> Result<Vec<Fused>, SearchError> {
-        let mut rankings = vec![self.whole.clone()];
-        if let Some(text) = self.text {
-            let beyond = if keys.is_empty() {
-                Default::default()
-            } else {
-                text.locate(keys.iter().copied())?
-                    .into_iter()
-                    .map(|(k, at)| (k, (at, Some(text.score(at)))))
-                    .collect()
-            };
-            rankings.push(Partial {
-                channel: "fulltext",
-                top: Vec::new(),
-                len: text.len(),
-                beyond,
-                raw_scores: true,
-            });
-        }
-        Ok(fuse_keys(&rankings, keys))
-    }
-
-    /// Reads deeper; `false` when there is nothing more to read.
-    fn deepen(&mut self) -> Result<bool, SearchError> {
-        let Some(text) = self.text else {
-            return Ok(false);
-        };
-        if self.depth >= text.len() {
-            return Ok(false);
-        }
-        self.depth = self.depth.saturating_mul(DEEPER);
-        if self.located.is_empty() && !self.whole.top.is_empty() && text.len() > self.depth {
-            self.located = text.locate(self.whole.top.iter().map(|(k, _)| k.as_str()))?;
-        }
-        Ok(true)
-    }
 }
 
 impl Context<'_> {
@@ -421,6 +320,7 @@ impl Context<'_> {
 
         // Channel 2: the full-text index, one ranking per side, read as deep as fusion needs.
         let (mut text_memories, mut text_entities) = (None, None);
+        let (mut dense_memories, mut dense_entities) = (Vec::new(), Vec::new());
         if let Some(q) = question {
             let terms = lexical::question_terms(self.fulltext, q);
             text_memories = Some(lexical::rank(
@@ -437,7 +337,13 @@ impl Context<'_> {
                 Side::Entities,
                 ds,
             )?);
-            push_unique(&mut warnings, EMBEDDING_UNAVAILABLE.to_owned());
+            match self.dense.rank(self.conn, corpus, q, ds)? {
+                Ok((memories, entities)) => {
+                    dense_memories = memories;
+                    dense_entities = entities;
+                }
+                Err(warning) => push_unique(&mut warnings, warning),
+            }
         }
 
         let bm25 = Ranking {
@@ -445,7 +351,11 @@ impl Context<'_> {
             hits: bm25_hits,
         };
         let depth = FIRST_DEPTH.max(DEEPER * (req.max_memories + req.max_example_queries));
-        let mut deepening = Deepening::new(&bm25, text_memories.as_ref(), depth)?;
+        let dense_memories = Ranking {
+            channel: "dense",
+            hits: dense_memories,
+        };
+        let mut deepening = Deepening::new(&bm25, text_memories.as_ref(), &dense_memories, depth)?;
         // Query-bearing memories are usually few: their bucket is computed exactly from where
         // each of them sits, so a bucket that cannot fill never makes us read every hit.
         let with_query = corpus.with_query()?;
@@ -493,7 +403,11 @@ impl Context<'_> {
             hits: named,
         };
         let depth = FIRST_DEPTH.max(DEEPER * req.max_entities);
-        let mut entities = Deepening::new(&named, text_entities.as_ref(), depth)?;
+        let dense_entities = Ranking {
+            channel: "dense",
+            hits: dense_entities,
+        };
+        let mut entities = Deepening::new(&named, text_entities.as_ref(), &dense_entities, depth)?;
         loop {
             let (settled, read_whole) = entities.settled()?;
             response.entities.clear();

@@ -29,3 +29,88 @@ pub fn counts_by_model(conn: &Connection) -> Result<Vec<(String, i64)>, StoreErr
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
+
+/// A stored vector as its BLOB: little-endian f32s.
+pub fn encode(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A BLOB back to its vector (a trailing partial float is ignored).
+pub fn decode(blob: &[u8]) -> Vec<f32> {
+    blob.chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// The stored content hash of each of these ids under one model name (ids without a row are
+/// left out).
+pub fn hashes(
+    conn: &Connection,
+    model: &str,
+    ids: &[&str],
+) -> Result<std::collections::HashMap<String, String>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT canonical_id, content_hash FROM embeddings
+         WHERE model_name = ?1 AND canonical_id IN (SELECT value FROM json_each(?2))",
+    )?;
+    let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+    let rows = stmt.query_map(params![model, json], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Writes (or replaces) one row.
+pub fn put(
+    conn: &Connection,
+    canonical_id: &str,
+    model: &str,
+    content_hash: &str,
+    vector: &[f32],
+    updated_at: &str,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO embeddings
+             (canonical_id, model_name, content_hash, dim, vector, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        canonical_id,
+        model,
+        content_hash,
+        vector.len() as i64,
+        encode(vector),
+        updated_at
+    ])?;
+    Ok(())
+}
+
+/// Every row of one model name whose doc is still in the store, in canonical id order:
+/// `(canonical_id, doc_kind, vector)`. Rows of removed docs are inert and left out.
+pub fn live_rows(
+    conn: &Connection,
+    model: &str,
+) -> Result<Vec<(String, String, Vec<f32>)>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT e.canonical_id, d.doc_kind, e.vector FROM embeddings e
+         JOIN docs d ON d.canonical_id = e.canonical_id
+         WHERE e.model_name = ?1 ORDER BY e.canonical_id",
+    )?;
+    let rows = stmt.query_map([model], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            decode(r.get_ref(2)?.as_blob()?),
+        ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// How many docs have no row (or a row of an older text) under this model name.
+pub fn docs_lacking(conn: &Connection, model: &str) -> Result<i64, StoreError> {
+    Ok(conn.query_row(
+        "SELECT count(*) FROM docs d WHERE NOT EXISTS (
+             SELECT 1 FROM embeddings e WHERE e.canonical_id = d.canonical_id
+             AND e.model_name = ?1)",
+        [model],
+        |r| r.get(0),
+    )?)
+}

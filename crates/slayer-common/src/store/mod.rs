@@ -296,6 +296,16 @@ pub(crate) fn to_row<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"error\":{:?}}}", e.to_string()))
 }
 
+/// UTC now as stored timestamps are written (the original's `created_at` form).
+pub fn now_utc() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let format = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"
+    );
+    now.format(&format)
+        .unwrap_or_else(|_| now.unix_timestamp().to_string())
+}
+
 /// SQL predicate "column is `?n` or a strict dotted descendant of it", for entity roots.
 ///
 /// Written with `substr` rather than `LIKE` because names may contain `_` and `%`.

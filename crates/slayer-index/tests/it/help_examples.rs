@@ -28,6 +28,7 @@ fn run_example(s: &TempStore, line: &str) {
         .env("PATH", path)
         .env("SLAYER_STORE", &s.store)
         .env_remove("SLAYER_FORMAT")
+        .env("SLAYER_NO_EMBED", "1")
         .output()
         .unwrap();
     assert!(

@@ -36,6 +36,7 @@ impl TempStore {
         let mut cmd = Command::cargo_bin("slayer-index").unwrap();
         cmd.current_dir(workspace_root())
             .env_remove("SLAYER_FORMAT")
+            .env("SLAYER_NO_EMBED", "1")
             .env("SLAYER_STORE", &self.store)
             .args(args);
         cmd

@@ -19,6 +19,7 @@ fn eight_writers_leave_every_save_with_a_unique_id() {
                 .args(["-c", &script])
                 .env("BIN", &bin)
                 .env("SLAYER_STORE", &s.store)
+                .env("SLAYER_NO_EMBED", "1")
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
                 .spawn()

@@ -31,6 +31,7 @@ fn run(s: &TempStore, line: &str) {
         .env("PATH", path)
         .env("SLAYER_STORE", &s.store)
         .env_remove("SLAYER_FORMAT")
+        .env("SLAYER_NO_EMBED", "1")
         .output()
         .unwrap();
     assert!(

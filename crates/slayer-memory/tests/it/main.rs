@@ -2,6 +2,7 @@
 
 mod commands;
 mod concurrency;
+mod embedding;
 mod help_examples;
 mod resolution;
 mod support;

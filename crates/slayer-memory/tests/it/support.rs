@@ -57,6 +57,7 @@ impl TempStore {
         let mut cmd = assert_cmd::Command::cargo_bin(bin).unwrap();
         cmd.current_dir(workspace_root())
             .env_remove("SLAYER_FORMAT")
+            .env("SLAYER_NO_EMBED", "1")
             .env("SLAYER_STORE", &self.store)
             .args(args);
         if let Some(input) = stdin {

@@ -31,6 +31,7 @@ fn help_examples_run() {
             .env("PATH", &path)
             .env("SLAYER_STORE", dir.path().join("slayer.db"))
             .env_remove("SLAYER_FORMAT")
+            .env("SLAYER_NO_EMBED", "1")
             .output()
             .unwrap();
         assert!(

@@ -58,6 +58,7 @@ pub fn run(args: &[&str], stdin: Option<&str>) -> Run {
     let mut cmd = assert_cmd::Command::cargo_bin("slayer-profile").unwrap();
     cmd.current_dir(workspace_root())
         .env_remove("SLAYER_FORMAT")
+        .env("SLAYER_NO_EMBED", "1")
         .args(args);
     if let Some(input) = stdin {
         cmd.write_stdin(input.to_owned());

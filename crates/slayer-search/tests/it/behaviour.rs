@@ -4,7 +4,7 @@ use serde_json::json;
 
 use crate::support::{ids, strings, Fixture};
 
-const EMBED: &str = "embedding channel skipped: no embedding provider is available yet (slayer-embed); search uses the BM25 and full-text channels.";
+const EMBED: &str = "embedding channel skipped: the embedding model 'local/all-MiniLM-L6-v2' is unavailable: no local embedding model at /nonexistent/slayer-models/all-MiniLM-L6-v2 (missing config.json); run scripts/fetch-model.sh to install it.";
 
 #[test]
 fn the_seed_self_reference_examples() {

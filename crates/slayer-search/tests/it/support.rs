@@ -22,10 +22,31 @@ pub struct Out {
     pub stderr: String,
 }
 
+/// Where tests look for embedding models: none by default, so channel 3 is skipped with its
+/// warning whatever the machine holds; [`Fixture::dense`] points at the real one.
 fn run(bin: &str, store: &Path, args: &[&str], stdin: Option<&str>) -> Out {
+    run_with_models(
+        bin,
+        store,
+        args,
+        stdin,
+        Path::new("/nonexistent/slayer-models"),
+    )
+}
+
+pub fn run_with_models(
+    bin: &str,
+    store: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+    models: &Path,
+) -> Out {
     let mut cmd = assert_cmd::Command::cargo_bin(bin).unwrap();
     cmd.current_dir(workspace_root())
+        .env_remove("SLAYER_EMBEDDING_MODEL")
+        .env("SLAYER_MODEL_DIR", models)
         .env_remove("SLAYER_FORMAT")
+        .env("SLAYER_NO_EMBED", "1")
         .env("SLAYER_STORE", store)
         .args(args);
     if let Some(input) = stdin {
@@ -101,4 +122,33 @@ pub fn strings(v: &Value) -> Vec<String> {
         .iter()
         .map(|s| s.as_str().unwrap().to_owned())
         .collect()
+}
+
+/// The folder holding `all-MiniLM-L6-v2` (what `scripts/fetch-model.sh` fills).
+pub fn models_dir() -> PathBuf {
+    let dir = std::env::var_os("SLAYER_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/slayer/models")
+        });
+    assert!(
+        dir.join("all-MiniLM-L6-v2/model.safetensors").is_file(),
+        "no local model under {}: run scripts/fetch-model.sh",
+        dir.display()
+    );
+    dir
+}
+
+impl Fixture {
+    /// A binary run with the real local model available.
+    pub fn with_model(&self, bin: &str, args: &[&str], stdin: Option<&str>) -> Out {
+        run_with_models(bin, &self.store, args, stdin, &models_dir())
+    }
+
+    /// A successful search with channel 3 on.
+    pub fn dense_search(&self, args: &[&str]) -> Value {
+        let out = self.with_model("slayer-search", args, None);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    }
 }

@@ -1,0 +1,83 @@
+//! Command-line definition.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One JSON document.
+    Json,
+    /// One JSON record per line.
+    Jsonl,
+    /// Text for people.
+    Text,
+}
+
+const ABOUT: &str = "Embed slayer docs for the search's dense channel: a local all-MiniLM-L6-v2 by default (offline, no key), or any OpenAI-compatible server. Unchanged texts are never re-embedded.";
+
+const EXAMPLES: &str = "Examples:
+  $ slayer-index load tests/fixtures/catalog.jsonl | slayer-embed refresh
+  $ slayer-embed refresh --all --batch-size 64 --threads 2
+  $ slayer-embed status
+  $ slayer-embed text 'monthly income'
+
+The model: SLAYER_EMBEDDING_MODEL, in <provider>/<model> form (default local/all-MiniLM-L6-v2):
+  local/<model>    a folder under SLAYER_MODEL_DIR (default ~/.cache/slayer/models);
+                   scripts/fetch-model.sh installs all-MiniLM-L6-v2 there
+  local:<folder>   any sentence-transformers BERT folder
+  openai/<model>   OpenAI (OPENAI_API_KEY) or a compatible server (SLAYER_EMBEDDING_BASE_URL)";
+
+#[derive(Debug, Parser)]
+#[command(name = "slayer-embed", version, about = ABOUT, after_help = EXAMPLES)]
+pub struct Cli {
+    /// The store file.
+    #[arg(long, global = true, env = "SLAYER_STORE", default_value = slayer_common::store::DEFAULT_STORE)]
+    pub store: PathBuf,
+    /// Output format (default: jsonl for refresh and text, text for status).
+    #[arg(long, global = true, env = "SLAYER_FORMAT", value_enum)]
+    pub format: Option<Format>,
+    /// No summary on stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Embed the docs whose text changed: those named by doc records (or memory results) on
+    /// FILE or stdin, or every doc with --all.
+    #[command(after_help = "Examples:
+  $ slayer-index load tests/fixtures/catalog.jsonl | slayer-embed refresh
+  $ slayer-embed refresh --all
+
+Input lines are doc records ({\"kind\":\"doc\",\"canonical_id\":...}, as slayer-index load prints)
+or records with a memory_id (as slayer-memory prints); other lines are skipped. One report record
+per doc: embedded, unchanged or failed (with a warning). Exit 1 if any failed.")]
+    Refresh {
+        /// Records naming docs (`-` or nothing: stdin).
+        #[arg(conflicts_with = "all")]
+        file: Option<PathBuf>,
+        /// Every doc in the store.
+        #[arg(long)]
+        all: bool,
+        /// Texts per provider call.
+        #[arg(long, default_value_t = 32)]
+        batch_size: usize,
+        /// Batches in flight at once (and the local model's threads); default: all cores.
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Rows per model name, and how many docs lack a row for the active model.
+    Status,
+    /// Print the embedding of each TEXT (or of each stdin line).
+    #[command(after_help = "Examples:
+  $ slayer-embed text 'monthly income' 'revenue'
+  $ printf 'a\\nb\\n' | slayer-embed text | wc -l")]
+    Text {
+        /// Texts to embed.
+        texts: Vec<String>,
+    },
+}

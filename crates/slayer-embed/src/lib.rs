@@ -1,0 +1,34 @@
+//! slayer-embed: dense vectors for slayer docs (seed `000_…txt`, channel 3; reference §6).
+//!
+//! - [`provider`]: the active model name (`SLAYER_EMBEDDING_MODEL`, `<provider>/<model>`) and
+//!   the provider it names: [`local`] (the default, offline) or [`openai`] (any
+//!   OpenAI-compatible server).
+//! - [`refresh`]: content-hash refresh of the `embeddings` rows, batched and parallel.
+//! - [`similar`]: ranking stored rows by cosine against a query vector (search's channel 3).
+//!
+//! Rows are keyed by (canonical id, model name) and hold the SHA-256 of the exact embedded
+//! text, so unchanged docs never reach a provider. Nothing here prints or exits.
+#![warn(missing_docs)]
+
+pub mod local;
+pub mod openai;
+pub mod provider;
+pub mod refresh;
+pub mod similar;
+
+/// One text's embedding, or why it failed (a message safe to show: never a key).
+pub type EmbedResult = Result<Vec<f32>, String>;
+
+/// Why an embedding command could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] slayer_common::store::StoreError),
+    /// The active provider cannot be used (missing model folder, missing key, ...).
+    #[error("{0}")]
+    Provider(String),
+    /// Bad input (a record naming no doc, unreadable lines).
+    #[error("{0}")]
+    Input(String),
+}

@@ -1,0 +1,131 @@
+//! The default provider: all-MiniLM-L6-v2 run in-process with candle (BERT forward pass, masked
+//! mean pooling, L2 normalisation), exactly as sentence-transformers computes it.
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+use crate::EmbedResult;
+
+/// The model the default name refers to.
+pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
+
+/// Tokens kept per text: the model's trained length (sentence-transformers' `max_seq_length`).
+const MAX_TOKENS: usize = 256;
+
+/// Where model folders live: `$SLAYER_MODEL_DIR`, else `$XDG_CACHE_HOME/slayer/models`, else
+/// `~/.cache/slayer/models`.
+pub fn models_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SLAYER_MODEL_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(|| PathBuf::from(".cache"));
+    cache.join("slayer").join("models")
+}
+
+/// A loaded model.
+pub struct LocalModel {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+}
+
+/// Why a model folder cannot be used: a one-line message that says what to do.
+pub fn check_folder(dir: &Path) -> Result<(), String> {
+    for file in ["config.json", "tokenizer.json", "model.safetensors"] {
+        if !dir.join(file).is_file() {
+            return Err(format!(
+                "no local embedding model at {} (missing {file}); run scripts/fetch-model.sh to install it",
+                dir.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl LocalModel {
+    /// Loads a sentence-transformers BERT folder (`config.json`, `tokenizer.json`,
+    /// `model.safetensors`).
+    pub fn load(dir: &Path) -> Result<LocalModel, String> {
+        check_folder(dir)?;
+        let fail = |what: &str, e: &dyn std::fmt::Display| {
+            format!("cannot load {what} from {}: {e}", dir.display())
+        };
+        let config = std::fs::read_to_string(dir.join("config.json"))
+            .map_err(|e| fail("config.json", &e))?;
+        let config: Config = serde_json::from_str(&config).map_err(|e| fail("config.json", &e))?;
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| fail("tokenizer.json", &e))?;
+        // The shipped tokenizer.json pads every text to 128 tokens and truncates at 128; pooled
+        // over that padding, similarities are meaningless. Pad per batch, cut at the model's
+        // own length instead.
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            ..Default::default()
+        }));
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..Default::default()
+            }))
+            .map_err(|e| fail("tokenizer.json", &e))?;
+        let device = Device::Cpu;
+        let weights =
+            std::fs::read(dir.join("model.safetensors")).map_err(|e| fail("weights", &e))?;
+        let vars = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
+            .map_err(|e| fail("weights", &e))?;
+        let model = BertModel::load(vars, &config).map_err(|e| fail("weights", &e))?;
+        Ok(LocalModel {
+            model,
+            tokenizer,
+            device,
+        })
+    }
+
+    /// Embeds one batch; a failure fails every text of it.
+    pub fn embed(&self, texts: &[&str]) -> Vec<EmbedResult> {
+        if texts.is_empty() {
+            return Vec::new();
+        }
+        match self.forward(texts) {
+            Ok(vectors) => vectors.into_iter().map(Ok).collect(),
+            Err(e) => texts.iter().map(|_| Err(e.clone())).collect(),
+        }
+    }
+
+    fn forward(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| format!("tokenizer: {e}"))?;
+        let (rows, width) = (encodings.len(), encodings[0].get_ids().len());
+        let ids: Vec<u32> = encodings
+            .iter()
+            .flat_map(|e| e.get_ids().to_vec())
+            .collect();
+        let mask: Vec<u32> = encodings
+            .iter()
+            .flat_map(|e| e.get_attention_mask().to_vec())
+            .collect();
+        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
+            let ids = Tensor::from_vec(ids, (rows, width), &self.device)?;
+            let mask = Tensor::from_vec(mask, (rows, width), &self.device)?;
+            let types = ids.zeros_like()?;
+            let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+            // Mean over real tokens only, then unit length: cosine becomes a dot product.
+            let weights = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+            let summed = hidden.broadcast_mul(&weights)?.sum(1)?;
+            let mean = summed.broadcast_div(&weights.sum(1)?)?;
+            let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
+            mean.broadcast_div(&norm)?.to_vec2::<f32>()
+        };
+        run().map_err(|e| format!("forward pass: {e}"))
+    }
+}

@@ -1,0 +1,242 @@
+//! `slayer-embed`: see `slayer-embed --help`.
+
+mod cli;
+mod output;
+
+use std::io::{self, BufRead};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use serde_json::{json, Value};
+use slayer_common::exit::{is_broken_pipe, ExitStatus};
+use slayer_common::jsonl::{open_input, read_lines};
+use slayer_common::store::{embeddings, OpenMode, Store};
+use slayer_embed::provider::{active_name, Embedder};
+use slayer_embed::refresh::{refresh, Options};
+use slayer_embed::EmbedError;
+
+use crate::cli::{Cli, Command, Format};
+use crate::output::{report_error, Output};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(status) => status.into(),
+        Err(err) => {
+            if err.chain().any(is_broken_pipe) {
+                return ExitStatus::Success.into();
+            }
+            report_error(&err);
+            if matches!(err.downcast_ref::<EmbedError>(), Some(EmbedError::Input(_))) {
+                ExitStatus::Usage.into()
+            } else {
+                ExitStatus::Failure.into()
+            }
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitStatus> {
+    match cli.command {
+        Command::Refresh {
+            file,
+            all,
+            batch_size,
+            threads,
+        } => {
+            let threads = threads.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+            });
+            // candle sizes its matrix-multiply threads from this variable on every call, and
+            // rayon's global pool from it once: set it before either starts.
+            std::env::set_var("RAYON_NUM_THREADS", threads.to_string());
+            let mut out = Output::new(cli.format.unwrap_or(Format::Jsonl), cli.quiet);
+            let mut store = Store::open(&cli.store, OpenMode::MustExist)?;
+            let ids = if all {
+                all_doc_ids(&store)?
+            } else {
+                named_ids(file.as_deref())?
+            };
+            run_refresh(&mut store, &ids, batch_size, threads, &mut out)
+        }
+        Command::Status => {
+            let mut out = Output::new(cli.format.unwrap_or(Format::Text), cli.quiet);
+            let store = Store::open(&cli.store, OpenMode::MustExist)?;
+            let model = active_name();
+            let counts = embeddings::counts_by_model(store.conn())?;
+            let lacking = embeddings::docs_lacking(store.conn(), &model)?;
+            let usable = Embedder::check(&model);
+            let value = json!({
+                "kind": "embedding_status",
+                "active_model": model,
+                "usable": usable.is_ok(),
+                "problem": usable.as_ref().err(),
+                "rows": counts.iter().map(|(m, n)| (m.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
+                "docs_lacking_active": lacking,
+            });
+            let mut text = format!("active model: {model}\n");
+            if let Err(problem) = &usable {
+                text.push_str(&format!("unusable: {problem}\n"));
+            }
+            text.push_str("rows per model:\n");
+            for (m, n) in &counts {
+                let marker = if *m == model { " (active)" } else { "" };
+                text.push_str(&format!("  {m}: {n}{marker}\n"));
+            }
+            text.push_str(&format!(
+                "docs without a row for the active model: {lacking}\n"
+            ));
+            out.result(&value, &text)?;
+            Ok(ExitStatus::Success)
+        }
+        Command::Text { texts } => {
+            let mut out = Output::new(cli.format.unwrap_or(Format::Jsonl), cli.quiet);
+            let texts = if texts.is_empty() {
+                io::stdin()
+                    .lock()
+                    .lines()
+                    .collect::<io::Result<Vec<String>>>()?
+            } else {
+                texts
+            };
+            let model = active_name();
+            let embedder = Embedder::open(&model).map_err(EmbedError::Provider)?;
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let mut records = Vec::new();
+            let mut failed = false;
+            for (text, result) in texts.iter().zip(embedder.embed(&refs)) {
+                match result {
+                    Ok(v) => records.push(
+                        json!({"text": text, "model": model, "dim": v.len(), "embedding": v}),
+                    ),
+                    Err(e) => {
+                        failed = true;
+                        out.warn(&format!("embedding failed for {text:?}: {e}"));
+                    }
+                }
+            }
+            out.records(&records, |v| {
+                let head: Vec<String> = v["embedding"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .take(4)
+                            .map(|x| format!("{:.4}", x.as_f64().unwrap_or(0.0)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                format!(
+                    "{} [{}] {}, ...]",
+                    v["text"].as_str().unwrap_or(""),
+                    v["dim"],
+                    head.join(", ")
+                )
+            })?;
+            Ok(if failed {
+                ExitStatus::Failure
+            } else {
+                ExitStatus::Success
+            })
+        }
+    }
+}
+
+fn all_doc_ids(store: &Store) -> Result<Vec<String>> {
+    let mut stmt = store
+        .conn()
+        .prepare("SELECT canonical_id FROM docs ORDER BY canonical_id")?;
+    let ids = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<Vec<String>, _>>()?;
+    Ok(ids)
+}
+
+/// Canonical ids from doc records (`canonical_id`) or memory results (`memory_id`).
+fn named_ids(file: Option<&std::path::Path>) -> Result<Vec<String>> {
+    let path = file.unwrap_or(std::path::Path::new("-"));
+    let input = open_input(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut ids: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for line in read_lines(input) {
+        let (no, text) = line?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| {
+            EmbedError::Input(format!("line {no}: not a JSON record ({e}); expected doc records as slayer-index load prints"))
+        })?;
+        let id = match (
+            value["kind"].as_str(),
+            value.get("canonical_id"),
+            value.get("memory_id"),
+        ) {
+            (Some("doc"), Some(Value::String(id)), _) => id.clone(),
+            (_, _, Some(Value::String(id))) => slayer_common::canonical::memory_ref(id),
+            _ => continue,
+        };
+        if seen.insert(id.clone()) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+fn run_refresh(
+    store: &mut Store,
+    ids: &[String],
+    batch_size: usize,
+    threads: usize,
+    out: &mut Output,
+) -> Result<ExitStatus> {
+    let model = active_name();
+    let bar = if out.progress_allowed() {
+        indicatif::ProgressBar::new(ids.len() as u64)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let started = std::time::Instant::now();
+    let reports = refresh(
+        store,
+        &model,
+        ids,
+        Options {
+            batch_size,
+            threads,
+        },
+        || Embedder::open(&model),
+        &|n| bar.inc(n),
+    )?;
+    bar.finish_and_clear();
+    let failed = reports.iter().filter(|r| r.status == "failed").count();
+    let embedded = reports.iter().filter(|r| r.status == "embedded").count();
+    for r in &reports {
+        if let Some(w) = &r.warning {
+            out.warn(w);
+        }
+    }
+    let values: Vec<Value> = reports
+        .iter()
+        .map(|r| {
+            let mut v = json!({"kind": "embedding", "canonical_id": r.canonical_id, "model": model, "status": r.status});
+            if let Some(w) = &r.warning {
+                v["warning"] = json!(w);
+            }
+            v
+        })
+        .collect();
+    out.records(&values, |v| {
+        format!(
+            "{} {}",
+            v["status"].as_str().unwrap_or(""),
+            v["canonical_id"].as_str().unwrap_or("")
+        )
+    })?;
+    out.note(&format!(
+        "{model}: {embedded} embedded, {} unchanged, {failed} failed ({:.1}s)",
+        reports.len() - embedded - failed,
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(if failed > 0 {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    })
+}

@@ -1,0 +1,139 @@
+//! Content-hash refresh: a doc is embedded only when the SHA-256 of its exact embedding text
+//! differs from its row's under the active model.
+
+use rayon::prelude::*;
+use slayer_common::records::content_hash;
+use slayer_common::store::{docs, embeddings, Store};
+
+use crate::provider::Embedder;
+use crate::{EmbedError, EmbedResult};
+
+/// What happened to one doc.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Report {
+    /// The doc's canonical id.
+    pub canonical_id: String,
+    /// `embedded`, `unchanged` or `failed`.
+    pub status: &'static str,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+/// How a refresh runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Texts per provider call.
+    pub batch_size: usize,
+    /// Batches in flight at once.
+    pub threads: usize,
+}
+
+/// Docs to embed, once their hashes are known.
+struct Pending {
+    canonical_id: String,
+    text: String,
+    hash: String,
+}
+
+/// The docs of these ids whose embedding text changed, and reports for the rest.
+fn triage(
+    store: &Store,
+    model: &str,
+    ids: &[String],
+) -> Result<(Vec<Pending>, Vec<Report>), EmbedError> {
+    let mut reports = Vec::new();
+    let mut pending = Vec::new();
+    for chunk in ids.chunks(2000) {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        let stored = embeddings::hashes(store.conn(), model, &refs)?;
+        for id in chunk {
+            let Some(doc) = docs::get(store.conn(), id)? else {
+                reports.push(Report {
+                    canonical_id: id.clone(),
+                    status: "failed",
+                    warning: Some(format!("no doc '{id}' in the store; load or save it first")),
+                });
+                continue;
+            };
+            let text = doc.doc.text_for_embedding().to_owned();
+            let hash = content_hash(&text);
+            if stored.get(id) == Some(&hash) {
+                reports.push(Report {
+                    canonical_id: id.clone(),
+                    status: "unchanged",
+                    warning: None,
+                });
+            } else {
+                pending.push(Pending {
+                    canonical_id: id.clone(),
+                    text,
+                    hash,
+                });
+            }
+        }
+    }
+    Ok((pending, reports))
+}
+
+/// Refreshes these docs under the named model: unchanged ones make no provider call (and
+/// when none changed, the provider is never opened). Vectors are written a group of batches
+/// per transaction, so an interrupted run keeps what it finished. `progress` is told how many
+/// docs each finished group held.
+pub fn refresh(
+    store: &mut Store,
+    model: &str,
+    ids: &[String],
+    options: Options,
+    open: impl FnOnce() -> Result<Embedder, String>,
+    progress: &dyn Fn(u64),
+) -> Result<Vec<Report>, EmbedError> {
+    let (pending, mut reports) = triage(store, model, ids)?;
+    progress(reports.len() as u64);
+    if pending.is_empty() {
+        return Ok(reports);
+    }
+    let embedder = open().map_err(EmbedError::Provider)?;
+    let batch = options.batch_size.max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads.max(1))
+        .build()
+        .map_err(|e| EmbedError::Provider(format!("cannot start threads: {e}")))?;
+    for group in pending.chunks(batch * options.threads.max(1) * 4) {
+        let results: Vec<EmbedResult> = pool.install(|| {
+            group
+                .par_chunks(batch)
+                .flat_map_iter(|chunk| {
+                    let texts: Vec<&str> = chunk.iter().map(|p| p.text.as_str()).collect();
+                    embedder.embed(&texts)
+                })
+                .collect()
+        });
+        let now = slayer_common::store::now_utc();
+        let tx = store.write()?;
+        for (p, result) in group.iter().zip(results) {
+            match result {
+                Ok(vector) => {
+                    embeddings::put(&tx, &p.canonical_id, model, &p.hash, &vector, &now)?;
+                    reports.push(Report {
+                        canonical_id: p.canonical_id.clone(),
+                        status: "embedded",
+                        warning: None,
+                    });
+                }
+                Err(e) => reports.push(Report {
+                    canonical_id: p.canonical_id.clone(),
+                    status: "failed",
+                    warning: Some(format!(
+                        "embedding refresh failed for {}: {e}; skipped (search will still find this entity via tantivy + BM25).",
+                        p.canonical_id
+                    )),
+                }),
+            }
+        }
+        tx.commit()
+            .map_err(slayer_common::store::StoreError::from)?;
+        progress(group.len() as u64);
+    }
+    Ok(reports)
+}

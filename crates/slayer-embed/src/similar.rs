@@ -1,0 +1,54 @@
+//! Channel 3's scoring: cosine similarity of stored rows to a query vector.
+
+/// `v` scaled to unit length (a zero vector stays zero).
+pub fn normalized(v: &[f32]) -> Vec<f32> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm == 0.0 {
+        return v.to_vec();
+    }
+    v.iter().map(|x| x / norm).collect()
+}
+
+/// Cosine of two vectors of equal length, each normalised first.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let (a, b) = (normalized(a), normalized(b));
+    a.iter()
+        .zip(&b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum()
+}
+
+/// Positions of `rows` ranked by cosine to `query`, best first; equal scores keep row order.
+pub fn rank<'a>(query: &[f32], rows: impl IntoIterator<Item = &'a [f32]>) -> Vec<(usize, f64)> {
+    let query = normalized(query);
+    let mut scored: Vec<(usize, f64)> = rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let row = normalized(row);
+            let dot = query
+                .iter()
+                .zip(&row)
+                .map(|(x, y)| f64::from(*x) * f64::from(*y))
+                .sum();
+            (i, dot)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    scored
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_by_cosine_with_stable_ties() {
+        let rows: [&[f32]; 4] = [&[0.0, 1.0], &[2.0, 0.0], &[1.0, 1.0], &[4.0, 0.0]];
+        let ranked = rank(&[1.0, 0.0], rows);
+        let order: Vec<usize> = ranked.iter().map(|r| r.0).collect();
+        assert_eq!(order, [1, 3, 2, 0]);
+        assert!((ranked[2].1 - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-6);
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
+    }
+}

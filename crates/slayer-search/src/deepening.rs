@@ -1,0 +1,127 @@
+//! Fusion that reads the text ranking only as deep as the buckets need.
+//!
+//! The other channels' rankings are read whole (they are small or already in memory); the
+//! text ranking (every full-text match) is read to a depth, and the whole rankings' keys
+//! beyond it are located in it, so every fused entry above the bound is final.
+
+use crate::fuse::{fuse_keys, fuse_partial, Fused, Partial, Ranking};
+use crate::lexical::TextRanking;
+use crate::SearchError;
+
+/// How deep the text rankings are read at first, and how much deeper each time fusion cannot
+/// yet vouch for enough entries.
+pub const FIRST_DEPTH: usize = 64;
+/// The growth factor of the depth.
+pub const DEEPER: usize = 4;
+
+/// Whole rankings around a text ranking read only as deep as the buckets need. Fusion order
+/// (and so tie order) is `before`, text, `after`.
+pub struct Deepening<'t, 's> {
+    before: Partial,
+    text: Option<&'t TextRanking<'s>>,
+    after: Partial,
+    /// Where the whole rankings' keys sit in the text ranking.
+    located: rustc_hash::FxHashMap<String, usize>,
+    depth: usize,
+}
+
+impl<'t, 's> Deepening<'t, 's> {
+    /// Starts at `depth`.
+    pub fn new(
+        before: &Ranking,
+        text: Option<&'t TextRanking<'s>>,
+        after: &Ranking,
+        depth: usize,
+    ) -> Result<Self, SearchError> {
+        let mut d = Deepening {
+            before: Partial::whole(before),
+            text,
+            after: Partial::whole(after),
+            located: Default::default(),
+            depth,
+        };
+        d.locate_if_needed()?;
+        Ok(d)
+    }
+
+    fn locate_if_needed(&mut self) -> Result<(), SearchError> {
+        let Some(text) = self.text else {
+            return Ok(());
+        };
+        let has_keys = !self.before.top.is_empty() || !self.after.top.is_empty();
+        if self.located.is_empty() && has_keys && text.len() > self.depth {
+            let keys = self.before.top.iter().chain(&self.after.top);
+            self.located = text.locate(keys.map(|(k, _)| k.as_str()))?;
+        }
+        Ok(())
+    }
+
+    fn text_partial(&self, top: Vec<(String, Option<f64>)>, text: &TextRanking) -> Partial {
+        let beyond = self
+            .located
+            .iter()
+            .filter(|(_, &at)| at >= top.len())
+            .map(|(k, &at)| (k.clone(), (at, Some(text.score(at)))))
+            .collect();
+        Partial {
+            channel: "fulltext",
+            top,
+            len: text.len(),
+            beyond,
+            raw_scores: true,
+        }
+    }
+
+    /// The fused entries whose place and score no unread hit can change, and whether the
+    /// text ranking has been read whole.
+    pub fn settled(&self) -> Result<(Vec<Fused>, bool), SearchError> {
+        let mut rankings = vec![self.before.clone()];
+        let mut read_whole = true;
+        if let Some(text) = self.text {
+            let top = text.top(self.depth)?;
+            read_whole = top.len() == text.len();
+            rankings.push(self.text_partial(top, text));
+        }
+        rankings.push(self.after.clone());
+        let (fused, bound) = fuse_partial(&rankings);
+        let settled = fused.into_iter().take_while(|f| f.score > bound).collect();
+        Ok((settled, read_whole))
+    }
+
+    /// The exact fused entries of these keys (those no ranking holds are left out), in order.
+    pub fn exact(&self, keys: &[&str]) -> Result<Vec<Fused>, SearchError> {
+        let mut rankings = vec![self.before.clone()];
+        if let Some(text) = self.text {
+            let beyond = if keys.is_empty() {
+                Default::default()
+            } else {
+                text.locate(keys.iter().copied())?
+                    .into_iter()
+                    .map(|(k, at)| (k, (at, Some(text.score(at)))))
+                    .collect()
+            };
+            rankings.push(Partial {
+                channel: "fulltext",
+                top: Vec::new(),
+                len: text.len(),
+                beyond,
+                raw_scores: true,
+            });
+        }
+        rankings.push(self.after.clone());
+        Ok(fuse_keys(&rankings, keys))
+    }
+
+    /// Reads deeper; `false` when there is nothing more to read.
+    pub fn deepen(&mut self) -> Result<bool, SearchError> {
+        let Some(text) = self.text else {
+            return Ok(false);
+        };
+        if self.depth >= text.len() {
+            return Ok(false);
+        }
+        self.depth = self.depth.saturating_mul(DEEPER);
+        self.locate_if_needed()?;
+        Ok(true)
+    }
+}

@@ -1,0 +1,127 @@
+//! Channel 3: the question's embedding against the active model's stored rows (seed
+//! "Channel 3"; reference §6.2 for the order of checks and the warnings).
+
+use std::cell::{OnceCell, RefCell};
+use std::collections::HashMap;
+
+use rusqlite::Connection;
+use slayer_common::canonical::{memory_id_of, rooted_at};
+use slayer_common::store::embeddings;
+use slayer_embed::provider::{active_name, Embedder};
+
+use crate::corpus::Corpus;
+use crate::SearchError;
+
+/// A stored row: canonical id, doc kind, vector.
+type Row = (String, String, Vec<f32>);
+
+/// One side's ranking: `(canonical id, cosine)`, best first.
+pub type DenseHits = Vec<(String, Option<f64>)>;
+
+/// The active model, opened on the first question and kept for a `--batch` run.
+pub struct Dense {
+    model: String,
+    embedder: OnceCell<Result<Embedder, String>>,
+    rows: OnceCell<Vec<Row>>,
+    questions: RefCell<HashMap<String, Result<Vec<f32>, String>>>,
+}
+
+impl Default for Dense {
+    fn default() -> Self {
+        Dense::new(active_name())
+    }
+}
+
+impl Dense {
+    /// Channel 3 under this model name.
+    pub fn new(model: String) -> Dense {
+        Dense {
+            model,
+            embedder: OnceCell::new(),
+            rows: OnceCell::new(),
+            questions: RefCell::default(),
+        }
+    }
+
+    /// Ranks memory docs and entity docs by cosine to the question, after the datasource
+    /// filter. `Ok(Err(warning))` when a precondition fails: the search goes on without it.
+    pub fn rank(
+        &self,
+        conn: &Connection,
+        corpus: &Corpus<'_>,
+        question: &str,
+        datasource: Option<&str>,
+    ) -> Result<Result<(DenseHits, DenseHits), String>, SearchError> {
+        if let Err(why) = Embedder::check(&self.model) {
+            return Ok(Err(format!(
+                "embedding channel skipped: the embedding model '{}' is unavailable: {why}.",
+                self.model
+            )));
+        }
+        if self.rows.get().is_none() {
+            let rows = embeddings::live_rows(conn, &self.model)?;
+            let _ = self.rows.set(rows);
+        }
+        let rows = self.rows.get().map(Vec::as_slice).unwrap_or_default();
+        let mut eligible: Vec<&Row> = Vec::with_capacity(rows.len());
+        for row in rows {
+            let keep = match (memory_id_of(&row.0), datasource) {
+                (_, None) => true,
+                (Some(id), Some(d)) => corpus.eligible(id, Some(d))?.is_some(),
+                (None, Some(d)) => rooted_at(&row.0, d),
+            };
+            if keep {
+                eligible.push(row);
+            }
+        }
+        if eligible.is_empty() {
+            return Ok(Err(format!(
+                "embedding channel skipped: no embedding rows for model '{}'. Run `slayer-embed refresh --all` to populate.",
+                self.model
+            )));
+        }
+        let query = match self.embed_question(question) {
+            Ok(q) => q,
+            Err(_) => {
+                return Ok(Err(
+                    "embedding channel skipped: query embedding failed.".to_owned()
+                ))
+            }
+        };
+        let corpus_dim = eligible[0].2.len();
+        if corpus_dim != query.len() {
+            return Ok(Err(format!(
+                "embedding channel skipped: dim mismatch (query={}, corpus={corpus_dim}). Re-run `slayer-embed refresh --all` to refresh embeddings against the current model.",
+                query.len()
+            )));
+        }
+        let (memory_rows, entity_rows): (Vec<&Row>, Vec<&Row>) =
+            eligible.into_iter().partition(|r| r.1 == "memory");
+        let side = |rows: &[&Row]| -> DenseHits {
+            slayer_embed::similar::rank(&query, rows.iter().map(|r| r.2.as_slice()))
+                .into_iter()
+                .map(|(i, score)| (rows[i].0.clone(), Some(score)))
+                .collect()
+        };
+        Ok(Ok((side(&memory_rows), side(&entity_rows))))
+    }
+
+    fn embed_question(&self, question: &str) -> Result<Vec<f32>, String> {
+        if let Some(cached) = self.questions.borrow().get(question) {
+            return cached.clone();
+        }
+        let embedder = self
+            .embedder
+            .get_or_init(|| Embedder::open(&self.model))
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let result = embedder
+            .embed(&[question])
+            .pop()
+            .unwrap_or_else(|| Err("no embedding returned".into()));
+        self.questions
+            .borrow_mut()
+            .insert(question.to_owned(), result.clone());
+        result
+    }
+}
