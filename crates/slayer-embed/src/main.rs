@@ -52,11 +52,17 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             // rayon's global pool from it once: set it before either starts.
             std::env::set_var("RAYON_NUM_THREADS", threads.to_string());
             let mut out = Output::new(cli.format.unwrap_or(Format::Jsonl), cli.quiet);
-            let mut store = Store::open(&cli.store, OpenMode::MustExist)?;
-            let ids = if all {
-                all_doc_ids(&store)?
+            // Read the input before opening the store: in `slayer-index load | slayer-embed
+            // refresh` the store may not exist until the first stage is done.
+            let named = if all {
+                None
             } else {
-                named_ids(file.as_deref())?
+                Some(named_ids(file.as_deref())?)
+            };
+            let mut store = Store::open(&cli.store, OpenMode::MustExist)?;
+            let ids = match named {
+                Some(ids) => ids,
+                None => all_doc_ids(&store)?,
             };
             run_refresh(&mut store, &ids, batch_size, threads, &mut out)
         }

@@ -116,3 +116,31 @@ fn a_missing_model_folder_is_one_line_telling_what_to_run() {
     assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
     assert_eq!(s.count("SELECT count(*) FROM embeddings"), 0);
 }
+
+#[test]
+fn a_refresh_piped_from_the_load_that_creates_the_store_waits_for_its_input() {
+    // Regression: refresh opened the store before reading stdin, so it lost the race against
+    // the `slayer-index load` that creates it.
+    let dir = tempfile::tempdir().unwrap();
+    let index = assert_cmd::cargo::cargo_bin("slayer-index");
+    let embed = assert_cmd::cargo::cargo_bin("slayer-embed");
+    let out = std::process::Command::new("bash")
+        .args([
+            "-c",
+            "set -o pipefail; (sleep 0.3; \"$INDEX\" -q load tests/fixtures/catalog.jsonl) | \"$EMBED\" -q refresh | wc -l",
+        ])
+        .current_dir(crate::support::workspace_root())
+        .env("INDEX", index)
+        .env("EMBED", embed)
+        .env("SLAYER_STORE", dir.path().join("new.db"))
+        .env("SLAYER_MODEL_DIR", crate::support::models_dir())
+        .env_remove("SLAYER_EMBEDDING_MODEL")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "18");
+}
