@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 use slayer_common::records::content_hash;
-use slayer_common::store::{docs, embeddings, Store};
+use slayer_common::store::{embeddings, Store};
 
 use crate::provider::Embedder;
 use crate::{EmbedError, EmbedResult};
@@ -31,45 +31,75 @@ pub struct Options {
 
 /// Docs to embed, once their hashes are known.
 struct Pending {
+    /// Position in the input, so reports come out in input order.
+    position: usize,
     canonical_id: String,
     text: String,
     hash: String,
 }
 
-/// The docs of these ids whose embedding text changed, and reports for the rest.
+/// The docs of these ids whose embedding text changed, and reports for the rest: one pass
+/// over the docs joined with their rows (a refresh of an unchanged store is this pass only).
 fn triage(
     store: &Store,
     model: &str,
     ids: &[String],
-) -> Result<(Vec<Pending>, Vec<Report>), EmbedError> {
+) -> Result<(Vec<Pending>, Vec<(usize, Report)>), EmbedError> {
+    let mut stmt = store
+        .conn()
+        .prepare(
+            "SELECT d.canonical_id, COALESCE(d.embedding_text, d.text), e.content_hash
+         FROM docs d LEFT JOIN embeddings e
+             ON e.canonical_id = d.canonical_id AND e.model_name = ?1
+         WHERE d.canonical_id IN (SELECT value FROM json_each(?2))",
+        )
+        .map_err(slayer_common::store::StoreError::from)?;
+    let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+    let mut found: std::collections::HashMap<String, (String, Option<String>)> =
+        std::collections::HashMap::with_capacity(ids.len());
+    let mut rows = stmt
+        .query(rusqlite::params![model, json])
+        .map_err(slayer_common::store::StoreError::from)?;
+    while let Some(row) = rows
+        .next()
+        .map_err(slayer_common::store::StoreError::from)?
+    {
+        let fields = (|| -> rusqlite::Result<(String, String, Option<String>)> {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })()
+        .map_err(slayer_common::store::StoreError::from)?;
+        found.insert(fields.0, (fields.1, fields.2));
+    }
     let mut reports = Vec::new();
     let mut pending = Vec::new();
-    for chunk in ids.chunks(2000) {
-        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-        let stored = embeddings::hashes(store.conn(), model, &refs)?;
-        for id in chunk {
-            let Some(doc) = docs::get(store.conn(), id)? else {
-                reports.push(Report {
+    for (position, id) in ids.iter().enumerate() {
+        let report = |status, warning| {
+            (
+                position,
+                Report {
                     canonical_id: id.clone(),
-                    status: "failed",
-                    warning: Some(format!("no doc '{id}' in the store; load or save it first")),
-                });
-                continue;
-            };
-            let text = doc.doc.text_for_embedding().to_owned();
-            let hash = content_hash(&text);
-            if stored.get(id) == Some(&hash) {
-                reports.push(Report {
-                    canonical_id: id.clone(),
-                    status: "unchanged",
-                    warning: None,
-                });
-            } else {
-                pending.push(Pending {
-                    canonical_id: id.clone(),
-                    text,
-                    hash,
-                });
+                    status,
+                    warning,
+                },
+            )
+        };
+        match found.remove(id) {
+            None => reports.push(report(
+                "failed",
+                Some(format!("no doc '{id}' in the store; load or save it first")),
+            )),
+            Some((text, stored)) => {
+                let hash = content_hash(&text);
+                if stored.as_deref() == Some(hash.as_str()) {
+                    reports.push(report("unchanged", None));
+                } else {
+                    pending.push(Pending {
+                        position,
+                        canonical_id: id.clone(),
+                        text,
+                        hash,
+                    });
+                }
             }
         }
     }
@@ -88,11 +118,14 @@ pub fn refresh(
     open: impl FnOnce() -> Result<Embedder, String>,
     progress: &dyn Fn(u64),
 ) -> Result<Vec<Report>, EmbedError> {
-    let (pending, mut reports) = triage(store, model, ids)?;
+    let (mut pending, mut reports) = triage(store, model, ids)?;
     progress(reports.len() as u64);
     if pending.is_empty() {
-        return Ok(reports);
+        return Ok(in_input_order(reports));
     }
+    // A batch is padded to its longest text: batching texts of similar length wastes far
+    // less of the forward pass on padding.
+    pending.sort_by_key(|p| p.text.len());
     let embedder = open().map_err(EmbedError::Provider)?;
     let batch = options.batch_size.max(1);
     let pool = rayon::ThreadPoolBuilder::new()
@@ -115,25 +148,36 @@ pub fn refresh(
             match result {
                 Ok(vector) => {
                     embeddings::put(&tx, &p.canonical_id, model, &p.hash, &vector, &now)?;
-                    reports.push(Report {
-                        canonical_id: p.canonical_id.clone(),
-                        status: "embedded",
-                        warning: None,
-                    });
+                    reports.push((
+                        p.position,
+                        Report {
+                            canonical_id: p.canonical_id.clone(),
+                            status: "embedded",
+                            warning: None,
+                        },
+                    ));
                 }
-                Err(e) => reports.push(Report {
-                    canonical_id: p.canonical_id.clone(),
-                    status: "failed",
-                    warning: Some(format!(
-                        "embedding refresh failed for {}: {e}; skipped (search will still find this entity via tantivy + BM25).",
-                        p.canonical_id
-                    )),
-                }),
+                Err(e) => reports.push((
+                    p.position,
+                    Report {
+                        canonical_id: p.canonical_id.clone(),
+                        status: "failed",
+                        warning: Some(format!(
+                            "embedding refresh failed for {}: {e}; skipped (search will still find this entity via tantivy + BM25).",
+                            p.canonical_id
+                        )),
+                    },
+                )),
             }
         }
         tx.commit()
             .map_err(slayer_common::store::StoreError::from)?;
         progress(group.len() as u64);
     }
-    Ok(reports)
+    Ok(in_input_order(reports))
+}
+
+fn in_input_order(mut reports: Vec<(usize, Report)>) -> Vec<Report> {
+    reports.sort_by_key(|(position, _)| *position);
+    reports.into_iter().map(|(_, r)| r).collect()
 }

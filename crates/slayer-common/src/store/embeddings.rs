@@ -42,22 +42,6 @@ pub fn decode(blob: &[u8]) -> Vec<f32> {
         .collect()
 }
 
-/// The stored content hash of each of these ids under one model name (ids without a row are
-/// left out).
-pub fn hashes(
-    conn: &Connection,
-    model: &str,
-    ids: &[&str],
-) -> Result<std::collections::HashMap<String, String>, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT canonical_id, content_hash FROM embeddings
-         WHERE model_name = ?1 AND canonical_id IN (SELECT value FROM json_each(?2))",
-    )?;
-    let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
-    let rows = stmt.query_map(params![model, json], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
 /// Writes (or replaces) one row.
 pub fn put(
     conn: &Connection,
