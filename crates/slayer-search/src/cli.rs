@@ -15,7 +15,7 @@ pub enum Format {
     Text,
 }
 
-const ABOUT: &str = "Search memories and semantic-layer entities: entity-overlap BM25 and the full-text index, fused by reciprocal rank fusion into memories, example_queries and entities.";
+const ABOUT: &str = "Search memories and semantic-layer entities: entity-overlap BM25, the full-text index and dense similarity, fused by reciprocal rank fusion into memories, example_queries and entities.";
 
 const EXAMPLES: &str = "Examples:
   $ slayer-search --question \"what's the revenue of returned orders?\" --format text
@@ -23,6 +23,7 @@ const EXAMPLES: &str = "Examples:
   $ slayer-search --entity orders.status --question 'net revenue' --datasource shop --explain
   $ slayer-search --query @tests/fixtures/paid-revenue.json --max-entities 0
   $ slayer-search --format text
+  $ slayer-search --question 'gift card payments' --channels text,dense --explain
   $ echo '{\"question\": \"gift card\"}' | slayer-search --batch -
 
 With no input at all, the newest memories come back by recency (with a warning). Unresolvable
@@ -58,6 +59,14 @@ pub struct Cli {
     /// Add each channel's rank, raw score and RRF contribution to every hit.
     #[arg(long)]
     pub explain: bool,
+    /// The channels that run, comma-separated (default: all). For ablations and debugging.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "entities,text,dense"
+    )]
+    pub channels: Vec<slayer_search::search::Channel>,
     /// Read one JSON request per line (the flags' fields) and write one response per line.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["entity", "query", "question", "datasource"])]
     pub batch: Option<PathBuf>,

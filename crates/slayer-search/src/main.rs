@@ -78,6 +78,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         max_example_queries: cli.max_example_queries,
         max_entities: cli.max_entities,
         explain: cli.explain,
+        channels: cli.channels.clone(),
     };
     let response = ctx.search(&request)?;
     match cli.format {

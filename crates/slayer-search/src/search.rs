@@ -37,7 +37,24 @@ pub struct Request {
     pub max_entities: usize,
     /// Add each channel's rank, raw score and RRF contribution to every hit.
     pub explain: bool,
+    /// The channels that run (all by default); one turned off is not a warning.
+    pub channels: Vec<Channel>,
 }
+
+/// A ranking channel, for `--channels` (ablations and debugging).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    /// Channel 1: BM25Plus over memory tags, and the named entities.
+    Entities,
+    /// Channel 2: the full-text index.
+    Text,
+    /// Channel 3: dense similarity to the active embedding model's rows.
+    Dense,
+}
+
+/// Every channel, the default.
+pub const ALL_CHANNELS: [Channel; 3] = [Channel::Entities, Channel::Text, Channel::Dense];
 
 impl Default for Request {
     fn default() -> Self {
@@ -50,6 +67,7 @@ impl Default for Request {
             max_example_queries: 2,
             max_entities: 5,
             explain: false,
+            channels: ALL_CHANNELS.to_vec(),
         }
     }
 }
@@ -295,7 +313,7 @@ impl Context<'_> {
         // Channel 1, memory side: BM25Plus over live tags plus the implicit self-reference,
         // scored on the memories that share a tag with the inputs and the corpus's totals.
         let mut bm25_hits = Vec::new();
-        if !inputs.is_empty() {
+        if !inputs.is_empty() && req.channels.contains(&Channel::Entities) {
             let mut matching = Vec::new();
             for m in corpus.tagged_with(&inputs)? {
                 if m.in_datasource(ds) {
@@ -321,7 +339,8 @@ impl Context<'_> {
         // Channel 2: the full-text index, one ranking per side, read as deep as fusion needs.
         let (mut text_memories, mut text_entities) = (None, None);
         let (mut dense_memories, mut dense_entities) = (Vec::new(), Vec::new());
-        if let Some(q) = question {
+        let on = |c: Channel| req.channels.contains(&c);
+        if let Some(q) = question.filter(|_| on(Channel::Text)) {
             let terms = lexical::question_terms(self.fulltext, q);
             text_memories = Some(lexical::rank(
                 self.fulltext,
@@ -337,6 +356,8 @@ impl Context<'_> {
                 Side::Entities,
                 ds,
             )?);
+        }
+        if let Some(q) = question.filter(|_| on(Channel::Dense)) {
             match self.dense.rank(self.conn, corpus, q, ds)? {
                 Ok((memories, entities)) => {
                     dense_memories = memories;
@@ -346,6 +367,10 @@ impl Context<'_> {
             }
         }
 
+        if !on(Channel::Entities) {
+            bm25_hits.clear();
+            named.clear();
+        }
         let bm25 = Ranking {
             channel: "bm25",
             hits: bm25_hits,

@@ -1,8 +1,10 @@
 //! Whole-binary tests of slayer-search on a temp store.
 
 mod behaviour;
+mod channels;
 mod dense;
 mod depth;
+mod eval;
 mod filters;
 mod help_examples;
 mod support;

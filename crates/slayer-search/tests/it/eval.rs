@@ -1,0 +1,65 @@
+//! The SciFact evaluation harness: its metrics against hand-computed values, and (where the
+//! evaluation data is present) a smoke run through the real binaries on 200 abstracts.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::support::{models_dir, workspace_root};
+
+#[test]
+fn the_metrics_match_hand_computed_values() {
+    let out = Command::new("python3")
+        .args(["scripts/eval_scifact.py", "selftest"])
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_smoke_run_scores_every_configuration() {
+    let data = std::env::var_os("SCIFACT_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("../shared/data/beir-scifact"));
+    if !data.join("corpus.jsonl").is_file() {
+        // The data is evaluation-only and lives outside the repository.
+        eprintln!("skipped: no SciFact data at {}", data.display());
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("slayer-search");
+    let out = Command::new("bash")
+        .args(["scripts/eval-scifact.sh", "--smoke"])
+        .current_dir(workspace_root())
+        .env("SCIFACT_DIR", &data)
+        .env("SLAYER_EVAL_DIR", work.path())
+        .env("SLAYER_BIN", bin.parent().unwrap())
+        .env("SLAYER_MODEL_DIR", models_dir())
+        .env_remove("SLAYER_EMBEDDING_MODEL")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let scores = std::fs::read_to_string(work.path().join("scores.txt")).unwrap();
+    let rows: Vec<Vec<&str>> = scores.lines().map(|l| l.split(' ').collect()).collect();
+    assert_eq!(
+        rows.iter().map(|r| r[0]).collect::<Vec<_>>(),
+        ["text", "dense", "all"]
+    );
+    for row in &rows {
+        for value in &row[1..] {
+            let v: f64 = value.parse().unwrap();
+            assert!((0.0..=1.0).contains(&v), "{scores}");
+        }
+        // Every judged doc is in the smoke corpus: a working channel finds most of them.
+        let recall: f64 = row[2].parse().unwrap();
+        assert!(recall > 0.5, "{scores}");
+    }
+}
