@@ -29,6 +29,9 @@ pub struct Options {
     pub threads: usize,
 }
 
+/// A report with its doc's position in the input.
+type Numbered = (usize, Report);
+
 /// Docs to embed, once their hashes are known.
 struct Pending {
     /// Position in the input, so reports come out in input order.
@@ -44,7 +47,7 @@ fn triage(
     store: &Store,
     model: &str,
     ids: &[String],
-) -> Result<(Vec<Pending>, Vec<(usize, Report)>), EmbedError> {
+) -> Result<(Vec<Pending>, Vec<Numbered>), EmbedError> {
     let mut stmt = store
         .conn()
         .prepare(
@@ -177,7 +180,7 @@ pub fn refresh(
     Ok(in_input_order(reports))
 }
 
-fn in_input_order(mut reports: Vec<(usize, Report)>) -> Vec<Report> {
+fn in_input_order(mut reports: Vec<Numbered>) -> Vec<Report> {
     reports.sort_by_key(|(position, _)| *position);
     reports.into_iter().map(|(_, r)| r).collect()
 }
