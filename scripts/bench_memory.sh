@@ -19,6 +19,8 @@ bin="${CARGO_TARGET_DIR:-$root/target}/release"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 unset SLAYER_FORMAT
+# Memories are embedded on import by default; these benchmarks measure the store and the index.
+export SLAYER_NO_EMBED=1
 
 python3 scripts/gen_memories.py "$import_n" > "$work/import.jsonl"
 python3 scripts/gen_memories.py "$store_n" > "$work/store.jsonl"

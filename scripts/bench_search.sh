@@ -19,6 +19,8 @@ bin="${CARGO_TARGET_DIR:-$root/target}/release"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 unset SLAYER_FORMAT
+# Memories are embedded on import by default; these benchmarks measure the store and the index.
+export SLAYER_NO_EMBED=1
 python3 scripts/gen_catalog.py 200 20 > "$work/catalog.jsonl"
 
 gen_memories() { # N
