@@ -12,9 +12,8 @@ use clap::Parser;
 use slayer_common::exit::{is_broken_pipe, ExitStatus};
 use slayer_common::jsonl::{read_lines, write_line};
 use slayer_common::store::{OpenMode, Store};
-use slayer_index::fulltext::FullText;
 use slayer_search::corpus::Corpus;
-use slayer_search::search::{render_text, Context, Request};
+use slayer_search::search::{render_text, Context, Request, TextIndex};
 use slayer_search::SearchError;
 
 use crate::cli::{Cli, Format};
@@ -53,12 +52,10 @@ fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
 }
 
 fn run(cli: Cli) -> Result<ExitStatus> {
-    let mut store = Store::open(&cli.store, OpenMode::MustExist).map_err(SearchError::Store)?;
-    let (fulltext, _) = FullText::open_synced(&mut store).map_err(SearchError::Index)?;
+    let store = Store::open(&cli.store, OpenMode::MustExist).map_err(SearchError::Store)?;
     let ctx = Context {
         conn: store.conn(),
-        fulltext: &fulltext,
-        searcher: fulltext.searcher(),
+        text: TextIndex::new(cli.store.clone()),
         corpus: Corpus::load(store.conn()).map_err(SearchError::Memory)?,
         dense: Default::default(),
     };

@@ -137,14 +137,42 @@ pub struct Response {
     pub warnings: Vec<String>,
 }
 
+/// The full-text index, opened (and synced, on a connection of its own) on the first
+/// question: a search without one never touches it.
+pub struct TextIndex {
+    store: std::path::PathBuf,
+    opened: std::cell::OnceCell<(FullText, tantivy::Searcher)>,
+}
+
+impl TextIndex {
+    /// The index of the store at this path.
+    pub fn new(store: std::path::PathBuf) -> TextIndex {
+        TextIndex {
+            store,
+            opened: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn get(&self) -> Result<&(FullText, tantivy::Searcher), SearchError> {
+        if let Some(opened) = self.opened.get() {
+            return Ok(opened);
+        }
+        let mut store = slayer_common::store::Store::open(
+            &self.store,
+            slayer_common::store::OpenMode::MustExist,
+        )?;
+        let (fulltext, _) = FullText::open_synced(&mut store)?;
+        let searcher = fulltext.searcher();
+        Ok(self.opened.get_or_init(|| (fulltext, searcher)))
+    }
+}
+
 /// Everything a search reads, opened once.
 pub struct Context<'a> {
     /// The store connection.
     pub conn: &'a Connection,
-    /// The full-text index, synced.
-    pub fulltext: &'a FullText,
-    /// A searcher over its last commit.
-    pub searcher: tantivy::Searcher,
+    /// The full-text index, opened on the first question.
+    pub text: TextIndex,
     /// Catalog and memories, read as needed.
     pub corpus: Corpus<'a>,
     /// Channel 3, opened on the first question.
@@ -341,17 +369,18 @@ impl Context<'_> {
         let (mut dense_memories, mut dense_entities) = (Vec::new(), Vec::new());
         let on = |c: Channel| req.channels.contains(&c);
         if let Some(q) = question.filter(|_| on(Channel::Text)) {
-            let terms = lexical::question_terms(self.fulltext, q);
+            let (fulltext, searcher) = self.text.get()?;
+            let terms = lexical::question_terms(fulltext, q);
             text_memories = Some(lexical::rank(
-                self.fulltext,
-                &self.searcher,
+                fulltext,
+                searcher,
                 &terms,
                 Side::Memories,
                 ds,
             )?);
             text_entities = Some(lexical::rank(
-                self.fulltext,
-                &self.searcher,
+                fulltext,
+                searcher,
                 &terms,
                 Side::Entities,
                 ds,
