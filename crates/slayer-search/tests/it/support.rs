@@ -126,16 +126,9 @@ pub fn strings(v: &Value) -> Vec<String> {
 
 /// The folder holding `all-MiniLM-L6-v2` (what `scripts/fetch-model.sh` fills).
 pub fn models_dir() -> PathBuf {
-    let dir = std::env::var_os("SLAYER_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/slayer/models")
-        });
-    assert!(
-        dir.join("all-MiniLM-L6-v2/model.safetensors").is_file(),
-        "no local model under {}: run scripts/fetch-model.sh",
-        dir.display()
-    );
+    let dir = slayer_embed::local::models_dir();
+    let model = dir.join(slayer_embed::local::DEFAULT_MODEL);
+    slayer_embed::local::check_folder(&model).unwrap_or_else(|why| panic!("{why}"));
     dir
 }
 
