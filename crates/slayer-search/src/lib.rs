@@ -8,6 +8,7 @@
 //! - [`deepening`]: fusion that reads the text ranking only as deep as the buckets need.
 //! - [`corpus`]: what a search reads from the store, once per process.
 //! - [`search`]: the pipeline: validation, lenient resolution, buckets, warnings.
+//! - [`response`]: the request and response types and the text form.
 //!
 //! Rules: a search never writes; unresolvable inputs are warnings, an unknown datasource is an
 //! error raised before any work; every bucket depends only on the corpus, the inputs and its
@@ -20,6 +21,7 @@ pub mod deepening;
 pub mod dense;
 pub mod fuse;
 pub mod lexical;
+pub mod response;
 pub mod search;
 
 /// Why a search could not run.
