@@ -327,6 +327,9 @@ fn import_record(text: &str) -> Result<Memory, String> {
     Ok(memory)
 }
 
+/// From this many records, an import recounts tags once instead of per row.
+const BULK_IMPORT: usize = 1000;
+
 fn import(
     store_path: &Path,
     file: &Path,
@@ -356,6 +359,11 @@ fn import(
     let mut results = Vec::new();
     let (mut created, mut updated, mut unchanged) = (0, 0, 0);
     let mut imported = Vec::new();
+    // Many memories: recount once at the end instead of per tag row.
+    let bulk = parsed.len() >= BULK_IMPORT;
+    if bulk {
+        memories::suspend_counts(&tx)?;
+    }
     for (no, result) in parsed {
         match result {
             Ok(memory) => {
@@ -370,6 +378,9 @@ fn import(
             }
             Err(message) => results.push(json!({"kind": "error", "line": no, "error": message})),
         }
+    }
+    if bulk {
+        memories::resume_counts(&tx)?;
     }
     // Dangling tags are judged after the whole batch, so memory: links to later lines count.
     let catalog = service::load_catalog(&tx)?;

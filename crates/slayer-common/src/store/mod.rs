@@ -387,6 +387,64 @@ mod tests {
     }
 
     #[test]
+    fn suspended_counts_come_back_exact_with_the_migration_s_triggers() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let triggers = |store: &Store| -> Vec<(String, String)> {
+            let mut stmt = store
+                .conn()
+                .prepare(
+                    "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'
+                     AND (name LIKE 'tag_counts%' OR name LIKE 'memory_count%') ORDER BY name",
+                )
+                .unwrap();
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        let from_migration = triggers(&store);
+        assert_eq!(from_migration.len(), 4);
+        let memory = |id: &str, tags: &[&str]| crate::records::Memory {
+            version: 4,
+            id: id.into(),
+            learning: "x".into(),
+            description: None,
+            entities: tags.iter().map(|t| t.to_string()).collect(),
+            query: None,
+            created_at: "t".into(),
+        };
+        let tx = store.write().unwrap();
+        memories::put(&tx, &memory("0", &["a.m"])).unwrap();
+        memories::suspend_counts(&tx).unwrap();
+        memories::put(&tx, &memory("1", &["a.m", "memory:1"])).unwrap();
+        memories::put(&tx, &memory("2", &["a.m.c"])).unwrap();
+        memories::delete(&tx, "0").unwrap();
+        memories::resume_counts(&tx).unwrap();
+        tx.commit().unwrap();
+        let normalize = |t: Vec<(String, String)>| -> Vec<(String, String)> {
+            t.into_iter()
+                .map(|(n, sql)| (n, sql.split_whitespace().collect::<Vec<_>>().join(" ")))
+                .collect()
+        };
+        assert_eq!(normalize(triggers(&store)), normalize(from_migration));
+        let counts: (String, String) = store
+            .conn()
+            .query_row(
+                "SELECT (SELECT group_concat(entity || '=' || memories, ',') FROM
+                            (SELECT * FROM tag_counts ORDER BY entity)),
+                        (SELECT value FROM settings WHERE key = 'memory_count')",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (counts.0.as_str(), counts.1.as_str()),
+            ("a.m=1,a.m.c=1", "2")
+        );
+    }
+
+    #[test]
     fn there_is_one_migration_per_schema_version() {
         assert_eq!(MIGRATIONS.len() as i64, SCHEMA_VERSION);
     }

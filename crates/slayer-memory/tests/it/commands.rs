@@ -353,3 +353,54 @@ fn the_slayer_fixture_imports_through_the_pipe() {
         .unwrap()
         .starts_with("Refunded orders keep their original amount"));
 }
+
+#[test]
+fn a_bulk_import_leaves_the_tag_counts_exact() {
+    let s = TempStore::with_catalog();
+    let lines: String = (0..1200)
+        .map(|i| {
+            let tags = if i % 3 == 0 {
+                r#"["shop.orders.amount","memory:1"]"#
+            } else {
+                r#"["shop.orders"]"#
+            };
+            format!(
+                "{{\"kind\":\"memory\",\"id\":\"{i}\",\"learning\":\"n\",\"entities\":{tags}}}\n"
+            )
+        })
+        .collect();
+    let out = s.memory(&["import", "-"], Some(&lines));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // And the triggers are back: a later save is counted.
+    let out = s.memory(
+        &["save", "--learning", "x", "--entities", "shop.orders"],
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let conn = rusqlite::Connection::open(&s.store).unwrap();
+    let counts = |sql: &str| -> Vec<(String, i64)> {
+        let mut stmt = conn.prepare(sql).unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let kept = counts("SELECT entity, memories FROM tag_counts ORDER BY entity");
+    let recounted = counts(
+        "SELECT entity, COUNT(*) FROM memory_entities WHERE entity <> 'memory:' || memory_id
+         GROUP BY entity ORDER BY entity",
+    );
+    assert_eq!(kept, recounted);
+    assert_eq!(
+        kept.iter().find(|(e, _)| e == "shop.orders").unwrap().1,
+        801
+    );
+    let total: String = conn
+        .query_row(
+            "SELECT value FROM settings WHERE key = 'memory_count'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(total, "1201");
+}
