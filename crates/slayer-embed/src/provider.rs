@@ -94,14 +94,6 @@ impl Embedder {
             Backend::OpenAi(c) => c.embed(texts),
         }
     }
-
-    /// HTTP requests sent so far (`None` for a local model).
-    pub fn requests_sent(&self) -> Option<usize> {
-        match &self.backend {
-            Backend::Local(_) => None,
-            Backend::OpenAi(c) => Some(c.requests_sent()),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -58,21 +58,12 @@ fn triage(
         )
         .map_err(slayer_common::store::StoreError::from)?;
     let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
-    let mut found: std::collections::HashMap<String, (String, Option<String>)> =
-        std::collections::HashMap::with_capacity(ids.len());
-    let mut rows = stmt
-        .query(rusqlite::params![model, json])
+    let mut found: std::collections::HashMap<String, (String, Option<String>)> = stmt
+        .query_map(rusqlite::params![model, json], |r| {
+            Ok((r.get(0)?, (r.get(1)?, r.get(2)?)))
+        })
+        .and_then(|rows| rows.collect())
         .map_err(slayer_common::store::StoreError::from)?;
-    while let Some(row) = rows
-        .next()
-        .map_err(slayer_common::store::StoreError::from)?
-    {
-        let fields = (|| -> rusqlite::Result<(String, String, Option<String>)> {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-        })()
-        .map_err(slayer_common::store::StoreError::from)?;
-        found.insert(fields.0, (fields.1, fields.2));
-    }
     let mut reports = Vec::new();
     let mut pending = Vec::new();
     for (position, id) in ids.iter().enumerate() {

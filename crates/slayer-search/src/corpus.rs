@@ -12,8 +12,8 @@ use slayer_common::canonical::{memory_id_of, memory_ref, rooted_at};
 use slayer_common::store::StoreError;
 use slayer_memory::resolve::{Catalog, Lookup};
 
-/// A memory as search needs it: tags for BM25 and the filters, the query flag for the buckets,
-/// `created_at` for the recency fallback. Texts and queries are read only for returned hits.
+/// A memory as search needs it: tags for BM25 and the filters, the query flag for the buckets.
+/// Texts and queries are read only for returned hits.
 #[derive(Debug, Clone)]
 pub struct MemoryMeta {
     /// Memory id.
@@ -22,8 +22,6 @@ pub struct MemoryMeta {
     pub tags: Vec<String>,
     /// Whether a query is attached.
     pub has_query: bool,
-    /// Creation time (RFC 3339, sortable as text).
-    pub created_at: String,
     /// `memory:<id>`: its implicit self-reference and its doc id.
     pub self_ref: String,
 }
@@ -42,6 +40,7 @@ pub struct Corpus<'c> {
     /// Datasource names (the stored ones and those models name).
     pub datasources: BTreeSet<String>,
     memories: RefCell<FxHashMap<String, Option<Rc<MemoryMeta>>>>,
+    with_query: OnceCell<rustc_hash::FxHashSet<String>>,
 }
 
 /// BM25's view of the memory corpus under a datasource filter.
@@ -72,6 +71,7 @@ impl<'c> Corpus<'c> {
             catalog: OnceCell::new(),
             datasources,
             memories: RefCell::default(),
+            with_query: OnceCell::new(),
         })
     }
 
@@ -91,15 +91,12 @@ impl<'c> Corpus<'c> {
             return Ok(m.clone());
         }
         let mut stmt = self.conn.prepare_cached(
-            "SELECT created_at, has_query FROM memories INDEXED BY idx_memories_meta
-                 WHERE id = ?1",
+            "SELECT has_query FROM memories INDEXED BY idx_memories_meta WHERE id = ?1",
         )?;
-        let row: Option<(String, bool)> = stmt
-            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?;
+        let row: Option<bool> = stmt.query_row([id], |r| r.get(0)).optional()?;
         let meta = match row {
             None => None,
-            Some((created_at, has_query)) => {
+            Some(has_query) => {
                 let mut tags = self.conn.prepare_cached(
                     "SELECT entity FROM memory_entities WHERE memory_id = ?1 ORDER BY entity",
                 )?;
@@ -110,7 +107,6 @@ impl<'c> Corpus<'c> {
                     id: id.to_owned(),
                     tags,
                     has_query,
-                    created_at,
                     self_ref: memory_ref(id),
                 }))
             }
@@ -135,7 +131,7 @@ impl<'c> Corpus<'c> {
     pub fn tagged_with(&self, tags: &[String]) -> Result<Vec<Rc<MemoryMeta>>, StoreError> {
         let json = serde_json::to_string(tags).unwrap_or_else(|_| "[]".into());
         let mut stmt = self.conn.prepare_cached(
-            "SELECT m.id, m.created_at, m.has_query, e.entity
+            "SELECT m.id, m.has_query, e.entity
              FROM memories m INDEXED BY idx_memories_meta
              LEFT JOIN memory_entities e ON e.memory_id = m.id
              WHERE m.id IN (
@@ -153,12 +149,11 @@ impl<'c> Corpus<'c> {
                 out.push(MemoryMeta {
                     id: id.to_owned(),
                     tags: Vec::new(),
-                    has_query: row.get(2)?,
-                    created_at: row.get(1)?,
+                    has_query: row.get(1)?,
                     self_ref: memory_ref(id),
                 });
             }
-            if let Some(tag) = row.get::<_, Option<String>>(3)? {
+            if let Some(tag) = row.get::<_, Option<String>>(2)? {
                 if let Some(m) = out.last_mut() {
                     m.tags.push(tag);
                 }
@@ -254,13 +249,18 @@ impl<'c> Corpus<'c> {
         })
     }
 
-    /// The ids of the memories that carry a query.
-    pub fn with_query(&self) -> Result<rustc_hash::FxHashSet<String>, StoreError> {
+    /// The ids of the memories that carry a query, read once (a `--batch` run reuses them).
+    pub fn with_query(&self) -> Result<&rustc_hash::FxHashSet<String>, StoreError> {
+        if let Some(ids) = self.with_query.get() {
+            return Ok(ids);
+        }
         let mut stmt = self
             .conn
             .prepare_cached("SELECT id FROM memories WHERE has_query")?;
-        let ids = stmt.query_map([], |r| r.get(0))?;
-        Ok(ids.collect::<Result<_, _>>()?)
+        let ids = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        Ok(self.with_query.get_or_init(|| ids))
     }
 
     /// Memory ids newest first (ties by id), for the recency fallback.

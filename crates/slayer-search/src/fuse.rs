@@ -67,13 +67,6 @@ impl Partial {
     }
 }
 
-/// Fuses rankings. Empty rankings take no part. When exactly one ranking takes part and it has
-/// raw scores, scores are that channel's raw scores (the seed's "single-channel raw").
-pub fn fuse(rankings: &[Ranking]) -> Vec<Fused> {
-    let partials: Vec<Partial> = rankings.iter().map(Partial::whole).collect();
-    fuse_partial(&partials).0
-}
-
 /// Fuses rankings of which only the tops are read. Returns the fused keys of every top, in
 /// final order, and a bound: every entry scoring above it is exactly where the whole rankings
 /// would put it, with its whole score; an entry at or below it may have unseen keys ahead.
@@ -171,6 +164,12 @@ pub fn fuse_keys(rankings: &[Partial], keys: &[&str]) -> Vec<Fused> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fusion of whole rankings: what `fuse_partial` must agree with above its bound.
+    fn fuse(rankings: &[Ranking]) -> Vec<Fused> {
+        let partials: Vec<Partial> = rankings.iter().map(Partial::whole).collect();
+        fuse_partial(&partials).0
+    }
 
     fn ranking(channel: &'static str, keys: &[&str]) -> Ranking {
         Ranking {

@@ -88,7 +88,7 @@ pub fn live_rows(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// How many docs have no row (or a row of an older text) under this model name.
+/// How many docs have no row under this model name.
 pub fn docs_lacking(conn: &Connection, model: &str) -> Result<i64, StoreError> {
     Ok(conn.query_row(
         "SELECT count(*) FROM docs d WHERE NOT EXISTS (

@@ -96,27 +96,6 @@ pub fn count(conn: &Connection) -> Result<i64, StoreError> {
     Ok(conn.query_row("SELECT count(*) FROM memories", [], |r| r.get(0))?)
 }
 
-/// The triggers that keep `tag_counts` and the `memory_count` setting exact (schema v4; the
-/// migration creates the same four, and a test checks they stay the same).
-const COUNT_TRIGGERS: &str = "
-CREATE TRIGGER tag_counts_insert AFTER INSERT ON memory_entities
-WHEN NEW.entity <> 'memory:' || NEW.memory_id BEGIN
-    INSERT INTO tag_counts (entity, memories) VALUES (NEW.entity, 1)
-        ON CONFLICT(entity) DO UPDATE SET memories = memories + 1;
-END;
-CREATE TRIGGER tag_counts_delete AFTER DELETE ON memory_entities
-WHEN OLD.entity <> 'memory:' || OLD.memory_id BEGIN
-    UPDATE tag_counts SET memories = memories - 1 WHERE entity = OLD.entity;
-    DELETE FROM tag_counts WHERE entity = OLD.entity AND memories <= 0;
-END;
-CREATE TRIGGER memory_count_insert AFTER INSERT ON memories BEGIN
-    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory_count';
-END;
-CREATE TRIGGER memory_count_delete AFTER DELETE ON memories BEGIN
-    UPDATE settings SET value = CAST(value AS INTEGER) - 1 WHERE key = 'memory_count';
-END;
-";
-
 /// For a write of many memories in one transaction: drops the count triggers (a per-row cost
 /// that nearly doubled a 100,000-memory import). [`resume_counts`] must follow in the same
 /// transaction, so no other connection ever sees the store without them.
@@ -138,6 +117,6 @@ pub fn resume_counts(tx: &Connection) -> Result<(), StoreError> {
              WHERE entity <> 'memory:' || memory_id GROUP BY entity;
          UPDATE settings SET value = (SELECT COUNT(*) FROM memories) WHERE key = 'memory_count';",
     )?;
-    tx.execute_batch(COUNT_TRIGGERS)?;
+    tx.execute_batch(count_triggers!())?;
     Ok(())
 }

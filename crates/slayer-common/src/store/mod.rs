@@ -9,6 +9,31 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
+/// The triggers that keep `tag_counts` and the `memory_count` setting exact: one text for the
+/// version 4 migration and for [`memories::resume_counts`].
+macro_rules! count_triggers {
+    () => {
+        "
+CREATE TRIGGER tag_counts_insert AFTER INSERT ON memory_entities
+WHEN NEW.entity <> 'memory:' || NEW.memory_id BEGIN
+    INSERT INTO tag_counts (entity, memories) VALUES (NEW.entity, 1)
+        ON CONFLICT(entity) DO UPDATE SET memories = memories + 1;
+END;
+CREATE TRIGGER tag_counts_delete AFTER DELETE ON memory_entities
+WHEN OLD.entity <> 'memory:' || OLD.memory_id BEGIN
+    UPDATE tag_counts SET memories = memories - 1 WHERE entity = OLD.entity;
+    DELETE FROM tag_counts WHERE entity = OLD.entity AND memories <= 0;
+END;
+CREATE TRIGGER memory_count_insert AFTER INSERT ON memories BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory_count';
+END;
+CREATE TRIGGER memory_count_delete AFTER DELETE ON memories BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) - 1 WHERE key = 'memory_count';
+END;
+"
+    };
+}
+
 pub mod catalog;
 pub mod docs;
 pub mod embeddings;
@@ -97,7 +122,8 @@ END;
 ALTER TABLE memories ADD COLUMN has_query INTEGER NOT NULL DEFAULT 0;
 UPDATE memories SET has_query = instr(data, '"query":') > 0;
 "#,
-    r#"
+    concat!(
+        r#"
 -- How many memories carry each tag (a memory's tag naming itself is not counted), so search
 -- gets BM25's corpus statistics without reading every memory. Tag rows are only ever inserted
 -- and deleted (a re-save deletes and re-inserts; a memory's deletion cascades), so two
@@ -109,25 +135,12 @@ CREATE TABLE tag_counts (
 INSERT INTO tag_counts (entity, memories)
     SELECT entity, COUNT(*) FROM memory_entities
     WHERE entity <> 'memory:' || memory_id GROUP BY entity;
-CREATE TRIGGER tag_counts_insert AFTER INSERT ON memory_entities
-WHEN NEW.entity <> 'memory:' || NEW.memory_id BEGIN
-    INSERT INTO tag_counts (entity, memories) VALUES (NEW.entity, 1)
-        ON CONFLICT(entity) DO UPDATE SET memories = memories + 1;
-END;
-CREATE TRIGGER tag_counts_delete AFTER DELETE ON memory_entities
-WHEN OLD.entity <> 'memory:' || OLD.memory_id BEGIN
-    UPDATE tag_counts SET memories = memories - 1 WHERE entity = OLD.entity;
-    DELETE FROM tag_counts WHERE entity = OLD.entity AND memories <= 0;
-END;
 -- The number of memories, kept the same way: counting them means reading a whole index.
 INSERT OR REPLACE INTO settings (key, value)
     VALUES ('memory_count', (SELECT COUNT(*) FROM memories));
-CREATE TRIGGER memory_count_insert AFTER INSERT ON memories BEGIN
-    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory_count';
-END;
-CREATE TRIGGER memory_count_delete AFTER DELETE ON memories BEGIN
-    UPDATE settings SET value = CAST(value AS INTEGER) - 1 WHERE key = 'memory_count';
-END;
+"#,
+        count_triggers!(),
+        r#"
 -- What name resolution reads of a model (names, flags, join targets), in a table of its own:
 -- resolving a reference then reads neither the descriptions and samples nor the pages they
 -- fill. A model written before this version has no row and falls back to its full JSON.
@@ -140,9 +153,9 @@ CREATE TABLE model_skeletons (
 CREATE TRIGGER model_skeletons_delete AFTER DELETE ON models BEGIN
     DELETE FROM model_skeletons WHERE data_source = OLD.data_source AND name = OLD.name;
 END;
--- Search looks memories up by id for their flag and date only: a covering index spares it
--- the rows and their JSON.
-CREATE INDEX idx_memories_meta ON memories(id, has_query, created_at);
+-- Search looks memories up by id for their query flag only: a covering index spares it the
+-- rows and their JSON.
+CREATE INDEX idx_memories_meta ON memories(id, has_query);
 -- Tag lookups (which memories carry a tag) read the memory id from the index, not the row.
 DROP INDEX idx_memory_entities_entity;
 CREATE INDEX idx_memory_entities_entity ON memory_entities(entity, memory_id);
@@ -150,7 +163,8 @@ CREATE INDEX idx_memory_entities_entity ON memory_entities(entity, memory_id);
 CREATE INDEX idx_memories_recency ON memories(created_at DESC, id);
 -- Search reads the few query-bearing memories whole to fill their bucket exactly.
 CREATE INDEX idx_memories_with_query ON memories(id) WHERE has_query;
-"#,
+"#
+    ),
 ];
 
 /// Errors from the store.
