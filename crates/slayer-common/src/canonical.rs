@@ -85,27 +85,33 @@ fn is_python_space(c: char) -> bool {
 
 /// Checks a datasource, model or leaf name; `what` names it in the message ("model name").
 ///
-/// Dots and colons would make canonical ids ambiguous, so they are refused everywhere.
+/// Dots and colons would make canonical ids ambiguous, and control characters (a newline, NUL)
+/// would inject lines into rendered docs, so those are refused; everything else a real database
+/// allows (`charter school (y/n)`, `a\\b`, quotes, any script) is a name.
 pub fn check_entity_name(what: &str, name: &str) -> Result<(), String> {
     if name.trim().is_empty() {
         return Err(format!("{what} must be a non-empty string"));
     }
+    // Messages show the name escaped: a raw newline would break the `line N:` message itself.
+    let shown = name.escape_debug();
     if name.trim() != name {
         return Err(format!(
-            "{what} '{name}' has leading or trailing whitespace; trim it"
+            "{what} '{shown}' has leading or trailing whitespace; trim it"
+        ));
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        let code = c as u32;
+        return Err(format!(
+            "{what} '{shown}' contains the control character U+{code:04X}, which is not allowed in names; rename it"
         ));
     }
     for (c, why) in [
         ('.', "separates canonical id segments"),
         (':', "marks memory references"),
-        ('/', "is a path separator"),
-        ('\\', "is a path separator"),
-        ('\0', "is not allowed"),
     ] {
         if name.contains(c) {
-            let shown = c.escape_debug();
             return Err(format!(
-                "{what} '{name}' contains '{shown}', which {why}; rename it"
+                "{what} '{shown}' contains '{c}', which {why}; rename it"
             ));
         }
     }
@@ -170,5 +176,32 @@ mod tests {
             .unwrap_err()
             .contains("':'"));
         assert!(check_entity_name("model name", " ").is_err());
+    }
+
+    #[test]
+    fn entity_names_accept_what_real_databases_allow_but_no_control_characters() {
+        for name in [
+            "charter school (y/n)",
+            "a/b",
+            "a\\b",
+            "o'brien",
+            "\"q\"",
+            "straße",
+            "1abc",
+            "日付",
+        ] {
+            assert_eq!(check_entity_name("column name", name), Ok(()), "{name}");
+        }
+        let e = check_entity_name("column name", "a\nb").unwrap_err();
+        assert_eq!(
+            e,
+            "column name 'a\\nb' contains the control character U+000A, which is not allowed in names; rename it"
+        );
+        assert!(check_entity_name("column name", "a\0b")
+            .unwrap_err()
+            .contains("U+0000"));
+        assert!(check_entity_name("column name", "a\u{7f}")
+            .unwrap_err()
+            .contains("U+007F"));
     }
 }

@@ -65,15 +65,25 @@ pub enum ReadError {
     /// A line is not valid UTF-8.
     #[error("line {0}: not valid UTF-8; input must be UTF-8 JSON lines")]
     Utf8(usize),
+    /// The input file cannot be opened.
+    #[error("cannot open {}: {source}", path.display())]
+    Open {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
-/// Opens a JSON-lines input: a file, or standard input for `-`.
-pub fn open_input(path: &std::path::Path) -> std::io::Result<Box<dyn BufRead>> {
+/// Opens a JSON-lines input: a file, or standard input for `-`. A file that cannot be opened
+/// is bad input ([`ReadError::Open`]).
+pub fn open_input(path: &std::path::Path) -> Result<Box<dyn BufRead>, ReadError> {
     if path.as_os_str() == "-" {
         return Ok(Box::new(std::io::BufReader::new(std::io::stdin().lock())));
     }
-    let file = std::fs::File::open(path).map_err(|e| {
-        std::io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
+    let file = std::fs::File::open(path).map_err(|source| ReadError::Open {
+        path: path.to_owned(),
+        source,
     })?;
     Ok(Box::new(std::io::BufReader::new(file)))
 }
@@ -242,6 +252,72 @@ mod tests {
             e.to_string().contains("contains '.', which separates"),
             "{e}"
         );
+    }
+
+    /// A small deterministic generator for the property tests below.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((self.0 >> 33) as usize) % n.max(1)
+        }
+    }
+
+    const VALID: [&str; 4] = [
+        r#"{"kind":"datasource","name":"shop","type":"duckdb"}"#,
+        r#"{"kind":"model","name":"orders","data_source":"shop","columns":[{"name":"id","type":"INT","distinct_count":3,"sampled_values":["1","2"]}],"measures":[{"name":"revenue","formula":"amount:sum"}],"joins":[{"target_model":"c","join_pairs":[["a","b"]]}]}"#,
+        r#"{"kind":"memory","id":"7","learning":"x","entities":["shop.orders"],"created_at":"2026-01-01T00:00:00Z"}"#,
+        r#"{"kind":"doc","canonical_id":"shop","doc_kind":"datasource","text":"t","content_hash":"h"}"#,
+    ];
+
+    #[test]
+    fn random_bytes_and_mutated_records_never_panic_and_always_name_their_line() {
+        let mut rng = Lcg(2024);
+        let alphabet: &[u8] = b"{}[]\":,.\\ -0123456789eEtruefalsnkindmodel\x00\x7f\xc3\xa9\xff\n";
+        for round in 0..4000 {
+            let mut input = Vec::new();
+            let lines = 1 + rng.below(4);
+            for _ in 0..lines {
+                let mut line = VALID[rng.below(VALID.len())].as_bytes().to_vec();
+                match rng.below(4) {
+                    0 => {
+                        line = (0..rng.below(80))
+                            .map(|_| alphabet[rng.below(alphabet.len())])
+                            .collect()
+                    }
+                    1 => {
+                        let cut = rng.below(line.len());
+                        line.truncate(cut);
+                    }
+                    2 => {
+                        for _ in 0..1 + rng.below(5) {
+                            let at = rng.below(line.len());
+                            line[at] = alphabet[rng.below(alphabet.len())];
+                        }
+                    }
+                    _ => {}
+                }
+                input.extend(line);
+                input.push(b'\n');
+            }
+            for item in read_lines(input.as_slice()) {
+                match item {
+                    Ok((no, text)) => {
+                        if let Err(e) = parse_record(no, &text) {
+                            assert!(
+                                e.to_string().starts_with(&format!("line {no}: ")),
+                                "round {round}: {e}"
+                            );
+                        }
+                    }
+                    Err(e) => assert!(e.to_string().starts_with("line "), "round {round}: {e}"),
+                }
+            }
+        }
     }
 
     #[test]

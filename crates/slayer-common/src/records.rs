@@ -311,7 +311,34 @@ impl Model {
                 ));
             }
         }
+        for (i, column) in self.columns.iter().enumerate() {
+            if let Some(n) = column.distinct_count.filter(|n| *n < 0) {
+                return Err(format!(
+                    "field 'columns[{i}].distinct_count': {n} is negative; a count is 0 or more"
+                ));
+            }
+        }
         Ok(())
+    }
+}
+
+/// Checks a stored timestamp such as `created_at`: ISO 8601 / RFC 3339, as the original writes
+/// it (`2026-01-31T12:00:00.000000Z`), with or without a fraction and offset (a space may
+/// stand for the `T`). Recency ordering compares these texts, so nothing else is stored.
+pub fn check_timestamp(value: &str) -> Result<(), String> {
+    use time::format_description::well_known::Iso8601;
+    let normalized = match value.as_bytes().get(10) {
+        Some(b' ') => format!("{}T{}", &value[..10], &value[11..]),
+        _ => value.to_owned(),
+    };
+    let parsed = time::OffsetDateTime::parse(&normalized, &Iso8601::DEFAULT)
+        .map(|_| ())
+        .or_else(|_| time::PrimitiveDateTime::parse(&normalized, &Iso8601::DEFAULT).map(|_| ()));
+    match parsed {
+        Ok(()) if value.len() >= 19 => Ok(()),
+        _ => Err(format!(
+            "'{value}' is not an ISO 8601 timestamp; write it as 2026-01-31T12:00:00Z"
+        )),
     }
 }
 
@@ -377,4 +404,46 @@ pub fn content_hash(text: &str) -> String {
         out.push_str(&format!("{byte:02x}"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_8601_as_the_original_writes_them() {
+        for ok in [
+            "2026-01-31T12:00:00.000000Z",
+            "2026-01-31T12:00:00Z",
+            "2026-01-31T12:00:00+02:00",
+            "2026-01-31T12:00:00",
+            "2026-01-31 12:00:00.5",
+        ] {
+            assert_eq!(check_timestamp(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "not a date",
+            "",
+            "2026-13-01T00:00:00Z",
+            "2026-01-31",
+            "12:00:00",
+            "2026-01-31T25:00:00Z",
+        ] {
+            let e = check_timestamp(bad).unwrap_err();
+            assert!(e.contains("is not an ISO 8601 timestamp"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_negative_distinct_count_is_refused() {
+        let model: Model = serde_json::from_value(serde_json::json!({
+            "name": "t", "data_source": "d",
+            "columns": [{"name": "a", "type": "TEXT", "distinct_count": -1}]
+        }))
+        .unwrap();
+        assert_eq!(
+            model.validate().unwrap_err(),
+            "field 'columns[0].distinct_count': -1 is negative; a count is 0 or more"
+        );
+    }
 }

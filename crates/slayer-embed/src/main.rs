@@ -6,11 +6,11 @@ mod output;
 use std::io::{self, BufRead};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Parser;
 use serde_json::{json, Value};
 use slayer_common::exit::{is_broken_pipe, ExitStatus};
-use slayer_common::jsonl::{open_input, read_lines};
+use slayer_common::jsonl::{open_input, read_lines, ReadError};
 use slayer_common::store::{embeddings, OpenMode, Store};
 use slayer_embed::provider::{active_name, Embedder};
 use slayer_embed::refresh::{refresh, Options};
@@ -37,6 +37,9 @@ fn main() -> ExitCode {
     }
 }
 
+/// Texts per provider call in `slayer-embed text`.
+const TEXT_CHUNK: usize = 64;
+
 fn run(cli: Cli) -> Result<ExitStatus> {
     match cli.command {
         Command::Refresh {
@@ -51,7 +54,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             // candle sizes its matrix-multiply threads from this variable on every call, and
             // rayon's global pool from it once: set it before either starts.
             std::env::set_var("RAYON_NUM_THREADS", threads.to_string());
-            let mut out = Output::new(cli.format.unwrap_or(Format::Jsonl), cli.quiet);
+            let mut out = Output::new(choose_format(cli.format, Format::Jsonl)?, cli.quiet);
             // Read the input before opening the store: in `slayer-index load | slayer-embed
             // refresh` the store may not exist until the first stage is done.
             let named = if all {
@@ -67,8 +70,8 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             run_refresh(&mut store, &ids, batch_size, threads, &mut out)
         }
         Command::Status => {
-            let mut out = Output::new(cli.format.unwrap_or(Format::Text), cli.quiet);
-            let store = Store::open(&cli.store, OpenMode::MustExist)?;
+            let mut out = Output::new(choose_format(cli.format, Format::Text)?, cli.quiet);
+            let store = Store::open(&cli.store, OpenMode::ReadOnly)?;
             let model = active_name();
             let counts = embeddings::counts_by_model(store.conn())?;
             let lacking = embeddings::docs_lacking(store.conn(), &model)?;
@@ -97,7 +100,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             Ok(ExitStatus::Success)
         }
         Command::Text { texts } => {
-            let mut out = Output::new(cli.format.unwrap_or(Format::Jsonl), cli.quiet);
+            let mut out = Output::new(choose_format(cli.format, Format::Jsonl)?, cli.quiet);
             let texts = if texts.is_empty() {
                 io::stdin()
                     .lock()
@@ -108,10 +111,15 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             };
             let model = active_name();
             let embedder = Embedder::open(&model).map_err(EmbedError::Provider)?;
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let mut records = Vec::new();
             let mut failed = false;
-            for (text, result) in texts.iter().zip(embedder.embed(&refs)) {
+            // One forward pass (or one request) per chunk: all of stdin at once would be one
+            // huge batch, and OpenAI-compatible servers refuse more than 2,048 inputs.
+            let results = texts.chunks(TEXT_CHUNK).flat_map(|chunk| {
+                let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+                embedder.embed(&refs)
+            });
+            for (text, result) in texts.iter().zip(results) {
                 match result {
                     Ok(v) => records.push(
                         json!({"text": text, "model": model, "dim": v.len(), "embedding": v}),
@@ -148,6 +156,14 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     }
 }
 
+/// The flag, else `SLAYER_FORMAT` at a terminal, else the command's default.
+fn choose_format(flag: Option<Format>, default: Format) -> Result<Format, EmbedError> {
+    slayer_common::format_env::choose(flag, default, |name| {
+        <Format as clap::ValueEnum>::from_str(name, true).ok()
+    })
+    .map_err(EmbedError::Input)
+}
+
 fn all_doc_ids(store: &Store) -> Result<Vec<String>> {
     let mut stmt = store
         .conn()
@@ -161,11 +177,15 @@ fn all_doc_ids(store: &Store) -> Result<Vec<String>> {
 /// Canonical ids from doc records (`canonical_id`) or memory results (`memory_id`).
 fn named_ids(file: Option<&std::path::Path>) -> Result<Vec<String>> {
     let path = file.unwrap_or(std::path::Path::new("-"));
-    let input = open_input(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let input = open_input(path).map_err(|e| EmbedError::Input(e.to_string()))?;
     let mut ids: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for line in read_lines(input) {
-        let (no, text) = line?;
+        let (no, text) = match line {
+            Ok(line) => line,
+            Err(e @ ReadError::Io(_)) => return Err(e.into()),
+            Err(e) => return Err(EmbedError::Input(e.to_string()).into()),
+        };
         let value: Value = serde_json::from_str(&text).map_err(|e| {
             EmbedError::Input(format!("line {no}: not a JSON record ({e}); expected doc records as slayer-index load prints"))
         })?;

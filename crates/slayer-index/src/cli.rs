@@ -25,7 +25,8 @@ const EXAMPLES: &str = "Examples:
   $ slayer-index show shop.orders --format text
   $ slayer-index export --datasource shop | wc -l
   $ slayer-index remove shop.payments.payment_method
-  $ slayer-index rebuild";
+  $ slayer-index rebuild
+  $ slayer-index migrate";
 
 #[derive(Debug, Parser)]
 #[command(name = "slayer-index", version, about = ABOUT, after_help = EXAMPLES)]
@@ -33,8 +34,9 @@ pub struct Cli {
     /// The store file.
     #[arg(long, global = true, env = "SLAYER_STORE", default_value = slayer_common::store::DEFAULT_STORE)]
     pub store: PathBuf,
-    /// Output format (default: jsonl for record streams, text for stats).
-    #[arg(long, global = true, env = "SLAYER_FORMAT", value_enum)]
+    /// Output format (default: jsonl for record streams, text for stats; at a terminal,
+    /// SLAYER_FORMAT sets the default).
+    #[arg(long, global = true, value_enum)]
     pub format: Option<Format>,
     /// No summary on stderr.
     #[arg(short, long, global = true)]
@@ -116,6 +118,13 @@ Refresh the samples of a hand-written catalog:
     #[command(after_help = "Examples:
   $ slayer-index rebuild")]
     Rebuild,
+    /// Upgrade the store to this version's schema (commands that only read never do).
+    #[command(after_help = "Examples:
+  $ slayer-index migrate
+
+Any command that writes upgrades the store too; search, list, show, stats and export refuse an
+older store and name this command.")]
+    Migrate,
     /// Counts per kind, and whether the full-text index agrees with the store.
     #[command(after_help = "Examples:
   $ slayer-index stats

@@ -22,7 +22,11 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Stats { .. } => Format::Text,
         _ => Format::Jsonl,
     };
-    let mut out = Output::new(cli.format.unwrap_or(default_format), cli.quiet);
+    let format = slayer_common::format_env::choose(cli.format, default_format, |name| {
+        <Format as clap::ValueEnum>::from_str(name, true).ok()
+    })
+    .map_err(slayer_index::IndexError::Usage)?;
+    let mut out = Output::new(format, cli.quiet);
     match cli.command {
         Command::Load { file } => load(&cli.store, &file, &mut out),
         Command::Render { file } => render(&file, &mut out),
@@ -32,11 +36,12 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Export { datasource } => export(&cli.store, datasource.as_deref(), &mut out),
         Command::Rebuild => rebuild(&cli.store, &mut out),
         Command::Stats { check } => stats(&cli.store, check, &mut out),
+        Command::Migrate => migrate(&cli.store, &mut out),
     }
 }
 
 fn open_input(file: &Path) -> Result<Box<dyn BufRead>> {
-    Ok(slayer_common::jsonl::open_input(file)?)
+    slayer_common::jsonl::open_input(file).map_err(|e| slayer_index::IndexError::Read(e).into())
 }
 
 fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
@@ -88,6 +93,12 @@ fn load(store_path: &Path, file: &Path, out: &mut Output) -> Result<ExitStatus> 
     let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
     let tx = store.write()?;
     let summary = batch.write(&tx)?;
+    // The changed docs are on stdout (and flushed) before the commit, so a run that dies at
+    // any point never commits a change its consumer (`| slayer-embed refresh`) did not get.
+    // A run that dies before the commit printed docs of a load that did not happen; the
+    // consumer re-reads them from the store (unchanged, so nothing is re-embedded) and the
+    // re-run prints them again.
+    out.docs(&summary.docs.changed, "changed")?;
     tx.commit().context("cannot commit the load")?;
     out.note(&format!(
         "loaded {} datasources, {} models: {}",
@@ -95,9 +106,18 @@ fn load(store_path: &Path, file: &Path, out: &mut Output) -> Result<ExitStatus> 
         summary.models,
         describe_changes(&summary.docs)
     ));
-    sync_index(&mut store, out)?;
-    out.docs(&summary.docs.changed, "changed")?;
+    sync_index_or_warn(&mut store, out);
     Ok(ExitStatus::Success)
+}
+
+/// After a commit, a failed index sync does not undo the write: it is a warning, and the next
+/// command that opens the index catches up.
+fn sync_index_or_warn(store: &mut Store, out: &Output) {
+    if let Err(e) = sync_index(store, out) {
+        out.warn(&format!(
+            "the full-text index was not updated ({e:#}); the next slayer command that opens it catches up"
+        ));
+    }
 }
 
 fn render(file: &Path, out: &mut Output) -> Result<ExitStatus> {
@@ -134,7 +154,7 @@ fn import_slayer(store_path: &Path, dir: &Path, out: &mut Output) -> Result<Exit
         dir.display(),
         describe_changes(&summary.docs)
     ));
-    sync_index(&mut store, out)?;
+    sync_index_or_warn(&mut store, out);
     let records: Vec<_> = project
         .memories
         .iter()
@@ -148,6 +168,7 @@ fn remove_entity(store_path: &Path, target: &str, out: &mut Output) -> Result<Ex
     let mut store = open_store(store_path, OpenMode::MustExist)?;
     let tx = store.write()?;
     let summary = remove::remove(&tx, target)?;
+    out.docs(&summary.docs.changed, "changed")?;
     tx.commit().context("cannot commit the removal")?;
     let stripped = if summary.stripped_memories.is_empty() {
         String::new()
@@ -164,13 +185,12 @@ fn remove_entity(store_path: &Path, target: &str, out: &mut Output) -> Result<Ex
         summary.docs.changed.len(),
         summary.embeddings_deleted
     ));
-    sync_index(&mut store, out)?;
-    out.docs(&summary.docs.changed, "changed")?;
+    sync_index_or_warn(&mut store, out);
     Ok(ExitStatus::Success)
 }
 
 fn show(store_path: &Path, ids: &[String], out: &mut Output) -> Result<ExitStatus> {
-    let store = open_store(store_path, OpenMode::MustExist)?;
+    let store = open_store(store_path, OpenMode::ReadOnly)?;
     let mut found = Vec::new();
     let mut status = ExitStatus::Success;
     for id in ids {
@@ -189,7 +209,7 @@ fn show(store_path: &Path, ids: &[String], out: &mut Output) -> Result<ExitStatu
 }
 
 fn export(store_path: &Path, only: Option<&str>, out: &mut Output) -> Result<ExitStatus> {
-    let store = open_store(store_path, OpenMode::MustExist)?;
+    let store = open_store(store_path, OpenMode::ReadOnly)?;
     let conn = store.conn();
     let datasources: Vec<_> = stored_catalog::datasources(conn)?
         .into_iter()
@@ -229,8 +249,37 @@ fn rebuild(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
+fn migrate(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
+    let before = open_store(store_path, OpenMode::ReadOnly)
+        .err()
+        .and_then(|e| match e.downcast_ref::<slayer_index::IndexError>() {
+            Some(slayer_index::IndexError::Store(store::StoreError::Outdated {
+                found, ..
+            })) => Some(*found),
+            _ => None,
+        });
+    let mut store = open_store(store_path, OpenMode::MustExist)?;
+    let version = store.schema_version()?;
+    let text = match before {
+        Some(found) => format!(
+            "migrated {} from schema version {found} to {version}",
+            store_path.display()
+        ),
+        None => format!(
+            "{} is at schema version {version}; nothing to do",
+            store_path.display()
+        ),
+    };
+    sync_index_or_warn(&mut store, out);
+    out.object(
+        &json!({"kind": "migrate", "store": store_path, "from": before.unwrap_or(version), "to": version}),
+        &text,
+    )?;
+    Ok(ExitStatus::Success)
+}
+
 fn stats(store_path: &Path, check: bool, out: &mut Output) -> Result<ExitStatus> {
-    let store = open_store(store_path, OpenMode::MustExist)?;
+    let store = open_store(store_path, OpenMode::ReadOnly)?;
     let conn = store.conn();
     let datasources = stored_catalog::datasources(conn)?.len();
     let models = stored_catalog::models(conn, None)?.len();

@@ -9,8 +9,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use slayer_common::store::docs::{self, IndexLag, StoredDoc};
-use slayer_common::store::{settings, Store};
-use tantivy::directory::error::LockError;
+use std::sync::Arc;
+
+use slayer_common::store::{settings, OpenMode, Store};
+use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
+use tantivy::directory::{
+    Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, WatchCallback, WatchHandle, WritePtr,
+};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, STORED, STRING,
 };
@@ -91,13 +96,51 @@ impl FullText {
         Ok((fulltext, report))
     }
 
-    /// Opens an existing index without touching it; `None` when there is none.
+    /// Opens an existing index without writing to it (a read-only folder or files are fine);
+    /// `None` when there is none or it has another schema.
     pub fn open_existing(dir: &Path) -> Result<Option<FullText>, IndexError> {
         if !dir.join("meta.json").exists() {
             return Ok(None);
         }
-        let index = Index::open_in_dir(dir)?;
+        let directory = MmapDirectory::open(dir).map_err(TantivyError::from)?;
+        let index = Index::open(ReadOnlyLocks(directory))?;
+        if index.schema() != schema().0 {
+            return Ok(None);
+        }
         FullText::from_index(index, dir).map(Some)
+    }
+
+    /// The index as a reader needs it: the one on disk when it is current; else caught up
+    /// through a writer connection when the store and its folder may be written; else (a
+    /// read-only store) a copy built in memory from the store's docs. Readers thus never
+    /// fail for want of write access, and never search a stale index.
+    pub fn open_for_reading(store: &Store) -> Result<FullText, IndexError> {
+        let dir = store.index_dir();
+        if let Ok(Some(fulltext)) = FullText::open_existing(&dir) {
+            if fulltext.is_current(store, &docs::version(store.conn())?)? {
+                return Ok(fulltext);
+            }
+        }
+        let caught_up = Store::open(store.path(), OpenMode::MustExist)
+            .map_err(IndexError::from)
+            .and_then(|mut writer| FullText::open_synced(&mut writer));
+        match caught_up {
+            Ok((fulltext, _)) => Ok(fulltext),
+            Err(_) => FullText::in_memory(store, &dir),
+        }
+    }
+
+    /// Every doc of the store in an index in memory, in the order of a full rebuild.
+    fn in_memory(store: &Store, dir: &Path) -> Result<FullText, IndexError> {
+        let (schema, fields) = schema();
+        let index = Index::create_in_ram(schema);
+        let mut writer: IndexWriter<TantivyDocument> =
+            index.writer_with_num_threads(1, WRITER_HEAP)?;
+        for stored in docs::all(store.conn())? {
+            writer.add_document(document(fields, store, &stored)?)?;
+        }
+        writer.commit()?;
+        FullText::from_index(index, dir)
     }
 
     fn open_or_create(dir: &Path) -> Result<FullText, IndexError> {
@@ -206,7 +249,7 @@ impl FullText {
                     &stored.doc.canonical_id,
                 ));
             }
-            writer.add_document(self.to_tantivy(store, stored)?)?;
+            writer.add_document(document(self.fields, store, stored)?)?;
         }
         let generation = new_generation();
         let mut prepared = writer.prepare_commit()?;
@@ -248,30 +291,6 @@ impl FullText {
             && self.num_docs() as i64 == docs::indexed_count(store.conn())?)
     }
 
-    fn to_tantivy(&self, store: &Store, stored: &StoredDoc) -> Result<TantivyDocument, IndexError> {
-        let f = self.fields;
-        let d = &stored.doc;
-        let mut doc = TantivyDocument::default();
-        doc.add_text(f.id, &d.canonical_id);
-        doc.add_text(f.kind, &d.doc_kind);
-        match slayer_common::canonical::memory_id_of(&d.canonical_id) {
-            Some(memory_id) => {
-                doc.add_text(f.canonical, memory_id);
-                for ds in docs::memory_datasources(store.conn(), memory_id)? {
-                    doc.add_text(f.datasource, &ds);
-                }
-            }
-            None => {
-                doc.add_text(f.canonical, &d.canonical_id);
-                if let Some(ds) = &d.datasource {
-                    doc.add_text(f.datasource, ds);
-                }
-            }
-        }
-        doc.add_text(f.text, &d.text);
-        Ok(doc)
-    }
-
     fn lock_writer(&self) -> Result<IndexWriter<TantivyDocument>, IndexError> {
         let start = Instant::now();
         loop {
@@ -288,6 +307,69 @@ impl FullText {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+}
+
+/// The tantivy document of a stored doc.
+fn document(f: Fields, store: &Store, stored: &StoredDoc) -> Result<TantivyDocument, IndexError> {
+    let d = &stored.doc;
+    let mut doc = TantivyDocument::default();
+    doc.add_text(f.id, &d.canonical_id);
+    doc.add_text(f.kind, &d.doc_kind);
+    match slayer_common::canonical::memory_id_of(&d.canonical_id) {
+        Some(memory_id) => {
+            doc.add_text(f.canonical, memory_id);
+            for ds in docs::memory_datasources(store.conn(), memory_id)? {
+                doc.add_text(f.datasource, &ds);
+            }
+        }
+        None => {
+            doc.add_text(f.canonical, &d.canonical_id);
+            if let Some(ds) = &d.datasource {
+                doc.add_text(f.datasource, ds);
+            }
+        }
+    }
+    doc.add_text(f.text, &d.text);
+    Ok(doc)
+}
+
+/// The index folder as readers open it: tantivy takes a lock file while it opens segments (so a
+/// writer's cleanup waits); where the folder cannot be written there is no writer to wait for,
+/// and reading goes on without the lock.
+#[derive(Debug, Clone)]
+struct ReadOnlyLocks(MmapDirectory);
+
+impl Directory for ReadOnlyLocks {
+    fn get_file_handle(&self, path: &Path) -> Result<Arc<dyn FileHandle>, OpenReadError> {
+        self.0.get_file_handle(path)
+    }
+    fn delete(&self, path: &Path) -> Result<(), DeleteError> {
+        self.0.delete(path)
+    }
+    fn exists(&self, path: &Path) -> Result<bool, OpenReadError> {
+        self.0.exists(path)
+    }
+    fn open_write(&self, path: &Path) -> Result<WritePtr, OpenWriteError> {
+        self.0.open_write(path)
+    }
+    fn atomic_read(&self, path: &Path) -> Result<Vec<u8>, OpenReadError> {
+        self.0.atomic_read(path)
+    }
+    fn atomic_write(&self, path: &Path, data: &[u8]) -> std::io::Result<()> {
+        self.0.atomic_write(path, data)
+    }
+    fn sync_directory(&self) -> std::io::Result<()> {
+        self.0.sync_directory()
+    }
+    fn acquire_lock(&self, lock: &Lock) -> Result<DirectoryLock, LockError> {
+        match self.0.acquire_lock(lock) {
+            Err(LockError::IoError(_)) => Ok(DirectoryLock::from(Box::new(()))),
+            other => other,
+        }
+    }
+    fn watch(&self, callback: WatchCallback) -> tantivy::Result<WatchHandle> {
+        self.0.watch(callback)
     }
 }
 

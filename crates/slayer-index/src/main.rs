@@ -31,6 +31,7 @@ fn exit_status_of(err: &anyhow::Error) -> ExitStatus {
             IndexError::Input(_)
             | IndexError::Read(_)
             | IndexError::Project { .. }
+            | IndexError::Usage(_)
             | IndexError::BadTarget(_),
         ) => ExitStatus::Usage,
         _ => ExitStatus::Failure,

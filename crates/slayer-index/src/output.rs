@@ -35,6 +35,11 @@ impl Output {
         }
     }
 
+    /// A warning: something went wrong that did not stop the command; shown even with `-q`.
+    pub fn warn(&self, message: &str) {
+        eprintln!("warning: {message}");
+    }
+
     /// Doc records: jsonl / json array / `kind id` lines.
     pub fn docs(&mut self, docs: &[Doc], verb: &str) -> io::Result<()> {
         match self.format {

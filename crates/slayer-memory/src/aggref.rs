@@ -10,7 +10,8 @@ pub struct AggRef {
     pub agg: Option<String>,
 }
 
-/// Index of the first `:` outside parentheses and quotes.
+/// Index of the first `:` outside parentheses (and quotes inside them: a quote at the top level
+/// is part of a name such as `o'brien`).
 fn top_level_colon(s: &str) -> Option<usize> {
     let mut depth = 0i32;
     let mut quote: Option<char> = None;
@@ -18,7 +19,7 @@ fn top_level_colon(s: &str) -> Option<usize> {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
             (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
+            (None, '\'' | '"') if depth > 0 => quote = Some(c),
             (None, '(') => depth += 1,
             (None, ')') => depth -= 1,
             (None, ':') if depth == 0 => return Some(i),
@@ -28,7 +29,8 @@ fn top_level_colon(s: &str) -> Option<usize> {
     None
 }
 
-/// Splits `s` at top-level commas.
+/// Splits `s` at top-level commas (quotes count only inside parentheses, as in
+/// `avg(x, sep=',')`; at the top level they are part of names).
 pub fn split_args(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut depth = 0i32;
@@ -38,7 +40,7 @@ pub fn split_args(s: &str) -> Vec<String> {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
             (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
+            (None, '\'' | '"') if depth > 0 => quote = Some(c),
             (None, '(') => depth += 1,
             (None, ')') => depth -= 1,
             (None, ',') if depth == 0 => {
@@ -167,5 +169,19 @@ mod tests {
         assert!(split_agg_ref("sum(amount - quantity)")
             .unwrap_err()
             .contains("not a single aggregated column reference"));
+    }
+
+    #[test]
+    fn quotes_at_the_top_level_are_part_of_names() {
+        assert_eq!(split("o'brien:sum"), ("o'brien".into(), Some("sum".into())));
+        assert_eq!(
+            split_args("o'brien, people.name"),
+            ["o'brien", "people.name"]
+        );
+        assert_eq!(split_args("avg(x, sep=','), y"), ["avg(x, sep=',')", "y"]);
+        assert_eq!(
+            split("schools.charter school (y/n):count"),
+            ("schools.charter school (y/n)".into(), Some("count".into()))
+        );
     }
 }

@@ -32,8 +32,9 @@ pub struct Cli {
     /// The store file.
     #[arg(long, global = true, env = "SLAYER_STORE", default_value = slayer_common::store::DEFAULT_STORE)]
     pub store: PathBuf,
-    /// Output format (default: text, jsonl for export and import).
-    #[arg(long, global = true, env = "SLAYER_FORMAT", value_enum)]
+    /// Output format (default: text, jsonl for export and import; at a terminal,
+    /// SLAYER_FORMAT sets the default).
+    #[arg(long, global = true, value_enum)]
     pub format: Option<Format>,
     /// No summary on stderr.
     #[arg(short, long, global = true)]

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use serde_json::{json, Value};
 use slayer_common::canonical::{check_memory_id, memory_ref};
 use slayer_common::exit::ExitStatus;
-use slayer_common::jsonl::{read_lines, record_from_value, tagged, Record};
+use slayer_common::jsonl::{read_lines, record_from_value, tagged, ReadError, Record};
 use slayer_common::records::Memory;
 use slayer_common::store::{memories, OpenMode, Store};
 use slayer_index::fulltext::FullText;
@@ -29,7 +29,11 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Export | Command::Import { .. } => Format::Jsonl,
         _ => Format::Text,
     };
-    let mut out = Output::new(cli.format.unwrap_or(default_format), cli.quiet);
+    let format = slayer_common::format_env::choose(cli.format, default_format, |name| {
+        <Format as clap::ValueEnum>::from_str(name, true).ok()
+    })
+    .map_err(UsageError)?;
+    let mut out = Output::new(format, cli.quiet);
     let status = match cli.command {
         Command::Save {
             learning,
@@ -229,13 +233,13 @@ fn memory_line(v: &Value) -> String {
 }
 
 fn list(store_path: &Path, entity: Option<&str>, out: &mut Output) -> Result<ExitStatus> {
-    let store = open_store(store_path, OpenMode::MustExist)?;
+    let store = open_store(store_path, OpenMode::ReadOnly)?;
     let conn = store.conn();
     let found = match entity {
         None => memories::all(conn)?,
         Some(raw) => {
             let catalog = service::load_catalog(conn)?;
-            let r = service::resolve_ref(conn, &catalog, raw).map_err(MemoryError::Invalid)?;
+            let r = service::resolve_ref(conn, &catalog, raw)?;
             let mut seen = Vec::new();
             let mut found: Vec<Memory> = Vec::new();
             for root in &r.canonical_forms {
@@ -258,7 +262,7 @@ fn list(store_path: &Path, entity: Option<&str>, out: &mut Output) -> Result<Exi
 
 fn show(store_path: &Path, id: &str, out: &mut Output) -> Result<ExitStatus> {
     check_memory_id(id).map_err(MemoryError::Invalid)?;
-    let store = open_store(store_path, OpenMode::MustExist)?;
+    let store = open_store(store_path, OpenMode::ReadOnly)?;
     let Some(m) = memories::get(store.conn(), id)? else {
         return Err(MemoryError::Invalid(format!("No memory with id '{id}'.")).into());
     };
@@ -278,7 +282,7 @@ fn show(store_path: &Path, id: &str, out: &mut Output) -> Result<ExitStatus> {
 }
 
 fn export(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
-    let store = open_store(store_path, OpenMode::MustExist)?;
+    let store = open_store(store_path, OpenMode::ReadOnly)?;
     let values: Vec<Value> = memories::all(store.conn())?
         .iter()
         .map(|m| tagged("memory", m))
@@ -288,7 +292,7 @@ fn export(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
 }
 
 fn open_input(file: &Path) -> Result<Box<dyn BufRead>> {
-    Ok(slayer_common::jsonl::open_input(file)?)
+    slayer_common::jsonl::open_input(file).map_err(|e| MemoryError::Read(e).into())
 }
 
 /// Parses and checks one import line into a memory record.
@@ -298,9 +302,21 @@ fn import_record(text: &str) -> Result<Memory, String> {
         return Err("expected a JSON object (a memory record)".into());
     };
     match object.remove("kind") {
-        None => {}
         Some(Value::String(k)) if k == "memory" => {}
+        None => return Err(
+            "missing field 'kind'; a memory record has \"kind\": \"memory\" (as export writes it)"
+                .into(),
+        ),
         Some(other) => return Err(format!("field 'kind': expected \"memory\", got {other}")),
+    }
+    match object.get("id") {
+        None | Some(Value::String(_)) => {}
+        Some(other) => {
+            return Err(format!(
+                "field 'id': expected a string, got {other}; quote it (\"id\": \"{}\") or leave it out to have one allocated",
+                other.to_string().trim_matches('"')
+            ))
+        }
     }
     object
         .entry("id")
@@ -308,10 +324,6 @@ fn import_record(text: &str) -> Result<Memory, String> {
     object
         .entry("created_at")
         .or_insert_with(|| Value::String(service::now_utc()));
-    if let Some(Value::Number(n)) = object.get("id") {
-        let id = n.to_string();
-        object.insert("id".into(), Value::String(id));
-    }
     // An empty id is the "allocate one" sentinel: validate the rest with a stand-in id.
     let allocate = object.get("id") == Some(&Value::String(String::new()));
     if allocate {
@@ -327,6 +339,29 @@ fn import_record(text: &str) -> Result<Memory, String> {
     Ok(memory)
 }
 
+/// The lines whose explicit id an earlier line of the same input already has, with that line.
+fn duplicate_ids(
+    parsed: &[(usize, Result<Memory, String>)],
+) -> std::collections::HashMap<usize, usize> {
+    let mut first_line: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut duplicates = std::collections::HashMap::new();
+    for (no, memory) in parsed {
+        let Ok(memory) = memory else { continue };
+        if memory.id.is_empty() {
+            continue;
+        }
+        match first_line.get(memory.id.as_str()) {
+            Some(&first) => {
+                duplicates.insert(*no, first);
+            }
+            None => {
+                first_line.insert(&memory.id, *no);
+            }
+        }
+    }
+    duplicates
+}
+
 /// From this many records, an import recounts tags once instead of per row.
 const BULK_IMPORT: usize = 1000;
 
@@ -340,8 +375,14 @@ fn import(
     let mut parsed: Vec<(usize, Result<Memory, String>)> = Vec::new();
     let mut bad = 0;
     for line in read_lines(open_input(file)?) {
-        let (no, text) = line.map_err(MemoryError::Read)?;
-        let result = import_record(&text);
+        let (no, result) = match line {
+            Ok((no, text)) => (no, import_record(&text)),
+            Err(ReadError::Utf8(no)) => (
+                no,
+                Err("not valid UTF-8; input must be UTF-8 JSON lines".to_owned()),
+            ),
+            Err(e) => return Err(MemoryError::Read(e).into()),
+        };
         if let Err(message) = &result {
             bad += 1;
             if !keep_going {
@@ -354,8 +395,15 @@ fn import(
         }
         parsed.push((no, result));
     }
+    let duplicates = duplicate_ids(&parsed);
     let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
     let tx = store.write()?;
+    let mut ids = service::IdAllocator::new(
+        &tx,
+        parsed
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().ok().map(|m| m.id.as_str())),
+    )?;
     let mut results = Vec::new();
     let (mut created, mut updated, mut unchanged) = (0, 0, 0);
     let mut imported = Vec::new();
@@ -367,7 +415,7 @@ fn import(
     for (no, result) in parsed {
         match result {
             Ok(memory) => {
-                let (id, status) = service::import_one(&tx, memory)?;
+                let (id, status) = service::import_one(&tx, &mut ids, memory)?;
                 match status {
                     ImportStatus::Created => created += 1,
                     ImportStatus::Updated => updated += 1,
@@ -387,11 +435,19 @@ fn import(
     for r in results.iter_mut().filter(|r| r["kind"] == "imported") {
         let id = r["memory_id"].as_str().unwrap_or_default().to_owned();
         if let Some(m) = memories::get(&tx, &id)? {
-            let dangling = service::dangling_tags(&tx, &catalog, &m);
+            let dangling = service::dangling_tags(&tx, &catalog, &m)?;
             r["warnings"] = dangling
                 .iter()
                 .map(|t| Value::String(format!("tag '{t}' names nothing in the store yet; search ignores it until it exists")))
                 .collect();
+        }
+        let line = r["line"].as_u64().unwrap_or_default() as usize;
+        if let Some(first) = duplicates.get(&line) {
+            if let Some(warnings) = r["warnings"].as_array_mut() {
+                warnings.insert(0, Value::String(format!(
+                    "id '{id}' is also on line {first}; this line (the later one) is what the store keeps"
+                )));
+            }
         }
     }
     tx.commit().context("cannot commit the import")?;

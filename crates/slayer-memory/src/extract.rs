@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::aggref::{is_plain_ref, split_args};
-use crate::resolve::{Catalog, Lookup, Resolution};
+use crate::resolve::{Catalog, Lookup, Resolution, ResolveError};
 
 /// Functions that transform an aggregated value; their first argument is walked.
 const TRANSFORMS: &[&str] = &[
@@ -254,7 +254,7 @@ pub fn query_entities(
     query: &Value,
     catalog: &Catalog,
     lookup: &dyn Lookup,
-) -> Result<Resolution, String> {
+) -> Result<Resolution, ResolveError> {
     let source_name = match query.get("source_model") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Object(o)) => match o
@@ -263,9 +263,17 @@ pub fn query_entities(
             .and_then(Value::as_str)
         {
             Some(n) => n.to_owned(),
-            None => return Err("Could not derive a model name from query.source_model.".to_owned()),
+            None => {
+                return Err("Could not derive a model name from query.source_model."
+                    .to_owned()
+                    .into())
+            }
         },
-        _ => return Err("Could not derive a model name from query.source_model.".to_owned()),
+        _ => {
+            return Err("Could not derive a model name from query.source_model."
+                .to_owned()
+                .into())
+        }
     };
     let source = match catalog
         .models
@@ -273,7 +281,7 @@ pub fn query_entities(
         .filter(|m| m.name == source_name)
         .count()
     {
-        0 => return Err(format!("Source model not found: '{source_name}'.")),
+        0 => return Err(format!("Source model not found: '{source_name}'.").into()),
         _ => catalog
             .resolve(&source_name, None, lookup)
             .ok()

@@ -40,6 +40,9 @@ pub enum MemoryError {
         /// What is wrong.
         message: String,
     },
+    /// The store failed while resolving a reference.
+    #[error("{0}")]
+    Lookup(String),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] slayer_common::store::StoreError),
@@ -49,6 +52,15 @@ pub enum MemoryError {
     /// Reading input failed.
     #[error(transparent)]
     Read(#[from] slayer_common::jsonl::ReadError),
+}
+
+impl From<crate::resolve::ResolveError> for MemoryError {
+    fn from(e: crate::resolve::ResolveError) -> Self {
+        match e {
+            crate::resolve::ResolveError::Invalid(message) => MemoryError::Invalid(message),
+            lookup => MemoryError::Lookup(lookup.to_string()),
+        }
+    }
 }
 
 impl From<rusqlite::Error> for MemoryError {

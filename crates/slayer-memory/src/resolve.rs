@@ -10,8 +10,25 @@ use crate::aggref::{split_agg_ref, AggRef};
 
 /// What the resolver needs to know about the store.
 pub trait Lookup {
-    /// Whether a memory with this id exists.
-    fn memory_exists(&self, id: &str) -> bool;
+    /// Whether a memory with this id exists; `Err` when the store could not say.
+    fn memory_exists(&self, id: &str) -> Result<bool, String>;
+}
+
+/// Why a reference did not resolve.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    /// The reference names nothing, or names it ambiguously: the original's message.
+    #[error("{0}")]
+    Invalid(String),
+    /// The store failed while answering a lookup: not a verdict on the reference.
+    #[error("store error while resolving: {0}")]
+    Lookup(String),
+}
+
+impl From<String> for ResolveError {
+    fn from(message: String) -> Self {
+        ResolveError::Invalid(message)
+    }
 }
 
 /// The catalog as the resolver sees it: datasource names and every model.
@@ -55,12 +72,11 @@ fn py_list(items: &[String]) -> String {
     format!("[{}]", quoted.join(", "))
 }
 
+/// A path segment is any name `slayer-index load` accepts (quotes, spaces, `/`, any script): the
+/// Python original's `^[a-zA-Z_][\w-]*$` would make real columns such as `charter school (y/n)`
+/// unreachable.
 fn valid_segment(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+    slayer_common::canonical::check_entity_name("segment", s).is_ok()
 }
 
 impl Catalog {
@@ -103,19 +119,36 @@ impl Catalog {
         raw: &str,
         source_model: Option<&Model>,
         lookup: &dyn Lookup,
-    ) -> Result<Resolution, String> {
+    ) -> Result<Resolution, ResolveError> {
         let text = raw.trim();
         if text.is_empty() {
-            return Err("entity reference is empty".to_owned());
+            return Err("entity reference is empty".to_owned().into());
         }
         if let Some(id) = text.strip_prefix(MEMORY_PREFIX) {
             check_memory_id(id)?;
-            if !lookup.memory_exists(id) {
-                return Err(format!("No memory with id '{id}'."));
+            if !lookup.memory_exists(id).map_err(ResolveError::Lookup)? {
+                return Err(format!("No memory with id '{id}'.").into());
             }
             return Ok(Resolution::one(text.to_owned()));
         }
-        let AggRef { prefix, agg } = split_agg_ref(text)?;
+        Ok(self.resolve_entity(text, source_model)?)
+    }
+
+    /// Resolves a reference to a datasource, model or leaf (not a memory).
+    fn resolve_entity(
+        &self,
+        text: &str,
+        source_model: Option<&Model>,
+    ) -> Result<Resolution, String> {
+        let AggRef { prefix, agg } = match split_agg_ref(text) {
+            Ok(parts) => parts,
+            // `sum(amount - quantity)` is an expression, unless a view named a column that way.
+            Err(message) => {
+                return self
+                    .resolve_plain(text, text, source_model)
+                    .map_err(|_| message)
+            }
+        };
         let is_count = agg.as_deref() == Some("count");
         if prefix == "*" {
             if !is_count {
@@ -132,8 +165,19 @@ impl Catalog {
                     "'{text}' is not a valid entity reference; use the 'count(<model>.*)' form."
                 ));
             }
-            return self.resolve(model_ref, source_model, lookup);
+            return self.resolve_entity(model_ref, source_model);
         }
+        self.resolve_plain(&prefix, text, source_model)
+    }
+
+    /// Resolves a dotted path of names (no aggregation, no wildcard); `text` is the whole
+    /// reference, for messages.
+    fn resolve_plain(
+        &self,
+        prefix: &str,
+        text: &str,
+        source_model: Option<&Model>,
+    ) -> Result<Resolution, String> {
         let segments: Vec<&str> = prefix.split('.').collect();
         if !segments.iter().all(|s| valid_segment(s)) {
             return Err(format!("'{text}' contains an invalid identifier segment."));
@@ -327,8 +371,61 @@ mod tests {
 
     struct NoMemories;
     impl Lookup for NoMemories {
-        fn memory_exists(&self, _: &str) -> bool {
-            false
+        fn memory_exists(&self, _: &str) -> Result<bool, String> {
+            Ok(false)
+        }
+    }
+
+    #[test]
+    fn random_references_never_panic() {
+        let models: Vec<Model> = serde_json::from_value(serde_json::json!([
+            {"name": "orders", "data_source": "db", "columns": [{"name": "amount"}, {"name": "a (b)"}],
+             "joins": [{"target_model": "customers", "name": "buyer", "join_pairs": [["c", "id"]]}]},
+            {"name": "customers", "data_source": "db", "columns": [{"name": "id"}],
+             "joins": [{"target_model": "orders", "name": "buyer", "join_pairs": [["id", "c"]]}]}
+        ]))
+        .unwrap();
+        let catalog = Catalog {
+            datasources: ["db".to_owned()].into_iter().collect(),
+            models,
+        };
+        let pieces = [
+            "db",
+            "orders",
+            "customers",
+            "buyer",
+            "amount",
+            "a (b)",
+            ".",
+            ":",
+            "(",
+            ")",
+            "*",
+            ",",
+            "'",
+            "\"",
+            " ",
+            "sum",
+            "count",
+            "memory:",
+            "=",
+            "é",
+            "\n",
+            "\u{0}",
+            "..",
+            "*:",
+        ];
+        let mut state = 99u64;
+        for _ in 0..20_000 {
+            let mut raw = String::new();
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            for k in 0..(state >> 60) {
+                let pick = ((state >> (k * 5 % 55)) as usize) % pieces.len();
+                raw.push_str(pieces[pick]);
+            }
+            // Any verdict is fine; a panic or a hang is not.
+            let _ = catalog.resolve(&raw, catalog.models.first(), &NoMemories);
+            let _ = crate::aggref::split_args(&raw);
         }
     }
 
@@ -337,11 +434,15 @@ mod tests {
         let c = Catalog::default();
         assert_eq!(
             c.resolve("  ", None, &NoMemories),
-            Err("entity reference is empty".to_owned())
+            Err(ResolveError::Invalid(
+                "entity reference is empty".to_owned()
+            ))
         );
         assert_eq!(
             c.resolve("memory:", None, &NoMemories),
-            Err("memory id must be non-empty.".to_owned())
+            Err(ResolveError::Invalid(
+                "memory id must be non-empty.".to_owned()
+            ))
         );
     }
 }

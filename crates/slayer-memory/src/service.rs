@@ -45,13 +45,12 @@ pub struct SaveOutcome {
 struct StoreLookup<'a>(&'a Connection);
 
 impl Lookup for StoreLookup<'_> {
-    fn memory_exists(&self, id: &str) -> bool {
+    fn memory_exists(&self, id: &str) -> Result<bool, String> {
         self.0
             .query_row("SELECT 1 FROM memories WHERE id = ?1", [id], |_| Ok(()))
             .optional()
-            .ok()
-            .flatten()
-            .is_some()
+            .map(|found| found.is_some())
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -69,9 +68,13 @@ pub fn load_catalog(conn: &Connection) -> Result<Catalog, MemoryError> {
     })
 }
 
-/// Resolves one reference against the catalog; the error is the resolver's message.
-pub fn resolve_ref(conn: &Connection, catalog: &Catalog, raw: &str) -> Result<Resolution, String> {
-    catalog.resolve(raw, None, &StoreLookup(conn))
+/// Resolves one reference against the catalog.
+pub fn resolve_ref(
+    conn: &Connection,
+    catalog: &Catalog,
+    raw: &str,
+) -> Result<Resolution, MemoryError> {
+    Ok(catalog.resolve(raw, None, &StoreLookup(conn))?)
 }
 
 /// UTC now, as the original writes `created_at`.
@@ -115,14 +118,40 @@ fn increment(decimal: &str) -> String {
     digits.into_iter().map(|d| char::from(b'0' + d)).collect()
 }
 
-/// The allocator over the store, inside the caller's write transaction.
-pub fn allocate_id(conn: &Connection) -> Result<String, MemoryError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id FROM memories WHERE id <> '' AND id NOT GLOB '*[^0-9]*' AND (id = '0' OR id NOT GLOB '0*')
-         ORDER BY length(id) DESC, id DESC LIMIT 1",
-    )?;
-    let max: Option<String> = stmt.query_row([], |r| r.get(0)).optional()?;
-    Ok(next_id(max.as_deref()))
+/// Hands out new ids inside one write transaction: the largest int-shaped id is read once (one
+/// pass over the id index), then each allocation counts up, so an import of N id-less
+/// records costs one pass, not N.
+#[derive(Debug)]
+pub struct IdAllocator {
+    next: String,
+}
+
+impl IdAllocator {
+    /// Starts after the store's largest int-shaped id and after every id in `reserved` (the
+    /// explicit ids of the same batch, which must not be handed out again).
+    pub fn new<'a>(
+        conn: &Connection,
+        reserved: impl IntoIterator<Item = &'a str>,
+    ) -> Result<IdAllocator, MemoryError> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT id FROM memories WHERE id <> '' AND id NOT GLOB '*[^0-9]*' AND (id = '0' OR id NOT GLOB '0*')
+             ORDER BY length(id) DESC, id DESC LIMIT 1",
+        )?;
+        let max: Option<String> = stmt.query_row([], |r| r.get(0)).optional()?;
+        let after_store = next_id(max.as_deref());
+        let after_batch = next_id(reserved);
+        Ok(IdAllocator {
+            next: std::cmp::max_by(after_store, after_batch, |a, b| {
+                a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+            }),
+        })
+    }
+
+    /// The next free id.
+    pub fn allocate(&mut self) -> String {
+        let id = increment(&self.next);
+        std::mem::replace(&mut self.next, id)
+    }
 }
 
 fn clean_description(d: Option<String>) -> Result<Option<String>, MemoryError> {
@@ -173,15 +202,13 @@ pub fn save(conn: &Connection, req: SaveRequest) -> Result<SaveOutcome, MemoryEr
                 ));
             }
             for raw in list {
-                let r = catalog
-                    .resolve(raw, None, &lookup)
-                    .map_err(MemoryError::Invalid)?;
+                let r = catalog.resolve(raw, None, &lookup)?;
                 push_unique(&mut entities, r.canonical_forms);
                 push_unique(&mut warnings, r.warnings);
             }
         }
         (None, Some(query)) => {
-            let r = query_entities(query, &catalog, &lookup).map_err(MemoryError::Invalid)?;
+            let r = query_entities(query, &catalog, &lookup)?;
             entities = r.canonical_forms;
             warnings = r.warnings;
         }
@@ -193,7 +220,7 @@ pub fn save(conn: &Connection, req: SaveRequest) -> Result<SaveOutcome, MemoryEr
     }
     let id = match req.id {
         Some(id) => id,
-        None => allocate_id(conn)?,
+        None => IdAllocator::new(conn, [])?.allocate(),
     };
     let created_at = memories::get(conn, &id)?
         .map(|m| m.created_at)
@@ -222,6 +249,8 @@ pub fn check_record(memory: &mut Memory) -> Result<(), String> {
     if !memory.id.is_empty() {
         check_memory_id(&memory.id).map_err(|m| format!("field 'id': {m}"))?;
     }
+    slayer_common::records::check_timestamp(&memory.created_at)
+        .map_err(|m| format!("field 'created_at': {m}"))?;
     if memory.learning.trim().is_empty() {
         return Err("field 'learning': learning must be a non-empty string.".into());
     }
@@ -262,10 +291,11 @@ pub enum ImportStatus {
 /// Writes one checked memory record (allocating an id when it has none).
 pub fn import_one(
     conn: &Connection,
+    ids: &mut IdAllocator,
     mut memory: Memory,
 ) -> Result<(String, ImportStatus), MemoryError> {
     if memory.id.is_empty() {
-        memory.id = allocate_id(conn)?;
+        memory.id = ids.allocate();
     }
     let status = match memories::get(conn, &memory.id)? {
         Some(old) => {
@@ -283,24 +313,43 @@ pub fn import_one(
 }
 
 /// Tags that name nothing in the catalog (search hides them until they exist).
-pub fn dangling_tags(conn: &Connection, catalog: &Catalog, memory: &Memory) -> Vec<String> {
+pub fn dangling_tags(
+    conn: &Connection,
+    catalog: &Catalog,
+    memory: &Memory,
+) -> Result<Vec<String>, MemoryError> {
     let lookup = StoreLookup(conn);
-    memory
-        .entities
-        .iter()
-        .filter(
-            |tag| match tag.strip_prefix(slayer_common::canonical::MEMORY_PREFIX) {
-                Some(id) => !lookup.memory_exists(id),
-                None => !catalog.contains(tag),
-            },
-        )
-        .cloned()
-        .collect()
+    let mut dangling = Vec::new();
+    for tag in &memory.entities {
+        let exists = match tag.strip_prefix(slayer_common::canonical::MEMORY_PREFIX) {
+            Some(id) => lookup.memory_exists(id).map_err(MemoryError::Lookup)?,
+            None => catalog.contains(tag),
+        };
+        if !exists {
+            dangling.push(tag.clone());
+        }
+    }
+    Ok(dangling)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_allocator_counts_up_past_the_store_and_the_batch() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE memories (id TEXT PRIMARY KEY);
+             INSERT INTO memories VALUES ('3'), ('x9'), ('010');",
+        )
+        .unwrap();
+        let mut ids = IdAllocator::new(&conn, ["7", "kb"]).unwrap();
+        assert_eq!([ids.allocate(), ids.allocate()], ["8", "9"]);
+        assert_eq!(ids.allocate(), "10");
+        let mut empty = IdAllocator::new(&conn, []).unwrap();
+        assert_eq!(empty.allocate(), "4");
+    }
 
     #[test]
     fn the_allocator_counts_only_int_shaped_ids() {

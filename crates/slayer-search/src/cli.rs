@@ -70,7 +70,7 @@ pub struct Cli {
     /// Read one JSON request per line (the flags' fields) and write one response per line.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["entity", "query", "question", "datasource"])]
     pub batch: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, env = "SLAYER_FORMAT", value_enum, default_value = "json")]
-    pub format: Format,
+    /// Output format (default: json; at a terminal, SLAYER_FORMAT sets the default).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
 }

@@ -280,9 +280,10 @@ impl<'c> Corpus<'c> {
 }
 
 impl Lookup for Corpus<'_> {
-    fn memory_exists(&self, id: &str) -> bool {
-        // A store failure here surfaces on the next read; resolution treats it as missing.
-        self.memory(id).ok().flatten().is_some()
+    fn memory_exists(&self, id: &str) -> Result<bool, String> {
+        self.memory(id)
+            .map(|found| found.is_some())
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -88,8 +88,11 @@ impl Dense {
                 ))
             }
         };
+        // Rows of another size (written by another model under this name) cannot be compared:
+        // they are left out, never truncated to fit.
         let corpus_dim = eligible[0].2.len();
-        if corpus_dim != query.len() {
+        eligible.retain(|r| r.2.len() == query.len());
+        if eligible.is_empty() {
             return Ok(Err(format!(
                 "embedding channel skipped: dim mismatch (query={}, corpus={corpus_dim}). Re-run `slayer-embed refresh --all` to refresh embeddings against the current model.",
                 query.len()

@@ -7,10 +7,10 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Parser;
 use slayer_common::exit::{is_broken_pipe, ExitStatus};
-use slayer_common::jsonl::{read_lines, write_line};
+use slayer_common::jsonl::{read_lines, write_line, ReadError};
 use slayer_common::store::{OpenMode, Store};
 use slayer_search::corpus::Corpus;
 use slayer_search::search::{render_text, Context, Request, TextIndex};
@@ -52,7 +52,11 @@ fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
 }
 
 fn run(cli: Cli) -> Result<ExitStatus> {
-    let store = Store::open(&cli.store, OpenMode::MustExist).map_err(SearchError::Store)?;
+    let format = slayer_common::format_env::choose(cli.format, Format::Json, |name| {
+        <Format as clap::ValueEnum>::from_str(name, true).ok()
+    })
+    .map_err(UsageError)?;
+    let store = Store::open(&cli.store, OpenMode::ReadOnly).map_err(SearchError::Store)?;
     let ctx = Context {
         conn: store.conn(),
         text: TextIndex::new(cli.store.clone()),
@@ -62,7 +66,13 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if let Some(batch) = &cli.batch {
-        let status = run_batch(&ctx, batch, &mut out)?;
+        let mut defaults = serde_json::Map::new();
+        defaults.insert("max_memories".into(), cli.max_memories.into());
+        defaults.insert("max_example_queries".into(), cli.max_example_queries.into());
+        defaults.insert("max_entities".into(), cli.max_entities.into());
+        defaults.insert("explain".into(), cli.explain.into());
+        defaults.insert("channels".into(), serde_json::to_value(&cli.channels)?);
+        let status = run_batch(&ctx, batch, &defaults, &mut out)?;
         out.flush()?;
         return Ok(status);
     }
@@ -78,7 +88,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         channels: cli.channels.clone(),
     };
     let response = ctx.search(&request)?;
-    match cli.format {
+    match format {
         Format::Json => {
             serde_json::to_writer_pretty(&mut out, &response)?;
             writeln!(out)?;
@@ -90,29 +100,41 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-/// One request per line in, one response per line out; a bad line is an `error` record and
-/// the exit status 1 at the end.
+/// One request per line in, one response per line out, each flushed as soon as it is written
+/// (a wrapper that keeps the process open waits for it); a bad line is an `error` record and
+/// the exit status 1 at the end. The flags `--max-*`, `--explain` and `--channels` are the
+/// defaults of every line.
 fn run_batch(
     ctx: &Context<'_>,
     file: &std::path::Path,
+    defaults: &serde_json::Map<String, serde_json::Value>,
     out: &mut impl Write,
 ) -> Result<ExitStatus> {
     let input: Box<dyn BufRead> = if file.as_os_str() == "-" {
         Box::new(BufReader::new(io::stdin().lock()))
     } else {
-        Box::new(BufReader::new(
-            File::open(file).with_context(|| format!("cannot open {}", file.display()))?,
-        ))
+        Box::new(BufReader::new(File::open(file).map_err(|e| {
+            UsageError(format!("cannot open {}: {e}", file.display()))
+        })?))
     };
     let mut failed = false;
     for line in read_lines(input) {
-        let (no, text) = line?;
-        let result = serde_json::from_str::<Request>(&text)
-            .map_err(|e| format!("line {no}: bad request: {e}"))
-            .and_then(|req| ctx.search(&req).map_err(|e| format!("line {no}: {e}")));
+        let result = match line {
+            Ok((no, text)) => batch_request(&text, defaults)
+                .map_err(|e| (no, format!("line {no}: bad request: {e}")))
+                .and_then(|req| {
+                    ctx.search(&req)
+                        .map_err(|e| (no, format!("line {no}: {e}")))
+                }),
+            Err(ReadError::Utf8(no)) => Err((
+                no,
+                format!("line {no}: not valid UTF-8; a request is one UTF-8 JSON object"),
+            )),
+            Err(e) => return Err(e.into()),
+        };
         match result {
             Ok(response) => write_line(out, &serde_json::to_value(&response)?)?,
-            Err(message) => {
+            Err((no, message)) => {
                 failed = true;
                 write_line(
                     out,
@@ -120,10 +142,25 @@ fn run_batch(
                 )?;
             }
         }
+        out.flush()?;
     }
     Ok(if failed {
         ExitStatus::Failure
     } else {
         ExitStatus::Success
     })
+}
+
+/// A `--batch` line as a request, its missing fields taken from the flags.
+fn batch_request(
+    text: &str,
+    defaults: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Request, serde_json::Error> {
+    let mut value: serde_json::Value = serde_json::from_str(text)?;
+    if let serde_json::Value::Object(fields) = &mut value {
+        for (key, default) in defaults {
+            fields.entry(key.clone()).or_insert_with(|| default.clone());
+        }
+    }
+    serde_json::from_value(value)
 }

@@ -8,7 +8,7 @@ use slayer_common::canonical::{memory_id_of, memory_ref, rooted_at};
 use slayer_common::store::{docs, memories};
 use slayer_index::fulltext::FullText;
 use slayer_memory::extract::query_entities;
-use slayer_memory::resolve::Lookup;
+use slayer_memory::resolve::{Lookup, ResolveError};
 
 use crate::corpus::{Corpus, MemoryMeta, ValidEntities};
 use crate::deepening::{Deepening, DEEPER, FIRST_DEPTH};
@@ -39,11 +39,11 @@ impl TextIndex {
         if let Some(opened) = self.opened.get() {
             return Ok(opened);
         }
-        let mut store = slayer_common::store::Store::open(
+        let store = slayer_common::store::Store::open(
             &self.store,
-            slayer_common::store::OpenMode::MustExist,
+            slayer_common::store::OpenMode::ReadOnly,
         )?;
-        let (fulltext, _) = FullText::open_synced(&mut store)?;
+        let fulltext = FullText::open_for_reading(&store)?;
         let searcher = fulltext.searcher();
         Ok(self.opened.get_or_init(|| (fulltext, searcher)))
     }
@@ -138,10 +138,11 @@ impl Context<'_> {
                         .into_iter()
                         .for_each(|w| push_unique(&mut warnings, w));
                 }
-                Err(e) => push_unique(
+                Err(ResolveError::Invalid(e)) => push_unique(
                     &mut warnings,
                     format!("entity {} dropped: {e}", py_repr(raw)),
                 ),
+                Err(e) => return Err(SearchError::Memory(e.into())),
             }
         }
         if let Some(q) = &req.query {
@@ -154,7 +155,10 @@ impl Context<'_> {
                         .into_iter()
                         .for_each(|w| push_unique(&mut warnings, w));
                 }
-                Err(e) => push_unique(&mut warnings, format!("query input dropped: {e}")),
+                Err(ResolveError::Invalid(e)) => {
+                    push_unique(&mut warnings, format!("query input dropped: {e}"))
+                }
+                Err(e) => return Err(SearchError::Memory(e.into())),
             }
         }
         let question = req.question.as_deref().filter(|q| !q.trim().is_empty());
@@ -483,8 +487,10 @@ impl Context<'_> {
             return Ok(());
         };
         let Some(q) = &m.query else { return Ok(()) };
-        if let Err(e) = query_entities(q, self.corpus.catalog()?, lookup) {
-            push_unique(warnings, format!("example_query memory:{id}: attached query has stale references ({e}); re-save to clean."));
+        match query_entities(q, self.corpus.catalog()?, lookup) {
+            Ok(_) => {}
+            Err(ResolveError::Invalid(e)) => push_unique(warnings, format!("example_query memory:{id}: attached query has stale references ({e}); re-save to clean.")),
+            Err(e) => return Err(SearchError::Memory(e.into())),
         }
         Ok(())
     }

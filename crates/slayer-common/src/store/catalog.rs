@@ -10,7 +10,7 @@ pub fn put_datasource(conn: &Connection, ds: &Datasource) -> Result<(), StoreErr
     conn.execute(
         "INSERT INTO datasources (name, data) VALUES (?1, ?2)
          ON CONFLICT(name) DO UPDATE SET data = excluded.data",
-        params![ds.name, to_row(ds)],
+        params![ds.name, to_row("datasource", ds)?],
     )?;
     Ok(())
 }
@@ -49,7 +49,7 @@ pub fn put_model(conn: &Connection, model: &Model) -> Result<(), StoreError> {
     conn.execute(
         "INSERT INTO models (data_source, name, data) VALUES (?1, ?2, ?3)
          ON CONFLICT(data_source, name) DO UPDATE SET data = excluded.data",
-        params![model.data_source, model.name, to_row(model)],
+        params![model.data_source, model.name, to_row("model", model)?],
     )?;
     conn.execute(
         "INSERT OR REPLACE INTO model_skeletons (data_source, name, skeleton)
@@ -57,7 +57,7 @@ pub fn put_model(conn: &Connection, model: &Model) -> Result<(), StoreError> {
         params![
             model.data_source,
             model.name,
-            to_row(&skeleton::Model::from(model))
+            to_row("model skeleton", &skeleton::Model::from(model))?
         ],
     )?;
     Ok(())
@@ -108,6 +108,22 @@ pub fn delete_model(conn: &Connection, datasource: &str, name: &str) -> Result<b
 /// Deletes every model of a datasource; returns how many there were.
 pub fn delete_models_of(conn: &Connection, datasource: &str) -> Result<usize, StoreError> {
     Ok(conn.execute("DELETE FROM models WHERE data_source = ?1", [datasource])?)
+}
+
+/// Rewrites every model's skeleton from its full JSON (a migration, when skeletons gain a field).
+pub(crate) fn rewrite_skeletons(conn: &Connection) -> Result<(), StoreError> {
+    for model in models(conn, None)? {
+        conn.execute(
+            "INSERT OR REPLACE INTO model_skeletons (data_source, name, skeleton)
+             VALUES (?1, ?2, ?3)",
+            params![
+                model.data_source,
+                model.name,
+                to_row("model skeleton", &skeleton::Model::from(&model))?
+            ],
+        )?;
+    }
+    Ok(())
 }
 
 /// Every model as name resolution sees it, sorted by (datasource, name): the names of models,
@@ -184,6 +200,9 @@ mod skeleton {
     #[derive(Serialize, Deserialize)]
     struct Join {
         target_model: String,
+        /// The join's own name: a dotted path may hop by it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
     }
 
     fn is_false(b: &bool) -> bool {
@@ -223,6 +242,11 @@ mod skeleton {
                     .iter()
                     .map(|j| Join {
                         target_model: j.target_model.clone(),
+                        name: j
+                            .extra
+                            .get("name")
+                            .and_then(|v| v.as_str())
+                            .map(str::to_owned),
                     })
                     .collect(),
             }
@@ -289,7 +313,11 @@ mod skeleton {
                     .map(|j| records::Join {
                         target_model: j.target_model,
                         join_pairs: Vec::new(),
-                        extra: Default::default(),
+                        extra: j
+                            .name
+                            .map(|n| ("name".to_owned(), serde_json::Value::String(n)))
+                            .into_iter()
+                            .collect(),
                     })
                     .collect(),
                 extra: Default::default(),
@@ -313,7 +341,8 @@ mod tests {
                          "sampled_values": ["a", "b"]}],
             "measures": [{"formula": "amount:sum"}, {"name": "revenue", "formula": "amount:sum"}],
             "aggregations": [{"name": "wavg", "formula": "x"}],
-            "joins": [{"target_model": "customers", "join_pairs": [["cid", "id"]]}]
+            "joins": [{"target_model": "customers", "join_pairs": [["cid", "id"]]},
+                      {"target_model": "customers", "name": "buyer", "join_pairs": [["bid", "id"]]}]
         }))
         .unwrap();
         let tx = store.write().unwrap();
@@ -336,7 +365,7 @@ mod tests {
                     .collect::<Vec<_>>(),
                 m.joins
                     .iter()
-                    .map(|j| j.target_model.clone())
+                    .map(|j| (j.target_model.clone(), j.extra.get("name").cloned()))
                     .collect::<Vec<_>>(),
             )
         };

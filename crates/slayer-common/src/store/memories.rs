@@ -14,7 +14,7 @@ pub fn put(conn: &Connection, memory: &Memory) -> Result<(), StoreError> {
                                        has_query = excluded.has_query",
         params![
             memory.id,
-            to_row(memory),
+            to_row("memory", memory)?,
             memory.created_at,
             memory.query.is_some()
         ],

@@ -41,7 +41,10 @@ pub mod memories;
 pub mod settings;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
+
+/// The version whose migration rewrites every model skeleton (they gained join names).
+const SKELETON_JOIN_NAMES: usize = 5;
 
 /// The default store path when neither `--store` nor `SLAYER_STORE` is given.
 pub const DEFAULT_STORE: &str = "slayer.db";
@@ -165,6 +168,9 @@ CREATE INDEX idx_memories_recency ON memories(created_at DESC, id);
 CREATE INDEX idx_memories_with_query ON memories(id) WHERE has_query;
 "#
     ),
+    // Version 5: skeletons keep each join's name (resolution hops by it); the rows are
+    // rewritten from the full models by `catalog::rewrite_skeletons`.
+    "",
 ];
 
 /// Errors from the store.
@@ -183,6 +189,32 @@ pub enum StoreError {
         /// Version this build writes.
         supported: i64,
     },
+    /// The file is there but is not a slayer store (another program's database, or not SQLite).
+    #[error("{path} is not a slayer store ({why}); point --store / SLAYER_STORE at a store made by `slayer-index load` or `slayer-memory save`")]
+    NotAStore {
+        /// Store path.
+        path: PathBuf,
+        /// What gave it away.
+        why: String,
+    },
+    /// A command that only reads found a store written by an older slayer: readers never migrate.
+    #[error("the store at {path} has schema version {found}, older than this slayer's ({supported}); upgrade it with `slayer-index migrate --store {path}` (any command that writes upgrades it too)")]
+    Outdated {
+        /// Store path.
+        path: PathBuf,
+        /// Version found in the file.
+        found: i64,
+        /// Version this build writes.
+        supported: i64,
+    },
+    /// A row could not be serialized for storage.
+    #[error("cannot store {what}: {cause}")]
+    Serialize {
+        /// What was being stored.
+        what: &'static str,
+        /// The serializer's message.
+        cause: String,
+    },
     /// A stored row does not parse.
     #[error("stored {table} row '{key}' cannot be read: {cause}; re-load it or run `slayer-index remove {key}`")]
     CorruptRow {
@@ -198,14 +230,20 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
 }
 
-/// Whether opening may create a new store.
+/// How a command opens the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpenMode {
-    /// Create the file (and its schema) when it does not exist.
+    /// A writer that may create the file (and its schema) when it does not exist.
     CreateIfMissing,
-    /// Fail with [`StoreError::Missing`] when it does not exist.
+    /// A writer that needs an existing store; an older schema is migrated.
     MustExist,
+    /// A reader: the file is opened read-only and never changed (no migration, no journal-mode
+    /// switch), so it works on a read-only file or directory and leaves a foreign file alone.
+    ReadOnly,
 }
+
+/// The tables every slayer store has, whatever its version.
+const CORE_TABLES: [&str; 5] = ["datasources", "models", "memories", "docs", "settings"];
 
 /// An open store.
 #[derive(Debug)]
@@ -215,10 +253,13 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (and if needed creates and migrates) the store at `path`.
+    /// Opens the store at `path`: writers create and migrate it as needed, readers only check it.
     pub fn open(path: &Path, mode: OpenMode) -> Result<Store, StoreError> {
-        if mode == OpenMode::MustExist && !path.exists() {
+        if mode != OpenMode::CreateIfMissing && !path.exists() {
             return Err(StoreError::Missing(path.to_owned()));
+        }
+        if mode == OpenMode::ReadOnly {
+            return Store::open_read_only(path);
         }
         let conn = Connection::open_with_flags(
             path,
@@ -228,22 +269,77 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_URI,
         )?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-
         let mut store = Store {
             conn,
             path: path.to_owned(),
         };
+        // Checked before anything is written: another program's database is left as it was.
+        store.check_is_store(true)?;
+        store.conn.pragma_update(None, "journal_mode", "WAL")?;
+        store.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        store.conn.pragma_update(None, "foreign_keys", "ON")?;
         store.migrate()?;
         Ok(store)
     }
 
-    fn migrate(&mut self) -> Result<(), StoreError> {
-        let found: i64 = self
+    fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let mut store = Store {
+            conn,
+            path: path.to_owned(),
+        };
+        match store.check_is_store(false) {
+            // A WAL store in a directory we cannot write has no `-shm` to share: nobody can be
+            // writing it, so it is read as an immutable file.
+            Err(StoreError::Sqlite(e)) if cannot_share_wal(&e) => {
+                store.conn = Connection::open_with_flags(immutable_uri(path), flags)?;
+                store.check_is_store(false)?;
+            }
+            other => other?,
+        }
+        Ok(store)
+    }
+
+    /// Refuses a file that is not a slayer store; a reader also refuses an older version.
+    fn check_is_store(&self, writer: bool) -> Result<(), StoreError> {
+        let not_a_store = |why: String| StoreError::NotAStore {
+            path: self.path.clone(),
+            why,
+        };
+        let found: i64 = match self.conn.query_row("PRAGMA user_version", [], |r| r.get(0)) {
+            Ok(v) => v,
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::NotADatabase =>
+            {
+                return Err(not_a_store("not an SQLite database".to_owned()))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let tables: Vec<String> = self
             .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        if found == 0 {
+            // A new, empty file becomes a store when a writer opens it.
+            if writer && tables.is_empty() {
+                return Ok(());
+            }
+            return Err(not_a_store(if tables.is_empty() {
+                "an empty database".to_owned()
+            } else {
+                format!("it has other tables: {}", preview(&tables))
+            }));
+        }
+        if let Some(missing) = CORE_TABLES.iter().find(|t| !tables.iter().any(|x| x == *t)) {
+            return Err(not_a_store(format!(
+                "schema version {found} but no '{missing}' table"
+            )));
+        }
         if found > SCHEMA_VERSION {
             return Err(StoreError::TooNew {
                 path: self.path.clone(),
@@ -251,6 +347,20 @@ impl Store {
                 supported: SCHEMA_VERSION,
             });
         }
+        if !writer && found < SCHEMA_VERSION {
+            return Err(StoreError::Outdated {
+                path: self.path.clone(),
+                found,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        Ok(())
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let found: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if found == SCHEMA_VERSION {
             return Ok(());
         }
@@ -261,10 +371,20 @@ impl Store {
         let now: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         for (version, sql) in MIGRATIONS.iter().enumerate().skip(now as usize) {
             tx.execute_batch(sql)?;
+            if version + 1 == SKELETON_JOIN_NAMES {
+                catalog::rewrite_skeletons(&tx)?;
+            }
             tx.pragma_update(None, "user_version", version as i64 + 1)?;
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// The schema version of the open file.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
     }
 
     /// The store file's path.
@@ -306,8 +426,47 @@ pub(crate) fn parse_row<T: serde::de::DeserializeOwned>(
 }
 
 /// Serializes a row for a JSON `data` column.
-pub(crate) fn to_row<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"error\":{:?}}}", e.to_string()))
+pub(crate) fn to_row<T: serde::Serialize>(
+    what: &'static str,
+    value: &T,
+) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Serialize {
+        what,
+        cause: e.to_string(),
+    })
+}
+
+/// Whether a read-only open failed only because the WAL's shared-memory file cannot be made.
+fn cannot_share_wal(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
+    )
+}
+
+/// `file:<path>?immutable=1`, with the characters a URI path cannot carry escaped.
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b'%' | b'?' | b'#' | b' ' => uri.push_str(&format!("%{b:02X}")),
+            b if b.is_ascii() => uri.push(char::from(*b)),
+            b => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
+/// The first few names of a list, for messages.
+fn preview(names: &[String]) -> String {
+    let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
+    let more = names.len().saturating_sub(shown.len());
+    if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    }
 }
 
 /// UTC now as stored timestamps are written (the original's `created_at` form).
@@ -502,6 +661,71 @@ mod tests {
             )
             .unwrap();
         assert_eq!((tags.as_str(), count.as_str()), ("db.t=2", "2"));
+    }
+
+    fn file_bytes(path: &Path) -> Vec<u8> {
+        std::fs::read(path).unwrap()
+    }
+
+    #[test]
+    fn readers_leave_a_foreign_database_untouched_and_say_what_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.sqlite");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch("CREATE TABLE people (name TEXT); INSERT INTO people VALUES ('a');")
+                .unwrap();
+        }
+        let before = file_bytes(&path);
+        for mode in [
+            OpenMode::ReadOnly,
+            OpenMode::MustExist,
+            OpenMode::CreateIfMissing,
+        ] {
+            let err = Store::open(&path, mode).unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("is not a slayer store (it has other tables: people)"),
+                "{mode:?}: {err}"
+            );
+        }
+        assert_eq!(file_bytes(&path), before);
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["other.sqlite"]);
+        let text = dir.path().join("notes.txt");
+        std::fs::write(
+            &text,
+            "just some text, long enough to be a header of a file....\n".repeat(4),
+        )
+        .unwrap();
+        let err = Store::open(&text, OpenMode::ReadOnly).unwrap_err();
+        assert!(err.to_string().contains("not an SQLite database"), "{err}");
+    }
+
+    #[test]
+    fn readers_refuse_an_older_store_and_writers_migrate_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+        }
+        let before = file_bytes(&path);
+        let err = Store::open(&path, OpenMode::ReadOnly).unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "has schema version 1, older than this slayer's (5); upgrade it with `slayer-index migrate"
+            ),
+            "{err}"
+        );
+        assert_eq!(file_bytes(&path), before);
+        Store::open(&path, OpenMode::MustExist).unwrap();
+        let store = Store::open(&path, OpenMode::ReadOnly).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
     }
 
     #[test]

@@ -116,3 +116,28 @@ fn another_model_s_rows_stay_but_count_for_nothing() {
     assert_eq!(v["docs_lacking_active"], docs);
     assert_eq!(v["usable"], false);
 }
+
+#[test]
+fn text_sends_long_input_in_chunks_and_keeps_its_order() {
+    let s = TempStore::with_catalog();
+    let server = Server::start(|_, req| Reply::embeddings(req));
+    let input: String = (0..150).map(|i| format!("text number {i}\n")).collect();
+    let env = env(&server);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = s.run("slayer-embed", &["text"], &env, Some(&input));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sizes: Vec<usize> = server.requests().iter().map(|r| r.inputs().len()).collect();
+    assert_eq!(sizes, [64, 64, 22]);
+    let texts: Vec<String> = out
+        .stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(texts.len(), 150);
+    assert_eq!(texts[149], "text number 149");
+}

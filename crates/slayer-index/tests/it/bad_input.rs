@@ -39,6 +39,15 @@ fn each_kind_of_bad_line_is_named() {
         "line 2: invalid JSON at column 2",
     );
     rejects("[1,2]", "line 1: expected a JSON object");
+    // A newline in a name would inject lines into the rendered doc.
+    rejects(
+        "{\"kind\":\"model\",\"name\":\"o\",\"data_source\":\"d\",\"columns\":[{\"name\":\"a\\nInjected line\"}]}",
+        "line 1: model record 'o': field 'columns[0].name' 'a\\nInjected line' contains the control character U+000A",
+    );
+    rejects(
+        "{\"kind\":\"model\",\"name\":\"o\",\"data_source\":\"d\",\"columns\":[{\"name\":\"a\",\"distinct_count\":-3}]}",
+        "line 1: model record 'o': field 'columns[0].distinct_count': -3 is negative",
+    );
     rejects(
         "{\"kind\":\"memory\",\"id\":\"1\",\"learning\":\"x\",\"created_at\":\"2026-01-01T00:00:00Z\"}",
         "line 1: memory records are written by `slayer-memory import`",
@@ -90,7 +99,7 @@ fn a_store_from_a_newer_slayer_is_refused() {
         .pragma_update(None, "user_version", 7)
         .unwrap();
     s.cmd(&["stats"]).assert().code(1).stderr(contains(
-        "schema version 7, newer than this slayer understands (4); upgrade slayer",
+        "schema version 7, newer than this slayer understands (5); upgrade slayer",
     ));
 }
 

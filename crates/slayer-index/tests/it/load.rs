@@ -190,3 +190,69 @@ fn text_format_lists_changes_for_people() {
         "{text}"
     );
 }
+
+#[test]
+fn a_failed_index_sync_still_hands_every_changed_doc_downstream() {
+    let s = TempStore::new();
+    // Something that is not a folder where the index goes: the sync after the commit fails.
+    std::fs::write(format!("{}.index", s.store.display()), "not a folder").unwrap();
+    let out = s
+        .cmd(&["load", "tests/fixtures/catalog.jsonl"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: the full-text index was not updated"),
+        "{stderr}"
+    );
+    assert_eq!(
+        json_lines(&out.stdout).len(),
+        18,
+        "every changed doc is printed"
+    );
+    assert_eq!(
+        s.stats_json()["docs"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|n| n.as_i64().unwrap())
+            .sum::<i64>(),
+        18
+    );
+    // Once the index can be written, the next command catches it up.
+    std::fs::remove_file(format!("{}.index", s.store.display())).unwrap();
+    assert!(s.cmd(&["rebuild"]).output().unwrap().status.success());
+    assert!(s
+        .cmd(&["stats", "--check"])
+        .output()
+        .unwrap()
+        .status
+        .success());
+}
+
+#[test]
+fn real_world_names_load_and_render() {
+    let s = TempStore::new();
+    let input = r#"{"kind":"datasource","name":"bird"}
+{"kind":"model","name":"schools/2024","data_source":"bird","columns":[{"name":"charter school (y/n)","description":"Y or N."},{"name":"a\\b"},{"name":"o'brien"},{"name":"straße"}]}
+"#;
+    let out = s.cmd(&["load"]).write_stdin(input).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ids: Vec<String> = json_lines(&out.stdout)
+        .iter()
+        .map(|d| d["canonical_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        ids.contains(&"bird.schools/2024.charter school (y/n)".to_owned()),
+        "{ids:?}"
+    );
+    assert!(
+        ids.contains(&"bird.schools/2024.a\\b".to_owned()),
+        "{ids:?}"
+    );
+}

@@ -312,11 +312,14 @@ fn import_bad_lines_abort_or_keep_going() {
             (2, "error"),
             (4, "error"),
             (5, "error"),
-            (6, "imported")
+            (6, "error")
         ]
     );
     assert_eq!(results[0]["memory_id"], "1");
-    assert_eq!(results[4]["memory_id"], "7");
+    assert_eq!(
+        results[4]["error"],
+        "field 'id': expected a string, got 7; quote it (\"id\": \"7\") or leave it out to have one allocated"
+    );
     assert!(
         results[2]["error"]
             .as_str()

@@ -4,5 +4,6 @@ mod commands;
 mod concurrency;
 mod embedding;
 mod help_examples;
+mod real_use;
 mod resolution;
 mod support;

@@ -45,7 +45,9 @@ fn the_resolution_table() {
         ),
         ("*:sum", err("'*:sum' is not a valid entity reference; use 'count(*)' to refer to a model's row count.")),
         ("orders.*:sum", err("'orders.*:sum' is not a valid entity reference; use the 'count(<model>.*)' form.")),
-        ("1abc", err("'1abc' contains an invalid identifier segment.")),
+        // Any name `slayer-index load` accepts is a segment (the original allowed only
+        // `[a-zA-Z_][\w-]*`); an empty one is still invalid.
+        ("1abc", err("Entity '1abc' not found in any datasource (checked all known datasources).")),
         ("orders..amount", err("'orders..amount' contains an invalid identifier segment.")),
         ("shop.nope", err("No model 'nope' in datasource 'shop'.")),
         (
@@ -175,4 +177,69 @@ fn a_query_yields_its_entities_in_first_seen_order() {
     );
     // Nothing was saved by the failures.
     assert_eq!(s.memory(&["export"], None).lines().len(), 1);
+}
+
+/// A catalog of real-world names and named joins (issue 12: both were unreachable).
+const REAL_WORLD: &str = r#"{"kind":"datasource","name":"w"}
+{"kind":"model","name":"schools","data_source":"w","columns":[{"name":"id"},{"name":"charter school (y/n)"},{"name":"o'brien"},{"name":"straße"},{"name":"a/b"},{"name":"say \"hi\""},{"name":"sum(amount - quantity)"}],"joins":[{"target_model":"districts","name":"district","join_pairs":[["did","id"]]},{"target_model":"districts","name":"home_district","join_pairs":[["hid","id"]]}]}
+{"kind":"model","name":"districts","data_source":"w","columns":[{"name":"id"},{"name":"label"}]}
+{"kind":"model","name":"people","data_source":"w","columns":[{"name":"id"}],"joins":[{"target_model":"managers","name":"boss","join_pairs":[["mid","id"]]}]}
+{"kind":"model","name":"managers","data_source":"w","columns":[{"name":"label"}]}
+{"kind":"model","name":"teams","data_source":"w","columns":[{"name":"label"}],"joins":[{"target_model":"people","name":"boss","join_pairs":[["lead","id"]]}]}
+"#;
+
+#[test]
+fn real_world_names_resolve_as_load_accepts_them() {
+    let s = TempStore::empty();
+    let out = s.index(&["load", "-"], Some(REAL_WORLD));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let table = [
+        ("schools.charter school (y/n)", ok(&["w.schools.charter school (y/n)"])),
+        ("w.schools.charter school (y/n)", ok(&["w.schools.charter school (y/n)"])),
+        ("charter school (y/n)", ok(&["w.schools.charter school (y/n)"])),
+        ("schools.charter school (y/n):count", ok(&["w.schools.charter school (y/n)"])),
+        ("o'brien", ok(&["w.schools.o'brien"])),
+        ("schools.straße", ok(&["w.schools.straße"])),
+        ("a/b", ok(&["w.schools.a/b"])),
+        ("schools.say \"hi\"", ok(&["w.schools.say \"hi\""])),
+        // An expression unless a column is literally named so.
+        ("sum(amount - quantity)", ok(&["w.schools.sum(amount - quantity)"])),
+        ("sum(label - id)", err("'sum(label - id)' is not a single aggregated column reference; only the `agg(column)` form names an entity.")),
+    ];
+    let mut failures = Vec::new();
+    for (input, want) in table {
+        let got = s.resolve(input);
+        if got != want {
+            failures.push(format!("{input:?}: got {got:?}, want {want:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Several at once: commas split at the top level, quotes inside names do not hold them.
+    assert_eq!(
+        s.resolve("o'brien, straße").unwrap().0,
+        ["w.schools.o'brien", "w.schools.straße"]
+    );
+}
+
+#[test]
+fn a_join_is_hopped_by_its_name_and_an_ambiguous_hop_is_an_error() {
+    let s = TempStore::empty();
+    let out = s.index(&["load", "-"], Some(REAL_WORLD));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        s.resolve("schools.district.label"),
+        ok(&["w.districts.label"])
+    );
+    assert_eq!(
+        s.resolve("schools.home_district.label"),
+        ok(&["w.districts.label"])
+    );
+    assert_eq!(
+        s.resolve("schools.districts.label"),
+        ok(&["w.districts.label"])
+    );
+    assert_eq!(
+        s.resolve("people.boss.label"),
+        err("Ambiguous join path resolving 'people.boss.label' from 'people': hop 'boss' matches joins to ['managers', 'teams'] on model 'people'.")
+    );
 }

@@ -5,6 +5,8 @@ mod channels;
 mod dense;
 mod depth;
 mod eval;
+mod faults;
 mod filters;
 mod help_examples;
+mod real_use;
 mod support;
