@@ -3,11 +3,9 @@
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
-use slayer_common::canonical::check_entity_name;
 use slayer_common::records::{Column, Datasource, Join, Model};
 
-use crate::ident::entity_name;
-use crate::introspect::TableInfo;
+use crate::introspect::{TableInfo, TableRef};
 use crate::profile::{column_expr, is_profilable, ProfileColumn, TableJob};
 use crate::typemap::{default_format, map_type};
 
@@ -25,80 +23,101 @@ pub fn datasource(name: &str, source_type: &str, database: Option<&str>) -> Data
     }
 }
 
-/// Model names for tables: the sanitised table name, or `<schema>_<name>` when two schemas
-/// hold tables of the same name.
-pub fn model_names(tables: &[TableInfo]) -> Vec<String> {
-    let mut count: HashMap<String, usize> = HashMap::new();
-    for t in tables {
-        *count.entry(entity_name(&t.name)).or_default() += 1;
-    }
+/// The tables joins may point at, by schema (`None`: the default one) and name.
+pub type JoinTargets<'a> = HashMap<(Option<&'a str>, &'a str), &'a TableInfo>;
+
+/// Join targets among `tables` (the emitted ones: a join to a model that is not loaded would
+/// dangle).
+pub fn join_targets<'a>(tables: &[&'a TableInfo]) -> JoinTargets<'a> {
     tables
         .iter()
-        .map(|t| {
-            let base = entity_name(&t.name);
-            match &t.table_ref {
-                crate::introspect::TableRef::Table {
-                    schema: Some(s), ..
-                } if count[&base] > 1 => entity_name(&format!("{s}_{}", t.name)),
-                _ => base,
-            }
+        .filter_map(|t| match &t.table_ref {
+            TableRef::Table { schema, name } => Some(((schema.as_deref(), name.as_str()), *t)),
+            TableRef::File { .. } => None,
         })
         .collect()
 }
 
-/// A model record for one table, plus warnings about columns that cannot be entities.
-/// `names` maps table names to the model names of the other tables (for joins).
-pub fn model(
-    datasource: &str,
-    model_name: &str,
-    t: &TableInfo,
-    names: &HashMap<&str, &str>,
-) -> (Model, Vec<String>) {
+/// The leaf name of a physical column of `t` (join pairs name leaves, not SQL).
+fn leaf<'a>(t: &'a TableInfo, physical: &'a str) -> &'a str {
+    t.columns
+        .iter()
+        .find(|c| c.name == physical)
+        .map_or(physical, |c| c.leaf.name.as_str())
+}
+
+/// One warning per object of `t` that had to be renamed (see [`crate::names`]).
+fn rename_warnings(datasource: &str, t: &TableInfo) -> Vec<String> {
     let mut warnings = Vec::new();
-    let mut columns = Vec::new();
-    for c in &t.columns {
-        let name = if c.name == "_count" {
-            "count_col".to_owned()
-        } else {
-            c.name.clone()
+    if let Some(why) = &t.model.renamed {
+        let what = match &t.table_ref {
+            TableRef::File { path, .. } => format!("file {path:?}"),
+            TableRef::Table { schema, .. } => {
+                let kind = if t.is_view { "view" } else { "table" };
+                match schema {
+                    Some(s) => format!("{kind} {:?} of schema {s:?}", t.name),
+                    None => format!("{kind} {:?}", t.name),
+                }
+            }
         };
-        if let Err(e) = check_entity_name("column", &name) {
-            warnings.push(format!(
-                "{datasource}.{model_name}: column {:?} skipped: {e}",
-                c.name
-            ));
-            continue;
-        }
-        let data_type = map_type(&c.db_type);
-        columns.push(Column {
-            name,
-            sql: Some(c.name.clone()),
-            data_type,
-            primary_key: t.primary_key.contains(&c.name),
-            description: c.comment.clone(),
-            label: None,
-            hidden: false,
-            format: default_format(data_type),
-            allowed_aggregations: None,
-            filter: None,
-            sampled: None,
-            sampled_values: None,
-            distinct_count: None,
-            extra: Map::new(),
-        });
+        warnings.push(format!(
+            "{datasource}: {what} becomes model {:?} ({why})",
+            t.model.name
+        ));
     }
+    for c in &t.columns {
+        if let Some(why) = &c.leaf.renamed {
+            warnings.push(format!(
+                "{datasource}.{}: column {:?} becomes {:?} ({why})",
+                t.model.name, c.name, c.leaf.name
+            ));
+        }
+    }
+    warnings
+}
+
+/// The model record for one table, named by [`crate::names::assign_names`], plus one warning
+/// per renamed object. Joins come from foreign keys to tables in `targets`.
+pub fn model(datasource: &str, t: &TableInfo, targets: &JoinTargets<'_>) -> (Model, Vec<String>) {
+    let columns = t
+        .columns
+        .iter()
+        .map(|c| {
+            let data_type = map_type(&c.db_type);
+            Column {
+                name: c.leaf.name.clone(),
+                sql: Some(c.name.clone()),
+                data_type,
+                primary_key: t.primary_key.contains(&c.name),
+                description: c.comment.clone(),
+                label: None,
+                hidden: false,
+                format: default_format(data_type),
+                allowed_aggregations: None,
+                filter: None,
+                sampled: None,
+                sampled_values: None,
+                distinct_count: None,
+                extra: Map::new(),
+            }
+        })
+        .collect();
+    let schema = match &t.table_ref {
+        TableRef::Table { schema, .. } => schema.as_deref(),
+        TableRef::File { .. } => None,
+    };
     let joins = t
         .foreign_keys
         .iter()
         .filter_map(|fk| {
-            let target = names.get(fk.ref_table.as_str())?;
+            let target = targets.get(&(schema, fk.ref_table.as_str()))?;
             Some(Join {
-                target_model: (*target).to_owned(),
+                target_model: target.model.name.clone(),
                 join_pairs: fk
                     .columns
                     .iter()
-                    .cloned()
-                    .zip(fk.ref_columns.iter().cloned())
+                    .zip(&fk.ref_columns)
+                    .map(|(from, to)| (leaf(t, from).to_owned(), leaf(target, to).to_owned()))
                     .collect(),
                 extra: Map::new(),
             })
@@ -110,7 +129,7 @@ pub fn model(
         Value::String(if t.is_view { "view" } else { "table" }.into()),
     );
     let model = Model {
-        name: model_name.to_owned(),
+        name: t.model.name.clone(),
         data_source: datasource.to_owned(),
         sql_table: Some(t.table_ref.sql_table()),
         sql: None,
@@ -125,7 +144,7 @@ pub fn model(
         joins,
         extra,
     };
-    (model, warnings)
+    (model, rename_warnings(datasource, t))
 }
 
 /// The profiling job for a model read from `t`.

@@ -30,8 +30,13 @@ Samples: categorical (TEXT, BOOLEAN) columns get their top 50 values by frequenc
 the top 20 joined into `sampled`, and the exact distinct count; numeric and temporal columns get
 `min .. max`. A model's sole primary key and UNKNOWN columns are not profiled.
 
-Exit status: 0 all profiled; 1 a table or column failed (warnings on stderr, the rest profiled);
-2 bad usage or input.";
+Names: a table or column whose name a catalog cannot hold (`.`, `:`, control characters, blank or
+padded with spaces) or that would collide with another is renamed (sanitised, then `_2`, `_3`…),
+with a warning; its real name stays in sql_table / sql.
+
+Exit status: 0 all profiled; 1 a warning was written (a table or column failed or was renamed; the
+rest profiled); 2 bad usage or input (a source or --models file that cannot be read; nothing
+written).";
 
 #[derive(Debug, Parser)]
 #[command(name = "slayer-profile", version, about = ABOUT, after_help = EXAMPLES)]
@@ -63,9 +68,9 @@ pub struct Cli {
     /// Worker threads (default: the number of cores).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
-    /// Output format.
-    #[arg(long, env = "SLAYER_FORMAT", value_enum, default_value = "jsonl")]
-    pub format: Format,
+    /// Output format (default: jsonl; at a terminal, SLAYER_FORMAT sets the default).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
     /// No summary or warnings on stderr (failures still set the exit status).
     #[arg(short, long)]
     pub quiet: bool,

@@ -16,6 +16,14 @@ pub enum ProfileError {
         /// The driver's message.
         cause: String,
     },
+    /// A CSV / Parquet file or glob of the source cannot be read (or matches no file).
+    #[error("cannot read {path}: {cause}")]
+    Unreadable {
+        /// The path or glob as given.
+        path: String,
+        /// The driver's message.
+        cause: String,
+    },
     /// Listing the tables of the source failed.
     #[error("cannot list the tables of {source_name}: {cause}")]
     Introspect {
@@ -42,10 +50,16 @@ pub enum ProfileError {
 
 impl ProfileError {
     /// Whether this is bad usage or input (exit 2) rather than a failure while running (exit 1).
+    /// A source that cannot be opened or listed is bad input: nothing was profiled or written.
     pub fn is_usage(&self) -> bool {
-        matches!(
-            self,
-            ProfileError::Source(_) | ProfileError::Input(_) | ProfileError::Read(_)
-        )
+        match self {
+            ProfileError::Source(_)
+            | ProfileError::Open { .. }
+            | ProfileError::Unreadable { .. }
+            | ProfileError::Introspect { .. }
+            | ProfileError::Input(_)
+            | ProfileError::Read(_) => true,
+            ProfileError::Threads { .. } => false,
+        }
     }
 }

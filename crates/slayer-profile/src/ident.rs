@@ -90,23 +90,6 @@ pub fn display_ident(name: &str) -> String {
     }
 }
 
-/// A name usable as a model or column name: the separators of canonical ids (`.`, `:`, `/`, `\`)
-/// and NUL become `_`.
-pub fn entity_name(raw: &str) -> String {
-    let cleaned: String = raw
-        .chars()
-        .map(|c| match c {
-            '.' | ':' | '/' | '\\' | '\0' => '_',
-            c => c,
-        })
-        .collect();
-    if cleaned.trim().is_empty() {
-        "_".to_owned()
-    } else {
-        cleaned
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,6 +103,5 @@ mod tests {
         assert_eq!(display_ident("order"), "\"order\"");
         assert_eq!(display_ident("two words"), "\"two words\"");
         assert_eq!(display_ident("1st"), "\"1st\"");
-        assert_eq!(entity_name("a.b:c/d"), "a_b_c_d");
     }
 }

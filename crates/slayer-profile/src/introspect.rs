@@ -2,6 +2,7 @@
 
 use crate::db::Conn;
 use crate::ident::{quote_ident, quote_literal};
+use crate::names::EntityName;
 
 /// Where a model's rows come from, in a form that can be quoted safely.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +87,19 @@ pub struct ColumnInfo {
     pub db_type: String,
     /// Column comment.
     pub comment: Option<String>,
+    /// Its leaf name in the model, set by [`crate::names::assign_names`].
+    pub leaf: EntityName,
+}
+
+impl ColumnInfo {
+    fn new(name: String, db_type: String, comment: Option<String>) -> ColumnInfo {
+        ColumnInfo {
+            leaf: EntityName::own(&name),
+            name,
+            db_type,
+            comment,
+        }
+    }
 }
 
 /// A foreign key: `columns` of this table reference `ref_columns` of `ref_table`.
@@ -104,6 +118,8 @@ pub struct ForeignKey {
 pub struct TableInfo {
     /// Name as the source spells it.
     pub name: String,
+    /// Its model name, set by [`crate::names::assign_names`].
+    pub model: EntityName,
     /// How to read it.
     pub table_ref: TableRef,
     /// A view rather than a table.
@@ -123,6 +139,7 @@ pub struct TableInfo {
 impl TableInfo {
     fn new(name: String, table_ref: TableRef, is_view: bool, comment: Option<String>) -> TableInfo {
         TableInfo {
+            model: EntityName::own(&name),
             name,
             table_ref,
             is_view,
@@ -195,11 +212,7 @@ fn duck_describe(c: &duckdb::Connection, schema: &str, t: &mut TableInfo) -> Res
         .map_err(first_line)?;
     let rows = stmt
         .query_map([schema, t.name.as_str()], |r| {
-            Ok(ColumnInfo {
-                name: r.get(0)?,
-                db_type: r.get(1)?,
-                comment: non_empty(r.get(2)?),
-            })
+            Ok(ColumnInfo::new(r.get(0)?, r.get(1)?, non_empty(r.get(2)?)))
         })
         .map_err(first_line)?;
     for row in rows {
@@ -305,11 +318,7 @@ fn lite_describe(c: &rusqlite::Connection, t: &mut TableInfo) -> Result<(), Stri
         if pk_pos > 0 {
             pk.push((pk_pos, name.clone()));
         }
-        t.columns.push(ColumnInfo {
-            name,
-            db_type,
-            comment: None,
-        });
+        t.columns.push(ColumnInfo::new(name, db_type, None));
     }
     pk.sort();
     t.primary_key = pk.into_iter().map(|(_, n)| n).collect();
@@ -383,13 +392,7 @@ pub fn describe_file(conn: &Conn, name: String, table_ref: TableRef) -> TableInf
         let sql = format!("DESCRIBE SELECT * FROM {}", t.table_ref.from_sql());
         let mut stmt = c.prepare(&sql).map_err(first_line)?;
         let rows = stmt
-            .query_map([], |r| {
-                Ok(ColumnInfo {
-                    name: r.get(0)?,
-                    db_type: r.get(1)?,
-                    comment: None,
-                })
-            })
+            .query_map([], |r| Ok(ColumnInfo::new(r.get(0)?, r.get(1)?, None)))
             .map_err(first_line)?;
         rows.collect::<Result<_, _>>().map_err(first_line)
     })();

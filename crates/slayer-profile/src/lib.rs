@@ -2,6 +2,7 @@
 //!
 //! - [`source`]: what the user pointed at (DuckDB file, SQLite file, CSV / Parquet files).
 //! - [`introspect`]: tables, views, columns, keys and comments of a source.
+//! - [`names`]: the model and column names records give the source's objects.
 //! - [`catalog`]: introspected tables → `datasource` and `model` records.
 //! - [`profile`]: sample values of one table, with the fault rules.
 //! - [`refresh`]: fill only the sample fields of existing model records.
@@ -17,6 +18,7 @@ pub mod db;
 pub mod error;
 pub mod ident;
 pub mod introspect;
+pub mod names;
 pub mod profile;
 pub mod refresh;
 pub mod sample;
@@ -28,6 +30,7 @@ use std::sync::Mutex;
 pub use error::ProfileError;
 
 use db::{Conn, Opener};
+use introspect::{TableInfo, TableRef};
 use profile::{TableJob, TableProfile};
 use source::Source;
 
@@ -51,6 +54,38 @@ pub fn connect(source: &Source, threads: usize) -> Result<Vec<Conn>, ProfileErro
     }
     conns.insert(0, first);
     Ok(conns)
+}
+
+/// The tables and views of the source, in introspection order, every one named
+/// ([`names::assign_names`]). A source that cannot be listed, or a file of it that cannot be
+/// read, is bad input rather than a table to skip: it is what the user pointed at.
+pub fn tables(
+    source: &Source,
+    conn: &Conn,
+    source_name: &str,
+) -> Result<Vec<TableInfo>, ProfileError> {
+    let mut tables = if source.files.is_empty() {
+        introspect::list_tables(conn).map_err(|cause| ProfileError::Introspect {
+            source_name: source_name.to_owned(),
+            cause,
+        })?
+    } else {
+        let mut tables = Vec::with_capacity(source.files.len());
+        for (name, table_ref) in &source.files {
+            let mut t = introspect::describe_file(conn, name.clone(), table_ref.clone());
+            if let Some(cause) = t.error.take() {
+                let path = match table_ref {
+                    TableRef::File { path, .. } => path.clone(),
+                    TableRef::Table { .. } => name.clone(),
+                };
+                return Err(ProfileError::Unreadable { path, cause });
+            }
+            tables.push(t);
+        }
+        tables
+    };
+    names::assign_names(&mut tables);
+    Ok(tables)
 }
 
 /// Profiles tables on a pool of `conns.len()` workers; results come back in job order.

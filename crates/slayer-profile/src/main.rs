@@ -3,9 +3,6 @@
 mod cli;
 mod output;
 
-use std::collections::HashMap;
-use std::io::BufRead;
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -13,11 +10,11 @@ use clap::Parser;
 use slayer_common::canonical::check_entity_name;
 use slayer_common::exit::{is_broken_pipe, ExitStatus};
 use slayer_common::jsonl::tagged;
-use slayer_profile::introspect::{self, TableInfo};
+use slayer_profile::introspect::TableInfo;
 use slayer_profile::profile::{self, TableJob};
 use slayer_profile::{catalog, connect, profile_all, refresh, source, ProfileError};
 
-use crate::cli::Cli;
+use crate::cli::{Cli, Format};
 use crate::output::Output;
 
 fn main() -> ExitCode {
@@ -28,14 +25,14 @@ fn main() -> ExitCode {
             if err.chain().any(is_broken_pipe) {
                 return ExitStatus::Success.into();
             }
+            let profile_error = err.downcast_ref::<ProfileError>();
+            // A ProfileError's message already carries its cause; the chain would repeat it.
             #[allow(clippy::print_stderr)]
-            {
-                eprintln!("error: {err:#}");
+            match profile_error {
+                Some(e) => eprintln!("error: {e}"),
+                None => eprintln!("error: {err:#}"),
             }
-            let usage = err
-                .downcast_ref::<ProfileError>()
-                .is_some_and(ProfileError::is_usage);
-            if usage {
+            if profile_error.is_some_and(ProfileError::is_usage) {
                 ExitStatus::Usage
             } else {
                 ExitStatus::Failure
@@ -47,11 +44,24 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitStatus> {
     let source = source::identify(&cli.sources)?;
+    // Bad `--models` input is found before the source is opened, and nothing is written.
+    let input = cli
+        .models
+        .as_deref()
+        .map(|models| {
+            let reader = slayer_common::jsonl::open_input(models).map_err(ProfileError::from)?;
+            refresh::read_input(reader)
+        })
+        .transpose()?;
     let threads = cli
         .threads
         .map(usize::from)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mut out = Output::new(cli.format, cli.quiet);
+    let format = slayer_common::format_env::choose(cli.format, Format::Jsonl, |name| {
+        <Format as clap::ValueEnum>::from_str(name, true).ok()
+    })
+    .map_err(ProfileError::Input)?;
+    let mut out = Output::new(format, cli.quiet);
     let conns = connect(&source, threads)?;
     let source_name = cli
         .sources
@@ -59,29 +69,15 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(" ");
-    let all_tables = if source.files.is_empty() {
-        introspect::list_tables(&conns[0]).map_err(|cause| ProfileError::Introspect {
-            source_name: source_name.clone(),
-            cause,
-        })?
-    } else {
-        source
-            .files
-            .iter()
-            .map(|(name, table_ref)| {
-                introspect::describe_file(&conns[0], name.clone(), table_ref.clone())
-            })
-            .collect()
-    };
+    let all_tables = slayer_profile::tables(&source, &conns[0], &source_name)?;
     let tables = select_tables(all_tables, &cli)?;
-    let mut failed = false;
-    if let Some(models) = &cli.models {
-        failed |= refresh_models(models, &tables, conns, &source_name, &cli, &mut out)?;
-    } else {
-        failed |= profile_source(&source, &tables, conns, &cli, &mut out)?;
+    match input {
+        Some(lines) => refresh_models(lines, &tables, conns, &source_name, &cli, &mut out)?,
+        None => profile_source(&source, &tables, conns, &cli, &mut out)?,
     }
     out.finish()?;
-    Ok(if failed {
+    // Every warning is a problem the user has to look at, whichever path wrote it.
+    Ok(if out.warned() {
         ExitStatus::Failure
     } else {
         ExitStatus::Success
@@ -121,15 +117,14 @@ fn run_jobs(
     Ok(results)
 }
 
-/// Reports a table's problems; true when something failed.
-fn report(out: &Output, result: &profile::TableProfile) -> bool {
+/// Reports a table's problems.
+fn report(out: &Output, result: &profile::TableProfile) {
     for w in &result.warnings {
         out.warn(w);
     }
     if let Some(f) = &result.failure {
         out.warn(f);
     }
-    result.failure.is_some() || !result.warnings.is_empty()
 }
 
 fn profile_source(
@@ -138,7 +133,7 @@ fn profile_source(
     conns: Vec<slayer_profile::db::Conn>,
     cli: &Cli,
     out: &mut Output,
-) -> Result<bool> {
+) -> Result<()> {
     let ds_name = cli
         .datasource
         .clone()
@@ -155,25 +150,20 @@ fn profile_source(
         &catalog::datasource(&ds_name, source_type, source.database.as_deref()),
     ))?;
 
-    let mut failed = false;
-    let model_names = catalog::model_names(tables);
-    let by_table: HashMap<&str, &str> = tables
-        .iter()
-        .zip(&model_names)
-        .map(|(t, n)| (t.name.as_str(), n.as_str()))
-        .collect();
+    let readable: Vec<&TableInfo> = tables.iter().filter(|t| t.error.is_none()).collect();
+    let targets = catalog::join_targets(&readable);
     let mut models = Vec::new();
     let mut jobs = Vec::new();
-    for (t, name) in tables.iter().zip(&model_names) {
+    for t in tables {
         if let Some(e) = &t.error {
             out.warn(&format!(
-                "{ds_name}.{name}: cannot read {}: {e}; skipped",
+                "{ds_name}.{}: cannot read {}: {e}; skipped",
+                t.model.name,
                 t.table_ref.sql_table()
             ));
-            failed = true;
             continue;
         }
-        let (model, warnings) = catalog::model(&ds_name, name, t, &by_table);
+        let (model, warnings) = catalog::model(&ds_name, t, &targets);
         for w in &warnings {
             out.warn(w);
         }
@@ -183,7 +173,7 @@ fn profile_source(
     if !cli.no_samples {
         let results = run_jobs(&jobs, conns, cli, out)?;
         for (model, result) in models.iter_mut().zip(results) {
-            failed |= report(out, &result);
+            report(out, &result);
             profile::apply(model, result.samples);
         }
     }
@@ -194,23 +184,17 @@ fn profile_source(
         "profiled {} models of datasource {ds_name}",
         models.len()
     ));
-    Ok(failed)
-}
-
-fn open_input(file: &Path) -> Result<Box<dyn BufRead>> {
-    Ok(slayer_common::jsonl::open_input(file)?)
+    Ok(())
 }
 
 fn refresh_models(
-    models: &Path,
+    mut lines: Vec<refresh::InputLine>,
     tables: &[TableInfo],
     conns: Vec<slayer_profile::db::Conn>,
     source_name: &str,
     cli: &Cli,
     out: &mut Output,
-) -> Result<bool> {
-    let mut lines = refresh::read_input(open_input(models)?)?;
-    let mut failed = false;
+) -> Result<()> {
     let mut jobs = Vec::new();
     let mut targets = Vec::new();
     let mut passed = 0;
@@ -224,23 +208,19 @@ fn refresh_models(
                         model.canonical_id(),
                         t.table_ref.sql_table()
                     ));
-                    failed = true;
                     continue;
                 }
                 jobs.push(job);
                 targets.push(i);
             }
             refresh::Plan::SqlBacked => passed += 1,
-            refresh::Plan::Missing(w) => {
-                out.warn(&w);
-                failed = true;
-            }
+            refresh::Plan::Missing(w) => out.warn(&w),
         }
     }
     if !cli.no_samples {
         let results = run_jobs(&jobs, conns, cli, out)?;
         for (i, result) in targets.iter().zip(results) {
-            failed |= report(out, &result);
+            report(out, &result);
             refresh::patch(&mut lines[*i].value, &result.samples);
         }
     }
@@ -252,5 +232,5 @@ fn refresh_models(
         "refreshed the samples of {} models ({passed} SQL-backed passed through, {count} records in all)",
         jobs.len()
     ));
-    Ok(failed)
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! The one place that decides what reaches stdout and stderr, and in which format.
 #![allow(clippy::print_stderr)]
 
+use std::cell::Cell;
 use std::io::{self, BufWriter, IsTerminal, Stdout, Write};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -16,6 +17,7 @@ pub struct Output {
     out: BufWriter<Stdout>,
     flush_each: bool,
     buffered: Vec<Value>,
+    warned: Cell<bool>,
 }
 
 impl Output {
@@ -27,6 +29,7 @@ impl Output {
             flush_each: stdout.is_terminal(),
             out: BufWriter::new(stdout),
             buffered: Vec::new(),
+            warned: Cell::new(false),
         }
     }
 
@@ -38,11 +41,17 @@ impl Output {
         }
     }
 
-    /// A warning on stderr.
+    /// A warning on stderr; any warning makes the exit status 1, even when `-q` hides it.
     pub fn warn(&self, message: &str) {
+        self.warned.set(true);
         if !self.quiet {
             eprintln!("warning: {message}");
         }
+    }
+
+    /// Whether a warning was written (or would have been, without `-q`).
+    pub fn warned(&self) -> bool {
+        self.warned.get()
     }
 
     /// A progress bar on stderr, drawn only when stderr is a terminal.

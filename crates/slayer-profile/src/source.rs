@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::db::Opener;
 use crate::error::ProfileError;
-use crate::ident::entity_name;
 use crate::introspect::TableRef;
+use crate::names::sanitize;
 
 /// A source to introspect.
 #[derive(Debug, Clone)]
@@ -51,7 +51,7 @@ fn stem(path: &str) -> String {
         .filter(|c| !matches!(c, '*' | '?' | '[' | ']' | '{' | '}'))
         .collect();
     let trimmed = cleaned.trim_matches(|c| c == '_' || c == '-');
-    entity_name(if trimmed.is_empty() { "files" } else { trimmed })
+    if trimmed.is_empty() { "files" } else { trimmed }.to_owned()
 }
 
 /// Identifies the source from the command-line arguments.
@@ -70,13 +70,13 @@ pub fn identify(args: &[PathBuf]) -> Result<Source, ProfileError> {
         for a in args {
             let path = text(a);
             let is_glob = path.contains(['*', '?', '[']);
-            if !is_glob && !a.is_file() {
-                return Err(ProfileError::Source(format!("{path}: no such file")));
+            if !is_glob {
+                readable_file(a)?;
             }
             let parquet = file_kind(&path) == Some(true);
             files.push((stem(&path), TableRef::File { path, parquet }));
         }
-        let default_name = (files.len() == 1).then(|| files[0].0.clone());
+        let default_name = (files.len() == 1).then(|| sanitize(&files[0].0));
         return Ok(Source {
             opener: Opener::DuckDbMemory,
             default_type: "duckdb",
@@ -93,9 +93,24 @@ pub fn identify(args: &[PathBuf]) -> Result<Source, ProfileError> {
     database_file(first)
 }
 
+fn cannot_read(path: &Path, cause: impl std::fmt::Display) -> ProfileError {
+    ProfileError::Source(format!("cannot read {}: {cause}", path.display()))
+}
+
+/// Opens a source file, so a missing or unreadable one is bad input before anything runs.
+fn readable_file(path: &Path) -> Result<std::fs::File, ProfileError> {
+    let file = std::fs::File::open(path).map_err(|e| cannot_read(path, e))?;
+    let meta = file.metadata().map_err(|e| cannot_read(path, e))?;
+    if meta.is_file() {
+        Ok(file)
+    } else {
+        Err(cannot_read(path, "not a file"))
+    }
+}
+
 fn folder(dir: &Path) -> Result<Source, ProfileError> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| ProfileError::Source(format!("{}: {e}", dir.display())))?
+        .map_err(|e| cannot_read(dir, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file() && file_kind(&p.to_string_lossy()).is_some())
         .collect();
@@ -110,17 +125,17 @@ fn folder(dir: &Path) -> Result<Source, ProfileError> {
     source.default_name = dir
         .canonicalize()
         .ok()
-        .and_then(|d| d.file_name().map(|n| entity_name(&n.to_string_lossy())));
+        .and_then(|d| d.file_name().map(|n| sanitize(&n.to_string_lossy())));
     Ok(source)
 }
 
 fn database_file(path: &Path) -> Result<Source, ProfileError> {
     let mut head = [0u8; 16];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| f.read(&mut head))
-        .map_err(|e| ProfileError::Source(format!("{}: {e}", path.display())))?;
+    let n = readable_file(path)?
+        .read(&mut head)
+        .map_err(|e| cannot_read(path, e))?;
     let display = path.to_string_lossy().into_owned();
-    let default_name = Some(stem(&display));
+    let default_name = Some(sanitize(&stem(&display)));
     if n == 16 && head == *SQLITE_MAGIC {
         return Ok(Source {
             opener: Opener::Sqlite(path.to_owned()),

@@ -90,6 +90,72 @@ fn not_a_database_is_a_usage_error() {
         "{}",
         r.stderr
     );
-    let r = run(&["/no/such/file.duckdb"], None);
-    assert_eq!(r.code, 2);
+}
+
+#[test]
+fn missing_or_unreadable_input_is_a_usage_error_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    // DUCK at byte 8 and a SQLite header make them look like databases; the rest is garbage.
+    let mut duck = vec![0u8; 8];
+    duck.extend_from_slice(b"DUCK");
+    duck.resize(8192, 0x5a);
+    std::fs::write(d("broken.duckdb"), duck).unwrap();
+    let mut lite = b"SQLite format 3\0".to_vec();
+    lite.resize(8192, 0x5a);
+    std::fs::write(d("broken.sqlite"), lite).unwrap();
+    std::fs::write(d("text.parquet"), "not parquet").unwrap();
+    let db = duckdb_file(dir.path(), "ok.duckdb", "CREATE TABLE a (x INTEGER);");
+    let missing_models = d("missing.jsonl");
+    let no_match = d("none_*.csv");
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["/no/such/file.duckdb"],
+            "cannot read /no/such/file.duckdb: ",
+        ),
+        (&["/no/such/file.csv"], "cannot read /no/such/file.csv: "),
+        (&[&no_match], &format!("cannot read {no_match}: ")),
+        (&[&d("text.parquet")], "text.parquet: "),
+        (&[&d("broken.duckdb")], "broken.duckdb: "),
+        (&[&d("broken.sqlite")], "broken.sqlite: "),
+        (
+            &[path(&db), "--models", &missing_models],
+            &format!("cannot open {missing_models}: "),
+        ),
+    ];
+    for (args, message) in cases {
+        let r = run(args, None);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.starts_with("error: "), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(message), "{args:?}: {}", r.stderr);
+        assert_eq!(r.stdout, "", "{args:?}");
+        // The cause is said once, not once more for each error wrapping it.
+        assert!(r.stderr.matches("(os error").count() <= 1, "{}", r.stderr);
+    }
+}
+
+#[test]
+fn any_warning_is_exit_1_even_when_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_file(
+        dir.path(),
+        "w.sqlite",
+        "CREATE TABLE gone (a INTEGER); CREATE VIEW broken AS SELECT a FROM gone; DROP TABLE gone;
+         CREATE TABLE t (\"a.b\" TEXT);",
+    );
+    let r = run(&[path(&db), "-q", "--tables", "broken"], None);
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    // Renaming a column is a warning like any other.
+    let r = run(&[path(&db), "-q", "--tables", "t"], None);
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    assert_eq!(r.column("t", "a_b")["sql"], "a.b");
+    let r = run(&[path(&db), "--tables", "t"], None);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains(
+            "warning: w.t: column \"a.b\" becomes \"a_b\" (the name contains '.' or ':')"
+        ),
+        "{}",
+        r.stderr
+    );
 }

@@ -4,6 +4,8 @@ mod faults;
 mod files;
 mod help_examples;
 mod introspect;
+mod names;
 mod refresh;
 mod samples;
+mod storage;
 mod support;
