@@ -51,6 +51,10 @@ pub fn put_model(conn: &Connection, model: &Model) -> Result<(), StoreError> {
          ON CONFLICT(data_source, name) DO UPDATE SET data = excluded.data",
         params![model.data_source, model.name, to_row("model", model)?],
     )?;
+    put_skeleton(conn, model)
+}
+
+fn put_skeleton(conn: &Connection, model: &Model) -> Result<(), StoreError> {
     conn.execute(
         "INSERT OR REPLACE INTO model_skeletons (data_source, name, skeleton)
          VALUES (?1, ?2, ?3)",
@@ -113,15 +117,7 @@ pub fn delete_models_of(conn: &Connection, datasource: &str) -> Result<usize, St
 /// Rewrites every model's skeleton from its full JSON (a migration, when skeletons gain a field).
 pub(crate) fn rewrite_skeletons(conn: &Connection) -> Result<(), StoreError> {
     for model in models(conn, None)? {
-        conn.execute(
-            "INSERT OR REPLACE INTO model_skeletons (data_source, name, skeleton)
-             VALUES (?1, ?2, ?3)",
-            params![
-                model.data_source,
-                model.name,
-                to_row("model skeleton", &skeleton::Model::from(&model))?
-            ],
-        )?;
+        put_skeleton(conn, &model)?;
     }
     Ok(())
 }
