@@ -2,12 +2,26 @@
 
 use crate::support::TempStore;
 
-fn ok(ids: &[&str]) -> Result<(Vec<String>, Vec<String>), String> {
+fn ok(ids: &[&str]) -> Want {
     Ok((ids.iter().map(|s| s.to_string()).collect(), vec![]))
 }
 
-fn err(message: &str) -> Result<(Vec<String>, Vec<String>), String> {
+fn err(message: &str) -> Want {
     Err(message.to_owned())
+}
+
+type Want = Result<(Vec<String>, Vec<String>), String>;
+
+/// Resolves every input of `table` and reports all mismatches at once.
+fn assert_table(s: &TempStore, table: &[(&str, Want)]) {
+    let mut failures = Vec::new();
+    for (input, want) in table {
+        let got = s.resolve(input);
+        if &got != want {
+            failures.push(format!("{input:?}: got {got:?}, want {want:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
@@ -69,14 +83,7 @@ fn the_resolution_table() {
         ("memory:a b", err("memory id 'a b': whitespace and ASCII control characters are not allowed.")),
         ("memory:a/b", err("memory id 'a/b': forbidden character '/'.")),
     ];
-    let mut failures = Vec::new();
-    for (input, want) in table {
-        let got = s.resolve(input);
-        if got != want {
-            failures.push(format!("{input:?}: got {got:?}, want {want:?}"));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_table(&s, &table);
 }
 
 #[test]
@@ -206,14 +213,7 @@ fn real_world_names_resolve_as_load_accepts_them() {
         ("sum(amount - quantity)", ok(&["w.schools.sum(amount - quantity)"])),
         ("sum(label - id)", err("'sum(label - id)' is not a single aggregated column reference; only the `agg(column)` form names an entity.")),
     ];
-    let mut failures = Vec::new();
-    for (input, want) in table {
-        let got = s.resolve(input);
-        if got != want {
-            failures.push(format!("{input:?}: got {got:?}, want {want:?}"));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_table(&s, &table);
     // Several at once: commas split at the top level, quotes inside names do not hold them.
     assert_eq!(
         s.resolve("o'brien, straße").unwrap().0,
