@@ -6,12 +6,14 @@
 //! - [`jsonl`]: reading records with `line N: …` errors, writing one record per line.
 //! - [`store`]: the SQLite store (WAL, busy timeout, schema version and migrations).
 //! - [`exit`]: the exit codes every binary uses.
+//! - [`cli`]: the shared flags, the `main` skeleton and the one stdout/stderr [`cli::Output`].
 //! - [`format_env`]: `SLAYER_FORMAT`, which applies at a terminal only.
 //!
-//! Nothing here prints or exits; errors are typed and read as sentences a user can act on.
+//! Nothing here but [`cli`] prints, and nothing exits; errors are typed and read as sentences a user can act on.
 #![warn(missing_docs)]
 
 pub mod canonical;
+pub mod cli;
 pub mod exit;
 pub mod format_env;
 pub mod jsonl;

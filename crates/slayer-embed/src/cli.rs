@@ -2,18 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// One JSON document.
-    Json,
-    /// One JSON record per line.
-    Jsonl,
-    /// Text for people.
-    Text,
-}
+use clap::{Parser, Subcommand};
+use slayer_common::cli::{OutputArgs, StoreArgs};
 
 const ABOUT: &str = "Embed slayer docs for the search's dense channel: a local all-MiniLM-L6-v2 by default (offline, no key), or any OpenAI-compatible server. Unchanged texts are never re-embedded.";
 
@@ -27,21 +17,17 @@ The model: SLAYER_EMBEDDING_MODEL, in <provider>/<model> form (default local/all
   local/<model>    a folder under SLAYER_MODEL_DIR (default ~/.cache/slayer/models);
                    scripts/fetch-model.sh installs all-MiniLM-L6-v2 there
   local:<folder>   any sentence-transformers BERT folder
-  openai/<model>   OpenAI (OPENAI_API_KEY) or a compatible server (SLAYER_EMBEDDING_BASE_URL)";
+  openai/<model>   OpenAI (OPENAI_API_KEY) or a compatible server (SLAYER_EMBEDDING_BASE_URL)
+
+Default --format: jsonl for refresh and text, text for status.";
 
 #[derive(Debug, Parser)]
 #[command(name = "slayer-embed", version, about = ABOUT, after_help = EXAMPLES)]
 pub struct Cli {
-    /// The store file.
-    #[arg(long, global = true, env = "SLAYER_STORE", default_value = slayer_common::store::DEFAULT_STORE)]
-    pub store: PathBuf,
-    /// Output format (default: jsonl for refresh and text, text for status; at a terminal,
-    /// SLAYER_FORMAT sets the default).
-    #[arg(long, global = true, value_enum)]
-    pub format: Option<Format>,
-    /// No summary on stderr.
-    #[arg(short, long, global = true)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(subcommand)]
     pub command: Command,
 }

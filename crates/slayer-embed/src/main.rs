@@ -1,7 +1,6 @@
 //! `slayer-embed`: see `slayer-embed --help`.
 
 mod cli;
-mod output;
 
 use std::io::{self, BufRead};
 use std::process::ExitCode;
@@ -9,32 +8,22 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Parser;
 use serde_json::{json, Value};
-use slayer_common::exit::{is_broken_pipe, ExitStatus};
+use slayer_common::cli::{Format, Output};
+use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::{open_input, read_lines, ReadError};
-use slayer_common::store::{embeddings, OpenMode, Store};
+use slayer_common::store::{docs, embeddings, OpenMode, Store};
 use slayer_embed::provider::{active_name, Embedder};
-use slayer_embed::refresh::{refresh, Options};
+use slayer_embed::refresh::{refresh, Options, Status};
 use slayer_embed::EmbedError;
 
-use crate::cli::{Cli, Command, Format};
-use crate::output::{report_error, Output};
+use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
-        Ok(status) => status.into(),
-        Err(err) => {
-            if err.chain().any(is_broken_pipe) {
-                return ExitStatus::Success.into();
-            }
-            report_error(&err);
-            if matches!(err.downcast_ref::<EmbedError>(), Some(EmbedError::Input(_))) {
-                ExitStatus::Usage.into()
-            } else {
-                ExitStatus::Failure.into()
-            }
-        }
-    }
+    slayer_common::cli::main_with(
+        || run(cli),
+        |err| matches!(err.downcast_ref::<EmbedError>(), Some(EmbedError::Input(_))),
+    )
 }
 
 /// Texts per provider call in `slayer-embed text`.
@@ -54,7 +43,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             // candle sizes its matrix-multiply threads from this variable on every call, and
             // rayon's global pool from it once: set it before either starts.
             std::env::set_var("RAYON_NUM_THREADS", threads.to_string());
-            let mut out = Output::new(choose_format(cli.format, Format::Jsonl)?, cli.quiet);
+            let mut out = cli.output.output(Format::Jsonl)?;
             // Read the input before opening the store: in `slayer-index load | slayer-embed
             // refresh` the store may not exist until the first stage is done.
             let named = if all {
@@ -62,122 +51,108 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             } else {
                 Some(named_ids(file.as_deref())?)
             };
-            let mut store = Store::open(&cli.store, OpenMode::MustExist)?;
+            let mut store = Store::open(&cli.store.store, OpenMode::MustExist)?;
             let ids = match named {
                 Some(ids) => ids,
-                None => all_doc_ids(&store)?,
+                None => docs::ids(store.conn())?,
             };
             run_refresh(&mut store, &ids, batch_size, threads, &mut out)
         }
-        Command::Status => {
-            let mut out = Output::new(choose_format(cli.format, Format::Text)?, cli.quiet);
-            let store = Store::open(&cli.store, OpenMode::ReadOnly)?;
-            let model = active_name();
-            let counts = embeddings::counts_by_model(store.conn())?;
-            let lacking = embeddings::docs_lacking(store.conn(), &model)?;
-            let usable = Embedder::check(&model);
-            let value = json!({
-                "kind": "embedding_status",
-                "active_model": model,
-                "usable": usable.is_ok(),
-                "problem": usable.as_ref().err(),
-                "rows": counts.iter().map(|(m, n)| (m.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
-                "docs_lacking_active": lacking,
-            });
-            let mut text = format!("active model: {model}\n");
-            if let Err(problem) = &usable {
-                text.push_str(&format!("unusable: {problem}\n"));
-            }
-            text.push_str("rows per model:\n");
-            for (m, n) in &counts {
-                let marker = if *m == model { " (active)" } else { "" };
-                text.push_str(&format!("  {m}: {n}{marker}\n"));
-            }
-            text.push_str(&format!(
-                "docs without a row for the active model: {lacking}\n"
-            ));
-            out.result(&value, &text)?;
-            Ok(ExitStatus::Success)
-        }
-        Command::Text { texts } => {
-            let mut out = Output::new(choose_format(cli.format, Format::Jsonl)?, cli.quiet);
-            let texts = if texts.is_empty() {
-                io::stdin()
-                    .lock()
-                    .lines()
-                    .collect::<io::Result<Vec<String>>>()?
-            } else {
-                texts
-            };
-            let model = active_name();
-            let embedder = Embedder::open(&model).map_err(EmbedError::Provider)?;
-            let mut records = Vec::new();
-            let mut failed = false;
-            // One forward pass (or one request) per chunk: all of stdin at once would be one
-            // huge batch, and OpenAI-compatible servers refuse more than 2,048 inputs.
-            let results = texts.chunks(TEXT_CHUNK).flat_map(|chunk| {
-                let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-                embedder.embed(&refs)
-            });
-            for (text, result) in texts.iter().zip(results) {
-                match result {
-                    Ok(v) => records.push(
-                        json!({"text": text, "model": model, "dim": v.len(), "embedding": v}),
-                    ),
-                    Err(e) => {
-                        failed = true;
-                        out.warn(&format!("embedding failed for {text:?}: {e}"));
-                    }
-                }
-            }
-            out.records(&records, |v| {
-                let head: Vec<String> = v["embedding"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .take(4)
-                            .map(|x| format!("{:.4}", x.as_f64().unwrap_or(0.0)))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                format!(
-                    "{} [{}] {}, ...]",
-                    v["text"].as_str().unwrap_or(""),
-                    v["dim"],
-                    head.join(", ")
-                )
-            })?;
-            Ok(if failed {
-                ExitStatus::Failure
-            } else {
-                ExitStatus::Success
-            })
-        }
+        Command::Status => status(&cli.store.store, cli.output.output(Format::Text)?),
+        Command::Text { texts } => embed_texts(texts, cli.output.output(Format::Jsonl)?),
     }
 }
 
-/// The flag, else `SLAYER_FORMAT` at a terminal, else the command's default.
-fn choose_format(flag: Option<Format>, default: Format) -> Result<Format, EmbedError> {
-    slayer_common::format_env::choose(flag, default, |name| {
-        <Format as clap::ValueEnum>::from_str(name, true).ok()
-    })
-    .map_err(EmbedError::Input)
+/// `status`: rows per model and what the active model lacks.
+fn status(store_path: &std::path::Path, mut out: Output) -> Result<ExitStatus> {
+    let store = Store::open(store_path, OpenMode::ReadOnly)?;
+    let model = active_name();
+    let counts = embeddings::counts_by_model(store.conn())?;
+    let lacking = embeddings::docs_lacking(store.conn(), &model)?;
+    let usable = Embedder::check(&model);
+    let value = json!({
+        "kind": "embedding_status",
+        "active_model": model,
+        "usable": usable.is_ok(),
+        "problem": usable.as_ref().err(),
+        "rows": counts.iter().map(|(m, n)| (m.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
+        "docs_lacking_active": lacking,
+    });
+    let mut text = format!("active model: {model}\n");
+    if let Err(problem) = &usable {
+        text.push_str(&format!("unusable: {problem}\n"));
+    }
+    text.push_str("rows per model:\n");
+    for (m, n) in &counts {
+        let marker = if *m == model { " (active)" } else { "" };
+        text.push_str(&format!("  {m}: {n}{marker}\n"));
+    }
+    text.push_str(&format!(
+        "docs without a row for the active model: {lacking}\n"
+    ));
+    out.result(&value, &text)?;
+    Ok(ExitStatus::Success)
 }
 
-fn all_doc_ids(store: &Store) -> Result<Vec<String>> {
-    let mut stmt = store
-        .conn()
-        .prepare("SELECT canonical_id FROM docs ORDER BY canonical_id")?;
-    let ids = stmt
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<Vec<String>, _>>()?;
-    Ok(ids)
+/// `text`: the embedding of each text, in chunks of [`TEXT_CHUNK`].
+fn embed_texts(texts: Vec<String>, mut out: Output) -> Result<ExitStatus> {
+    let texts = if texts.is_empty() {
+        io::stdin()
+            .lock()
+            .lines()
+            .collect::<io::Result<Vec<String>>>()?
+    } else {
+        texts
+    };
+    let model = active_name();
+    let embedder = Embedder::open(&model).map_err(EmbedError::Provider)?;
+    let mut records = Vec::new();
+    let mut failed = false;
+    // One forward pass (or one request) per chunk: all of stdin at once would be one
+    // huge batch, and OpenAI-compatible servers refuse more than 2,048 inputs.
+    let results = texts.chunks(TEXT_CHUNK).flat_map(|chunk| {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        embedder.embed(&refs)
+    });
+    for (text, result) in texts.iter().zip(results) {
+        match result {
+            Ok(v) => {
+                records.push(json!({"text": text, "model": model, "dim": v.len(), "embedding": v}))
+            }
+            Err(e) => {
+                failed = true;
+                out.warn(&format!("embedding failed for {text:?}: {e}"));
+            }
+        }
+    }
+    out.records(&records, |v| {
+        let head: Vec<String> = v["embedding"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .take(4)
+                    .map(|x| format!("{:.4}", x.as_f64().unwrap_or(0.0)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        format!(
+            "{} [{}] {}, ...]",
+            v["text"].as_str().unwrap_or(""),
+            v["dim"],
+            head.join(", ")
+        )
+    })?;
+    Ok(if failed {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    })
 }
 
 /// Canonical ids from doc records (`canonical_id`) or memory results (`memory_id`).
 fn named_ids(file: Option<&std::path::Path>) -> Result<Vec<String>> {
     let path = file.unwrap_or(std::path::Path::new("-"));
-    let input = open_input(path).map_err(|e| EmbedError::Input(e.to_string()))?;
+    let input = open_input(path)?;
     let mut ids: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for line in read_lines(input) {
@@ -231,8 +206,14 @@ fn run_refresh(
         &|n| bar.inc(n),
     )?;
     bar.finish_and_clear();
-    let failed = reports.iter().filter(|r| r.status == "failed").count();
-    let embedded = reports.iter().filter(|r| r.status == "embedded").count();
+    let failed = reports
+        .iter()
+        .filter(|r| r.status == Status::Failed)
+        .count();
+    let embedded = reports
+        .iter()
+        .filter(|r| r.status == Status::Embedded)
+        .count();
     for r in &reports {
         if let Some(w) = &r.warning {
             out.warn(w);
@@ -241,7 +222,7 @@ fn run_refresh(
     let values: Vec<Value> = reports
         .iter()
         .map(|r| {
-            let mut v = json!({"kind": "embedding", "canonical_id": r.canonical_id, "model": model, "status": r.status});
+            let mut v = json!({"kind": "embedding", "canonical_id": r.canonical_id, "model": model, "status": r.status.as_str()});
             if let Some(w) = &r.warning {
                 v["warning"] = json!(w);
             }

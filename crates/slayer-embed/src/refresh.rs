@@ -13,11 +13,34 @@ use crate::{EmbedError, EmbedResult};
 pub struct Report {
     /// The doc's canonical id.
     pub canonical_id: String,
-    /// `embedded`, `unchanged` or `failed`.
-    pub status: &'static str,
+    /// What happened.
+    pub status: Status,
     /// Why it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+}
+
+/// What happened to one doc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Its text changed (or it had no row) and it was embedded.
+    Embedded,
+    /// Its row's content hash matches its text: no provider call.
+    Unchanged,
+    /// No such doc, or the provider failed on it (the report's warning says which).
+    Failed,
+}
+
+impl Status {
+    /// The word reports carry.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Embedded => "embedded",
+            Status::Unchanged => "unchanged",
+            Status::Failed => "failed",
+        }
+    }
 }
 
 /// How a refresh runs.
@@ -48,22 +71,7 @@ fn triage(
     model: &str,
     ids: &[String],
 ) -> Result<(Vec<Pending>, Vec<Numbered>), EmbedError> {
-    let mut stmt = store
-        .conn()
-        .prepare(
-            "SELECT d.canonical_id, COALESCE(d.embedding_text, d.text), e.content_hash
-         FROM docs d LEFT JOIN embeddings e
-             ON e.canonical_id = d.canonical_id AND e.model_name = ?1
-         WHERE d.canonical_id IN (SELECT value FROM json_each(?2))",
-        )
-        .map_err(slayer_common::store::StoreError::from)?;
-    let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
-    let mut found: std::collections::HashMap<String, (String, Option<String>)> = stmt
-        .query_map(rusqlite::params![model, json], |r| {
-            Ok((r.get(0)?, (r.get(1)?, r.get(2)?)))
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(slayer_common::store::StoreError::from)?;
+    let mut found = embeddings::texts_and_hashes(store.conn(), model, ids)?;
     let mut reports = Vec::new();
     let mut pending = Vec::new();
     for (position, id) in ids.iter().enumerate() {
@@ -79,13 +87,13 @@ fn triage(
         };
         match found.remove(id) {
             None => reports.push(report(
-                "failed",
+                Status::Failed,
                 Some(format!("no doc '{id}' in the store; load or save it first")),
             )),
             Some((text, stored)) => {
                 let hash = content_hash(&text);
                 if stored.as_deref() == Some(hash.as_str()) {
-                    reports.push(report("unchanged", None));
+                    reports.push(report(Status::Unchanged, None));
                 } else {
                     pending.push(Pending {
                         position,
@@ -146,7 +154,7 @@ pub fn refresh(
                         p.position,
                         Report {
                             canonical_id: p.canonical_id.clone(),
-                            status: "embedded",
+                            status: Status::Embedded,
                             warning: None,
                         },
                     ));
@@ -155,7 +163,7 @@ pub fn refresh(
                     p.position,
                     Report {
                         canonical_id: p.canonical_id.clone(),
-                        status: "failed",
+                        status: Status::Failed,
                         warning: Some(format!(
                             "embedding refresh failed for {}: {e}; skipped (search will still find this entity via tantivy + BM25).",
                             p.canonical_id

@@ -2,18 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// One pretty JSON document.
-    Json,
-    /// One JSON record per line.
-    Jsonl,
-    /// Text for people.
-    Text,
-}
+use clap::{Parser, Subcommand};
+use slayer_common::cli::{OutputArgs, StoreArgs};
 
 const ABOUT: &str = "Load a semantic-layer catalog into the slayer store, render its search docs and keep the full-text index current.";
 
@@ -26,21 +16,17 @@ const EXAMPLES: &str = "Examples:
   $ slayer-index export --datasource shop | wc -l
   $ slayer-index remove shop.payments.payment_method
   $ slayer-index rebuild
-  $ slayer-index migrate";
+  $ slayer-index migrate
+
+Default --format: jsonl for record streams, text for stats.";
 
 #[derive(Debug, Parser)]
 #[command(name = "slayer-index", version, about = ABOUT, after_help = EXAMPLES)]
 pub struct Cli {
-    /// The store file.
-    #[arg(long, global = true, env = "SLAYER_STORE", default_value = slayer_common::store::DEFAULT_STORE)]
-    pub store: PathBuf,
-    /// Output format (default: jsonl for record streams, text for stats; at a terminal,
-    /// SLAYER_FORMAT sets the default).
-    #[arg(long, global = true, value_enum)]
-    pub format: Option<Format>,
-    /// No summary on stderr.
-    #[arg(short, long, global = true)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -1,6 +1,5 @@
 //! One function per subcommand: open what it needs, do it in one transaction, report.
 
-use std::io::BufRead;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -14,34 +13,30 @@ use slayer_index::catalog::{CatalogBatch, DocChanges};
 use slayer_index::fulltext::{FullText, SyncReport};
 use slayer_index::{project, read_records, remove, render_records};
 
-use crate::cli::{Cli, Command, Format};
-use crate::output::{report_line_errors, Output};
+use slayer_common::cli::{Format, Output};
+use slayer_common::jsonl::open_input;
+
+use crate::cli::{Cli, Command};
+use crate::output::{self, report_line_errors};
 
 pub fn run(cli: Cli) -> Result<ExitStatus> {
     let default_format = match cli.command {
         Command::Stats { .. } => Format::Text,
         _ => Format::Jsonl,
     };
-    let format = slayer_common::format_env::choose(cli.format, default_format, |name| {
-        <Format as clap::ValueEnum>::from_str(name, true).ok()
-    })
-    .map_err(slayer_index::IndexError::Usage)?;
-    let mut out = Output::new(format, cli.quiet);
+    let mut out = cli.output.output(default_format)?;
+    let store = &cli.store.store;
     match cli.command {
-        Command::Load { file } => load(&cli.store, &file, &mut out),
+        Command::Load { file } => load(store, &file, &mut out),
         Command::Render { file } => render(&file, &mut out),
-        Command::ImportSlayer { dir } => import_slayer(&cli.store, &dir, &mut out),
-        Command::Remove { canonical } => remove_entity(&cli.store, &canonical, &mut out),
-        Command::Show { canonical } => show(&cli.store, &canonical, &mut out),
-        Command::Export { datasource } => export(&cli.store, datasource.as_deref(), &mut out),
-        Command::Rebuild => rebuild(&cli.store, &mut out),
-        Command::Stats { check } => stats(&cli.store, check, &mut out),
-        Command::Migrate => migrate(&cli.store, &mut out),
+        Command::ImportSlayer { dir } => import_slayer(store, &dir, &mut out),
+        Command::Remove { canonical } => remove_entity(store, &canonical, &mut out),
+        Command::Show { canonical } => show(store, &canonical, &mut out),
+        Command::Export { datasource } => export(store, datasource.as_deref(), &mut out),
+        Command::Rebuild => rebuild(store, &mut out),
+        Command::Stats { check } => stats(store, check, &mut out),
+        Command::Migrate => migrate(store, &mut out),
     }
-}
-
-fn open_input(file: &Path) -> Result<Box<dyn BufRead>> {
-    slayer_common::jsonl::open_input(file).map_err(|e| slayer_index::IndexError::Read(e).into())
 }
 
 fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
@@ -98,7 +93,7 @@ fn load(store_path: &Path, file: &Path, out: &mut Output) -> Result<ExitStatus> 
     // A run that dies before the commit printed docs of a load that did not happen; the
     // consumer re-reads them from the store (unchanged, so nothing is re-embedded) and the
     // re-run prints them again.
-    out.docs(&summary.docs.changed, "changed")?;
+    output::docs(out, &summary.docs.changed, "changed")?;
     tx.commit().context("cannot commit the load")?;
     out.note(&format!(
         "loaded {} datasources, {} models: {}",
@@ -123,7 +118,7 @@ fn sync_index_or_warn(store: &mut Store, out: &Output) {
 fn render(file: &Path, out: &mut Output) -> Result<ExitStatus> {
     match read_records(open_input(file)?)? {
         Ok(records) => {
-            out.doc_texts(&render_records(&records))?;
+            output::doc_texts(out, &render_records(&records))?;
             Ok(ExitStatus::Success)
         }
         Err(errors) => {
@@ -160,7 +155,7 @@ fn import_slayer(store_path: &Path, dir: &Path, out: &mut Output) -> Result<Exit
         .iter()
         .map(|m| tagged("memory", m))
         .collect();
-    out.values(&records)?;
+    out.records(&records, |v| v.to_string())?;
     Ok(ExitStatus::Success)
 }
 
@@ -168,7 +163,7 @@ fn remove_entity(store_path: &Path, target: &str, out: &mut Output) -> Result<Ex
     let mut store = open_store(store_path, OpenMode::MustExist)?;
     let tx = store.write()?;
     let summary = remove::remove(&tx, target)?;
-    out.docs(&summary.docs.changed, "changed")?;
+    output::docs(out, &summary.docs.changed, "changed")?;
     tx.commit().context("cannot commit the removal")?;
     let stripped = if summary.stripped_memories.is_empty() {
         String::new()
@@ -204,7 +199,7 @@ fn show(store_path: &Path, ids: &[String], out: &mut Output) -> Result<ExitStatu
             }
         }
     }
-    out.doc_texts(&found)?;
+    output::doc_texts(out, &found)?;
     Ok(status)
 }
 
@@ -228,7 +223,7 @@ fn export(store_path: &Path, only: Option<&str>, out: &mut Output) -> Result<Exi
     for model in stored_catalog::models(conn, only)? {
         records.push(tagged("model", &model));
     }
-    out.values(&records)?;
+    out.records(&records, |v| v.to_string())?;
     Ok(ExitStatus::Success)
 }
 
@@ -262,16 +257,16 @@ fn migrate(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
     let version = store.schema_version()?;
     let text = match before {
         Some(found) => format!(
-            "migrated {} from schema version {found} to {version}",
+            "migrated {} from schema version {found} to {version}\n",
             store_path.display()
         ),
         None => format!(
-            "{} is at schema version {version}; nothing to do",
+            "{} is at schema version {version}; nothing to do\n",
             store_path.display()
         ),
     };
     sync_index_or_warn(&mut store, out);
-    out.object(
+    out.result(
         &json!({"kind": "migrate", "store": store_path, "from": before.unwrap_or(version), "to": version}),
         &text,
     )?;
@@ -333,7 +328,7 @@ fn stats(store_path: &Path, check: bool, out: &mut Output) -> Result<ExitStatus>
         ),
     };
     text.push_str(&format!("index        {indexed} docs, {state}\n"));
-    out.object(&value, &text)?;
+    out.result(&value, &text)?;
     Ok(if check && !agrees {
         ExitStatus::Failure
     } else {

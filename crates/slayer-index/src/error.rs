@@ -22,9 +22,6 @@ pub enum IndexError {
         /// What is wrong with it.
         message: String,
     },
-    /// Bad usage (a flag or environment value); nothing was done.
-    #[error("{0}")]
-    Usage(String),
     /// `remove` was given something that is not a canonical id.
     #[error("'{0}' is not a canonical id; expected <ds>, <ds>.<model>, <ds>.<model>.<leaf> or memory:<id>")]
     BadTarget(String),

@@ -2,18 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// One JSON document.
-    Json,
-    /// One JSON record per line.
-    Jsonl,
-    /// Text for people (the original's CLI wording).
-    Text,
-}
+use clap::{Parser, Subcommand};
+use slayer_common::cli::{OutputArgs, StoreArgs};
 
 const ABOUT: &str = "Save, forget, list and import agent memories: notes about the warehouse tagged with canonical entities, kept searchable.";
 
@@ -24,21 +14,17 @@ const EXAMPLES: &str = "Examples:
   $ slayer-memory list --entity shop.orders
   $ slayer-memory show kb.refunds
   $ slayer-memory forget kb.refunds
-  $ slayer-memory export | wc -l";
+  $ slayer-memory export | wc -l
+
+Default --format: text (the original's wording), jsonl for export and import.";
 
 #[derive(Debug, Parser)]
 #[command(name = "slayer-memory", version, about = ABOUT, after_help = EXAMPLES)]
 pub struct Cli {
-    /// The store file.
-    #[arg(long, global = true, env = "SLAYER_STORE", default_value = slayer_common::store::DEFAULT_STORE)]
-    pub store: PathBuf,
-    /// Output format (default: text, jsonl for export and import; at a terminal,
-    /// SLAYER_FORMAT sets the default).
-    #[arg(long, global = true, value_enum)]
-    pub format: Option<Format>,
-    /// No summary on stderr.
-    #[arg(short, long, global = true)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(subcommand)]
     pub command: Command,
 }

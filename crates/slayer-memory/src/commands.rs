@@ -1,7 +1,6 @@
 //! One function per subcommand: open the store, do it in one transaction, bring the index up
 //! to date, report.
 
-use std::io::BufRead;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -16,24 +15,18 @@ use slayer_index::IndexError;
 use slayer_memory::service::{self, ImportStatus, SaveRequest};
 use slayer_memory::MemoryError;
 
-use crate::cli::{Cli, Command, Format};
-use crate::output::Output;
+use slayer_common::cli::{Format, Output, UsageError};
+use slayer_common::jsonl::open_input;
 
-/// Bad usage: exit 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+use crate::cli::{Cli, Command};
 
 pub fn run(cli: Cli) -> Result<ExitStatus> {
     let default_format = match cli.command {
         Command::Export | Command::Import { .. } => Format::Jsonl,
         _ => Format::Text,
     };
-    let format = slayer_common::format_env::choose(cli.format, default_format, |name| {
-        <Format as clap::ValueEnum>::from_str(name, true).ok()
-    })
-    .map_err(UsageError)?;
-    let mut out = Output::new(format, cli.quiet);
+    let mut out = cli.output.output(default_format)?;
+    let store = &cli.store.store;
     let status = match cli.command {
         Command::Save {
             learning,
@@ -43,7 +36,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
             description,
             no_embed,
         } => save(
-            &cli.store,
+            store,
             SaveInput {
                 learning,
                 entities,
@@ -54,15 +47,15 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
             },
             &mut out,
         ),
-        Command::Forget { id } => forget(&cli.store, &id, &mut out),
-        Command::List { entity } => list(&cli.store, entity.as_deref(), &mut out),
-        Command::Show { id } => show(&cli.store, &id, &mut out),
-        Command::Export => export(&cli.store, &mut out),
+        Command::Forget { id } => forget(store, &id, &mut out),
+        Command::List { entity } => list(store, entity.as_deref(), &mut out),
+        Command::Show { id } => show(store, &id, &mut out),
+        Command::Export => export(store, &mut out),
         Command::Import {
             file,
             keep_going,
             no_embed,
-        } => import(&cli.store, &file, keep_going, !no_embed, &mut out),
+        } => import(store, &file, keep_going, !no_embed, &mut out),
     }?;
     out.finish()?;
     Ok(status)
@@ -188,7 +181,7 @@ fn save(store_path: &Path, input: SaveInput, out: &mut Output) -> Result<ExitSta
     for w in &outcome.warnings {
         text.push_str(&format!("\nWarning: {w}"));
     }
-    out.result(&serde_json::to_value(&outcome)?, &text)?;
+    out.result(&serde_json::to_value(&outcome)?, &format!("{text}\n"))?;
     Ok(ExitStatus::Success)
 }
 
@@ -209,7 +202,7 @@ fn forget(store_path: &Path, id: &str, out: &mut Output) -> Result<ExitStatus> {
     if let Some(w) = &warning {
         text.push_str(&format!("\nWarning: {w}"));
     }
-    out.result(&json!({"deleted_id": id}), &text)?;
+    out.result(&json!({"deleted_id": id}), &format!("{text}\n"))?;
     Ok(ExitStatus::Success)
 }
 
@@ -277,7 +270,7 @@ fn show(store_path: &Path, id: &str, out: &mut Output) -> Result<ExitStatus> {
         text.push_str(&format!("\nQuery: {q}"));
     }
     text.push_str(&format!("\n\n{}", m.learning));
-    out.result(&tagged("memory", &m), &text)?;
+    out.result(&tagged("memory", &m), &format!("{text}\n"))?;
     Ok(ExitStatus::Success)
 }
 
@@ -289,10 +282,6 @@ fn export(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
         .collect();
     out.records(&values, memory_line)?;
     Ok(ExitStatus::Success)
-}
-
-fn open_input(file: &Path) -> Result<Box<dyn BufRead>> {
-    slayer_common::jsonl::open_input(file).map_err(|e| MemoryError::Read(e).into())
 }
 
 /// Parses and checks one import line into a memory record.
@@ -340,9 +329,7 @@ fn import_record(text: &str) -> Result<Memory, String> {
 }
 
 /// The lines whose explicit id an earlier line of the same input already has, with that line.
-fn duplicate_ids(
-    parsed: &[(usize, Result<Memory, String>)],
-) -> std::collections::HashMap<usize, usize> {
+fn duplicate_ids(parsed: &[ImportLine]) -> std::collections::HashMap<usize, usize> {
     let mut first_line: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut duplicates = std::collections::HashMap::new();
     for (no, memory) in parsed {
@@ -365,14 +352,13 @@ fn duplicate_ids(
 /// From this many records, an import recounts tags once instead of per row.
 const BULK_IMPORT: usize = 1000;
 
-fn import(
-    store_path: &Path,
-    file: &Path,
-    keep_going: bool,
-    embed: bool,
-    out: &mut Output,
-) -> Result<ExitStatus> {
-    let mut parsed: Vec<(usize, Result<Memory, String>)> = Vec::new();
+/// An import line's number and its memory, or why it is not one.
+type ImportLine = (usize, Result<Memory, String>);
+
+/// The import's lines, each a memory or why it is not one, and how many are bad; without
+/// `keep_going` the first bad line stops the import before the store is opened.
+fn read_import(file: &Path, keep_going: bool) -> Result<(Vec<ImportLine>, usize)> {
+    let mut parsed: Vec<ImportLine> = Vec::new();
     let mut bad = 0;
     for line in read_lines(open_input(file)?) {
         let (no, result) = match line {
@@ -395,6 +381,40 @@ fn import(
         }
         parsed.push((no, result));
     }
+    Ok((parsed, bad))
+}
+
+/// One import result for people: `line N: <status> memory <id>` and its warnings.
+fn import_line(r: &Value) -> String {
+    match r["kind"].as_str() {
+        Some("error") => format!(
+            "line {}: error: {}",
+            r["line"],
+            r["error"].as_str().unwrap_or("")
+        ),
+        _ => {
+            let mut line = format!(
+                "line {}: {} memory {}",
+                r["line"],
+                r["status"].as_str().unwrap_or(""),
+                r["memory_id"].as_str().unwrap_or("")
+            );
+            for w in r["warnings"].as_array().into_iter().flatten() {
+                line.push_str(&format!("\n  Warning: {}", w.as_str().unwrap_or("")));
+            }
+            line
+        }
+    }
+}
+
+fn import(
+    store_path: &Path,
+    file: &Path,
+    keep_going: bool,
+    embed: bool,
+    out: &mut Output,
+) -> Result<ExitStatus> {
+    let (parsed, bad) = read_import(file, keep_going)?;
     let duplicates = duplicate_ids(&parsed);
     let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
     let tx = store.write()?;
@@ -455,25 +475,7 @@ fn import(
     if embed && !imported.is_empty() {
         embed_memories(&mut store, &imported, out);
     }
-    out.records(&results, |r| match r["kind"].as_str() {
-        Some("error") => format!(
-            "line {}: error: {}",
-            r["line"],
-            r["error"].as_str().unwrap_or("")
-        ),
-        _ => {
-            let mut line = format!(
-                "line {}: {} memory {}",
-                r["line"],
-                r["status"].as_str().unwrap_or(""),
-                r["memory_id"].as_str().unwrap_or("")
-            );
-            for w in r["warnings"].as_array().into_iter().flatten() {
-                line.push_str(&format!("\n  Warning: {}", w.as_str().unwrap_or("")));
-            }
-            line
-        }
-    })?;
+    out.records(&results, import_line)?;
     out.note(&format!(
         "imported {} memories ({created} created, {updated} updated, {unchanged} unchanged){}",
         imported.len(),

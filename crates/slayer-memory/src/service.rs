@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde_json::Value;
 use slayer_common::canonical::check_memory_id;
 use slayer_common::records::Memory;
@@ -46,11 +46,7 @@ struct StoreLookup<'a>(&'a Connection);
 
 impl Lookup for StoreLookup<'_> {
     fn memory_exists(&self, id: &str) -> Result<bool, String> {
-        self.0
-            .query_row("SELECT 1 FROM memories WHERE id = ?1", [id], |_| Ok(()))
-            .optional()
-            .map(|found| found.is_some())
-            .map_err(|e| e.to_string())
+        memories::exists(self.0, id).map_err(|e| e.to_string())
     }
 }
 
@@ -133,11 +129,7 @@ impl IdAllocator {
         conn: &Connection,
         reserved: impl IntoIterator<Item = &'a str>,
     ) -> Result<IdAllocator, MemoryError> {
-        let mut stmt = conn.prepare_cached(
-            "SELECT id FROM memories WHERE id <> '' AND id NOT GLOB '*[^0-9]*' AND (id = '0' OR id NOT GLOB '0*')
-             ORDER BY length(id) DESC, id DESC LIMIT 1",
-        )?;
-        let max: Option<String> = stmt.query_row([], |r| r.get(0)).optional()?;
+        let max = memories::largest_int_id(conn)?;
         let after_store = next_id(max.as_deref());
         let after_batch = next_id(reserved);
         Ok(IdAllocator {

@@ -2,18 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// One pretty JSON array.
-    Json,
-    /// One JSON record per line (the input of `slayer-index load`).
-    Jsonl,
-    /// A summary for people.
-    Text,
-}
+use clap::Parser;
+use slayer_common::cli::OutputArgs;
 
 const ABOUT: &str = "Introspect and profile a DuckDB, SQLite, CSV or Parquet source into catalog records (datasource, then one model per table or view) with sample values.";
 
@@ -68,12 +58,8 @@ pub struct Cli {
     /// Worker threads (default: the number of cores).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
-    /// Output format (default: jsonl; at a terminal, SLAYER_FORMAT sets the default).
-    #[arg(long, value_enum)]
-    pub format: Option<Format>,
-    /// No summary or warnings on stderr (failures still set the exit status).
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,

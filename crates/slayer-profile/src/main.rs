@@ -8,38 +8,25 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Parser;
 use slayer_common::canonical::check_entity_name;
-use slayer_common::exit::{is_broken_pipe, ExitStatus};
+use slayer_common::cli::{Format, Output};
+use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::tagged;
 use slayer_profile::introspect::TableInfo;
 use slayer_profile::profile::{self, TableJob};
 use slayer_profile::{catalog, connect, profile_all, refresh, source, ProfileError};
 
-use crate::cli::{Cli, Format};
-use crate::output::Output;
+use crate::cli::Cli;
+use crate::output::{progress, text_record};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
-        Ok(status) => status.into(),
-        Err(err) => {
-            if err.chain().any(is_broken_pipe) {
-                return ExitStatus::Success.into();
-            }
-            let profile_error = err.downcast_ref::<ProfileError>();
-            // A ProfileError's message already carries its cause; the chain would repeat it.
-            #[allow(clippy::print_stderr)]
-            match profile_error {
-                Some(e) => eprintln!("error: {e}"),
-                None => eprintln!("error: {err:#}"),
-            }
-            if profile_error.is_some_and(ProfileError::is_usage) {
-                ExitStatus::Usage
-            } else {
-                ExitStatus::Failure
-            }
-            .into()
-        }
-    }
+    slayer_common::cli::main_with(
+        || run(cli),
+        |err| {
+            err.downcast_ref::<ProfileError>()
+                .is_some_and(ProfileError::is_usage)
+        },
+    )
 }
 
 fn run(cli: Cli) -> Result<ExitStatus> {
@@ -49,7 +36,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         .models
         .as_deref()
         .map(|models| {
-            let reader = slayer_common::jsonl::open_input(models).map_err(ProfileError::from)?;
+            let reader = slayer_common::jsonl::open_input(models)?;
             refresh::read_input(reader)
         })
         .transpose()?;
@@ -57,11 +44,8 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         .threads
         .map(usize::from)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let format = slayer_common::format_env::choose(cli.format, Format::Jsonl, |name| {
-        <Format as clap::ValueEnum>::from_str(name, true).ok()
-    })
-    .map_err(ProfileError::Input)?;
-    let mut out = Output::new(format, cli.quiet);
+    let mut out = cli.output.output(Format::Jsonl)?;
+    out.begin_records();
     let conns = connect(&source, threads)?;
     let source_name = cli
         .sources
@@ -108,7 +92,7 @@ fn run_jobs(
     cli: &Cli,
     out: &Output,
 ) -> Result<Vec<profile::TableProfile>> {
-    let bar = out.progress(jobs.len(), !cli.no_progress);
+    let bar = progress(out, jobs.len(), !cli.no_progress);
     let results = profile_all(conns, jobs, &|label: &str| {
         bar.set_message(label.to_owned());
         bar.inc(1);
@@ -145,10 +129,13 @@ fn profile_source(
         })?;
     check_entity_name("--datasource", &ds_name).map_err(ProfileError::Source)?;
     let source_type = cli.source_type.as_deref().unwrap_or(source.default_type);
-    out.record(tagged(
-        "datasource",
-        &catalog::datasource(&ds_name, source_type, source.database.as_deref()),
-    ))?;
+    out.record(
+        &tagged(
+            "datasource",
+            &catalog::datasource(&ds_name, source_type, source.database.as_deref()),
+        ),
+        text_record,
+    )?;
 
     let readable: Vec<&TableInfo> = tables.iter().filter(|t| t.error.is_none()).collect();
     let targets = catalog::join_targets(&readable);
@@ -178,7 +165,7 @@ fn profile_source(
         }
     }
     for model in &models {
-        out.record(tagged("model", model))?;
+        out.record(&tagged("model", model), text_record)?;
     }
     out.note(&format!(
         "profiled {} models of datasource {ds_name}",
@@ -226,7 +213,7 @@ fn refresh_models(
     }
     let count = lines.len();
     for line in lines {
-        out.record(line.value)?;
+        out.record(&line.value, text_record)?;
     }
     out.note(&format!(
         "refreshed the samples of {} models ({passed} SQL-backed passed through, {count} records in all)",

@@ -2,18 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// The response as one pretty JSON object.
-    Json,
-    /// The response on one line.
-    Jsonl,
-    /// Warnings, resolved inputs, then each bucket, for people.
-    Text,
-}
+use clap::Parser;
+use slayer_common::cli::{OutputArgs, StoreArgs};
 
 const ABOUT: &str = "Search memories and semantic-layer entities: entity-overlap BM25, the full-text index and dense similarity, fused by reciprocal rank fusion into memories, example_queries and entities.";
 
@@ -27,14 +17,14 @@ const EXAMPLES: &str = "Examples:
   $ echo '{\"question\": \"gift card\"}' | slayer-search --batch -
 
 With no input at all, the newest memories come back by recency (with a warning). Unresolvable
-inputs are warnings and the search goes on; an unknown --datasource is an error (exit 2).";
+inputs are warnings and the search goes on; an unknown --datasource is an error (exit 2).
+Default --format: json.";
 
 #[derive(Debug, Parser)]
 #[command(name = "slayer-search", version, about = ABOUT, after_help = EXAMPLES)]
 pub struct Cli {
-    /// The store file.
-    #[arg(long, env = "SLAYER_STORE", default_value = slayer_common::store::DEFAULT_STORE)]
-    pub store: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// An entity reference (repeatable): canonical ids, bare names, `revenue:sum`, `memory:<id>`.
     #[arg(long)]
     pub entity: Vec<String>,
@@ -70,7 +60,6 @@ pub struct Cli {
     /// Read one JSON request per line (the flags' fields) and write one response per line.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["entity", "query", "question", "datasource"])]
     pub batch: Option<PathBuf>,
-    /// Output format (default: json; at a terminal, SLAYER_FORMAT sets the default).
-    #[arg(long, value_enum)]
-    pub format: Option<Format>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }

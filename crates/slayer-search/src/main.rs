@@ -1,5 +1,4 @@
 //! `slayer-search`: see `slayer-search --help`.
-#![allow(clippy::print_stderr)]
 
 mod cli;
 
@@ -9,42 +8,27 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
-use slayer_common::exit::{is_broken_pipe, ExitStatus};
+use slayer_common::cli::{Format, UsageError};
+use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::{read_lines, write_line, ReadError};
 use slayer_common::store::{OpenMode, Store};
 use slayer_search::corpus::Corpus;
 use slayer_search::search::{render_text, Context, Request, TextIndex};
 use slayer_search::SearchError;
 
-use crate::cli::{Cli, Format};
-
-/// Bad usage: exit 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct UsageError(String);
+use crate::cli::Cli;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
-        Ok(status) => status.into(),
-        Err(err) => {
-            if err.chain().any(is_broken_pipe) {
-                return ExitStatus::Success.into();
-            }
-            eprintln!("Error: {err:#}");
-            let usage = err.downcast_ref::<UsageError>().is_some()
-                || matches!(
-                    err.downcast_ref::<SearchError>(),
-                    Some(SearchError::Request(_))
-                );
-            if usage {
-                ExitStatus::Usage
-            } else {
-                ExitStatus::Failure
-            }
-            .into()
-        }
-    }
+    slayer_common::cli::main_with(
+        || run(cli),
+        |err| {
+            matches!(
+                err.downcast_ref::<SearchError>(),
+                Some(SearchError::Request(_))
+            )
+        },
+    )
 }
 
 fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
@@ -52,20 +36,17 @@ fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
 }
 
 fn run(cli: Cli) -> Result<ExitStatus> {
-    let format = slayer_common::format_env::choose(cli.format, Format::Json, |name| {
-        <Format as clap::ValueEnum>::from_str(name, true).ok()
-    })
-    .map_err(UsageError)?;
-    let store = Store::open(&cli.store, OpenMode::ReadOnly).map_err(SearchError::Store)?;
+    let mut output = cli.output.output(Format::Json)?;
+    let store_path = &cli.store.store;
+    let store = Store::open(store_path, OpenMode::ReadOnly).map_err(SearchError::Store)?;
     let ctx = Context {
         conn: store.conn(),
-        text: TextIndex::new(cli.store.clone()),
+        text: TextIndex::new(store_path.clone()),
         corpus: Corpus::load(store.conn()).map_err(SearchError::Memory)?,
         dense: Default::default(),
     };
-    let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
     if let Some(batch) = &cli.batch {
+        let mut out = BufWriter::new(io::stdout().lock());
         let mut defaults = serde_json::Map::new();
         defaults.insert("max_memories".into(), cli.max_memories.into());
         defaults.insert("max_example_queries".into(), cli.max_example_queries.into());
@@ -88,15 +69,11 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         channels: cli.channels.clone(),
     };
     let response = ctx.search(&request)?;
-    match format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &response)?;
-            writeln!(out)?;
-        }
-        Format::Jsonl => write_line(&mut out, &serde_json::to_value(&response)?)?,
-        Format::Text => write!(out, "{}", render_text(&response))?,
-    }
-    out.flush()?;
+    let text = match output.format() {
+        Format::Text => render_text(&response),
+        Format::Json | Format::Jsonl => String::new(),
+    };
+    output.result(&serde_json::to_value(&response)?, &text)?;
     Ok(ExitStatus::Success)
 }
 

@@ -112,6 +112,13 @@ pub fn all(conn: &Connection) -> Result<Vec<StoredDoc>, StoreError> {
     )
 }
 
+/// The canonical id of every doc, sorted.
+pub fn ids(conn: &Connection) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare("SELECT canonical_id FROM docs ORDER BY canonical_id")?;
+    let ids = stmt.query_map([], |r| r.get(0))?;
+    Ok(ids.collect::<Result<_, _>>()?)
+}
+
 /// Deletes one doc; returns whether it existed.
 pub fn delete(conn: &Connection, canonical_id: &str) -> Result<bool, StoreError> {
     Ok(conn.execute("DELETE FROM docs WHERE canonical_id = ?1", [canonical_id])? > 0)

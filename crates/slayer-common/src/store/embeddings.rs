@@ -1,5 +1,7 @@
 //! Embedding rows; filled by `slayer-embed`, deleted here when their docs go.
 
+use std::collections::HashMap;
+
 use rusqlite::{params, Connection};
 
 use super::{under_sql, StoreError};
@@ -40,6 +42,26 @@ pub fn decode(blob: &[u8]) -> Vec<f32> {
     blob.chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect()
+}
+
+/// For each of these docs that exists: its embedding text (the doc text when it has none of
+/// its own) and the content hash of its row under `model`, if it has one.
+pub fn texts_and_hashes(
+    conn: &Connection,
+    model: &str,
+    canonical_ids: &[String],
+) -> Result<HashMap<String, (String, Option<String>)>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT d.canonical_id, COALESCE(d.embedding_text, d.text), e.content_hash
+         FROM docs d LEFT JOIN embeddings e
+             ON e.canonical_id = d.canonical_id AND e.model_name = ?1
+         WHERE d.canonical_id IN (SELECT value FROM json_each(?2))",
+    )?;
+    let json = serde_json::to_string(canonical_ids).unwrap_or_else(|_| "[]".into());
+    let rows = stmt.query_map(params![model, json], |r| {
+        Ok((r.get(0)?, (r.get(1)?, r.get(2)?)))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// Writes (or replaces) one row.

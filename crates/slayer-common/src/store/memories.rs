@@ -59,6 +59,25 @@ pub fn delete(conn: &Connection, id: &str) -> Result<bool, StoreError> {
     Ok(conn.execute("DELETE FROM memories WHERE id = ?1", [id])? > 0)
 }
 
+/// Whether a memory with this id exists.
+pub fn exists(conn: &Connection, id: &str) -> Result<bool, StoreError> {
+    let found = conn
+        .prepare_cached("SELECT 1 FROM memories WHERE id = ?1")?
+        .query_row([id], |_| Ok(()))
+        .optional()?;
+    Ok(found.is_some())
+}
+
+/// The largest id that is a plain decimal number without leading zeros (the ids the store
+/// hands out), compared as numbers of any length.
+pub fn largest_int_id(conn: &Connection) -> Result<Option<String>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM memories WHERE id <> '' AND id NOT GLOB '*[^0-9]*' AND (id = '0' OR id NOT GLOB '0*')
+         ORDER BY length(id) DESC, id DESC LIMIT 1",
+    )?;
+    Ok(stmt.query_row([], |r| r.get(0)).optional()?)
+}
+
 /// Memories with at least one tag equal to `root` or under it, in id order.
 pub fn tagged_under(conn: &Connection, root: &str) -> Result<Vec<Memory>, StoreError> {
     let sql = format!(

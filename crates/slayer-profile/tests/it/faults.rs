@@ -126,7 +126,7 @@ fn missing_or_unreadable_input_is_a_usage_error_and_nothing_is_written() {
     for (args, message) in cases {
         let r = run(args, None);
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
-        assert!(r.stderr.starts_with("error: "), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.starts_with("Error: "), "{args:?}: {}", r.stderr);
         assert!(r.stderr.contains(message), "{args:?}: {}", r.stderr);
         assert_eq!(r.stdout, "", "{args:?}");
         // The cause is said once, not once more for each error wrapping it.

@@ -245,6 +245,16 @@ fn readers_refuse_an_older_store_and_name_the_command_that_upgrades_it() {
     );
     let r = f.search(&["--question", "refunded orders revenue"]);
     assert_eq!(ids(&r, "memories")[0], "1");
+    // The text form is a whole line (it once lacked its newline, leaving the prompt after it).
+    let mut cmd = command("slayer-index", &f.store);
+    cmd.args(["migrate", "--format", "text"]);
+    let out = run(cmd, None);
+    assert!(
+        out.stdout
+            .ends_with("is at schema version 5; nothing to do\n"),
+        "{:?}",
+        out.stdout
+    );
 }
 
 /// Runs `name` as an unprivileged user when the tests run as root (root ignores file modes),

@@ -1,0 +1,270 @@
+//! The command-line plumbing every binary shares: the `--store`, `--format` and `-q` flags, the
+//! one `main` skeleton (error → exit code, broken pipe = success, one error style) and the one
+//! [`Output`] that decides what reaches stdout and stderr.
+//!
+//! This is the one module of the library side that speaks `anyhow`: it is `main`'s skeleton,
+//! and the errors it reports are whatever the binaries' `run` functions returned.
+#![allow(clippy::print_stderr)]
+
+use std::cell::{Cell, RefCell};
+use std::io::{self, BufWriter, IsTerminal, Stdout, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use crate::exit::{is_broken_pipe, ExitStatus};
+use crate::jsonl::{write_line, ReadError};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One pretty JSON document.
+    Json,
+    /// One JSON record per line.
+    Jsonl,
+    /// Text for people.
+    Text,
+}
+
+/// `--store`, for the binaries that read or write the store.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StoreArgs {
+    /// The store file.
+    #[arg(long, global = true, env = "SLAYER_STORE", default_value = crate::store::DEFAULT_STORE)]
+    pub store: PathBuf,
+}
+
+/// `--format` and `-q`, the same in every binary.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OutputArgs {
+    /// Output format: json, jsonl or text (each command has its default, named in its help; at
+    /// a terminal, SLAYER_FORMAT sets the default).
+    #[arg(long, global = true, value_enum)]
+    pub format: Option<Format>,
+    /// Nothing on stderr but errors: no summary, no warnings, no progress (the exit status
+    /// still tells a problem).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+impl OutputArgs {
+    /// The format: the flag, else `SLAYER_FORMAT` at a terminal, else the command's default.
+    pub fn format_or(&self, default: Format) -> Result<Format, UsageError> {
+        crate::format_env::choose(self.format, default, |name| {
+            <Format as clap::ValueEnum>::from_str(name, true).ok()
+        })
+        .map_err(UsageError)
+    }
+
+    /// The [`Output`] for a command whose default format is `default`.
+    pub fn output(&self, default: Format) -> Result<Output, UsageError> {
+        Ok(Output::new(self.format_or(default)?, self.quiet))
+    }
+}
+
+/// Bad usage, caught after clap: exit 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Runs a binary's `run` and turns its outcome into the exit code: a closed pipe downstream is
+/// success; any other error is printed once as `Error: <message>: <cause>…` and exits 2 when
+/// it is bad usage or unusable input (a [`UsageError`], an input that cannot be opened or is
+/// not UTF-8, or whatever
+/// `is_usage` recognises) and 1 otherwise.
+pub fn main_with(
+    run: impl FnOnce() -> anyhow::Result<ExitStatus>,
+    is_usage: impl Fn(&anyhow::Error) -> bool,
+) -> ExitCode {
+    match run() {
+        Ok(status) => status.into(),
+        Err(err) => {
+            if err.chain().any(is_broken_pipe) {
+                return ExitStatus::Success.into();
+            }
+            eprintln!("Error: {}", error_message(&err));
+            let usage = err.downcast_ref::<UsageError>().is_some()
+                || err.chain().any(|e| {
+                    matches!(
+                        e.downcast_ref::<ReadError>(),
+                        Some(ReadError::Open { .. } | ReadError::Utf8(_))
+                    )
+                })
+                || is_usage(&err);
+            if usage {
+                ExitStatus::Usage
+            } else {
+                ExitStatus::Failure
+            }
+            .into()
+        }
+    }
+}
+
+/// An error and its causes on one line, leaving out a cause whose text the message before it
+/// already carries (many of our errors quote their cause in their own message).
+pub fn error_message(err: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if message.contains(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
+}
+
+/// Writes data to stdout (flushed per record when stdout is a terminal, so a person or a
+/// wrapper sees each as it comes) and notes and warnings to stderr, after the data written so
+/// far. `-q` silences both kinds of stderr line; a warning still counts in [`Output::warned`].
+pub struct Output {
+    format: Format,
+    quiet: bool,
+    out: RefCell<BufWriter<Stdout>>,
+    flush_each: bool,
+    /// json only: records collected for the one array [`Output::finish`] writes.
+    array: Option<Vec<Value>>,
+    warned: Cell<bool>,
+}
+
+impl Output {
+    /// An output in `format`; `quiet` silences notes and warnings.
+    pub fn new(format: Format, quiet: bool) -> Output {
+        let stdout = io::stdout();
+        Output {
+            format,
+            quiet,
+            flush_each: stdout.is_terminal(),
+            out: RefCell::new(BufWriter::new(stdout)),
+            array: None,
+            warned: Cell::new(false),
+        }
+    }
+
+    /// The chosen format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// A one-line note for people on stderr.
+    pub fn note(&self, message: &str) {
+        if !self.quiet {
+            let _ = self.out.borrow_mut().flush();
+            eprintln!("{message}");
+        }
+    }
+
+    /// A problem that did not stop the command, on stderr as `warning: …`.
+    pub fn warn(&self, message: &str) {
+        self.warned.set(true);
+        if !self.quiet {
+            let _ = self.out.borrow_mut().flush();
+            eprintln!("warning: {message}");
+        }
+    }
+
+    /// Whether a warning was given (shown or silenced by `-q`).
+    pub fn warned(&self) -> bool {
+        self.warned.get()
+    }
+
+    /// Whether a progress bar may be drawn: stderr is a terminal and `-q` is off.
+    pub fn progress_allowed(&self) -> bool {
+        !self.quiet && io::stderr().is_terminal()
+    }
+
+    /// Starts a stream of records: with json, [`Output::finish`] writes them as one array (an
+    /// empty one if none come).
+    pub fn begin_records(&mut self) {
+        if self.format == Format::Json && self.array.is_none() {
+            self.array = Some(Vec::new());
+        }
+    }
+
+    /// One record of a stream: a line for jsonl, `text(record)` and a newline for text,
+    /// collected for the array with json.
+    pub fn record(&mut self, value: &Value, text: impl FnOnce(&Value) -> String) -> io::Result<()> {
+        match self.format {
+            Format::Json => {
+                self.begin_records();
+                if let Some(array) = &mut self.array {
+                    array.push(value.clone());
+                }
+                return Ok(());
+            }
+            Format::Jsonl => write_line(self.out.get_mut(), value)?,
+            Format::Text => writeln!(self.out.get_mut(), "{}", text(value))?,
+        }
+        self.line_done()
+    }
+
+    /// A whole stream of records (see [`Output::record`]), finished.
+    pub fn records(&mut self, values: &[Value], text: impl Fn(&Value) -> String) -> io::Result<()> {
+        self.begin_records();
+        for value in values {
+            self.record(value, &text)?;
+        }
+        self.finish()
+    }
+
+    /// One result: pretty JSON, one line, or `text` exactly as given (it carries its own
+    /// newlines).
+    pub fn result(&mut self, value: &Value, text: &str) -> io::Result<()> {
+        match self.format {
+            Format::Json => {
+                let out = self.out.get_mut();
+                serde_json::to_writer_pretty(&mut *out, value)?;
+                writeln!(out)?;
+            }
+            Format::Jsonl => write_line(self.out.get_mut(), value)?,
+            Format::Text => write!(self.out.get_mut(), "{text}")?,
+        }
+        self.finish()
+    }
+
+    /// Text for people, exactly as given (for commands whose text form is not one line per
+    /// record).
+    pub fn text(&mut self, text: &str) -> io::Result<()> {
+        write!(self.out.get_mut(), "{text}")?;
+        self.line_done()
+    }
+
+    /// Writes the json array of a stream, if one was begun, and flushes stdout.
+    pub fn finish(&mut self) -> io::Result<()> {
+        if let Some(array) = self.array.take() {
+            let out = self.out.get_mut();
+            serde_json::to_writer_pretty(&mut *out, &array)?;
+            writeln!(out)?;
+        }
+        self.out.get_mut().flush()
+    }
+
+    fn line_done(&mut self) -> io::Result<()> {
+        if self.flush_each {
+            self.out.get_mut().flush()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read x.db: {0}")]
+    struct Quoting(#[source] io::Error);
+
+    #[test]
+    fn a_cause_already_quoted_is_not_repeated() {
+        let err = anyhow::Error::new(Quoting(io::Error::other("disk on fire")));
+        assert_eq!(error_message(&err), "cannot read x.db: disk on fire");
+        let err = anyhow::Error::new(io::Error::other("disk on fire")).context("loading shop");
+        assert_eq!(error_message(&err), "loading shop: disk on fire");
+    }
+}
