@@ -1,4 +1,4 @@
-//! slayer-embed: dense vectors for slayer docs (seed `000_…txt`, channel 3; reference §6).
+//! slayer-embed: dense vectors for slayer docs (channel 3; docs/spec.md §7).
 //!
 //! - [`provider`]: the active model name (`SLAYER_EMBEDDING_MODEL`, `<provider>/<model>`) and
 //!   the provider it names: [`local`] (the default, offline) or [`openai`] (any

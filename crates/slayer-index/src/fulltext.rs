@@ -32,7 +32,7 @@ const WRITER_HEAP: usize = 50_000_000;
 /// How long to wait for another process's writer.
 const LOCK_WAIT: Duration = Duration::from_secs(60);
 
-/// The index's fields (reference §4, plus `datasource` for filtering).
+/// The index's fields (docs/spec.md §6.1, `datasource` included for filtering).
 #[derive(Debug, Clone, Copy)]
 pub struct Fields {
     /// Doc id: the canonical id, or `memory:<id>` (raw; a fast field, so rankings read ids

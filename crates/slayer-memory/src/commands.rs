@@ -76,7 +76,7 @@ fn sync_index(store: &mut Store) -> Option<String> {
     }
 }
 
-/// Embeds the saved memories under the active model (seed: refresh on save). A model that
+/// Embeds the saved memories under the active model (docs/spec.md §4.1 step 8). A model that
 /// cannot be used, or a text that fails, is a warning: the memory is saved either way and
 /// search still finds it by tags and text.
 fn embed_memories(store: &mut Store, ids: &[String], out: &mut Output) {

@@ -1,4 +1,4 @@
-//! Entities referenced by an inline SlayerQuery (reference §7.4): its source model first, then
+//! Entities referenced by an inline SlayerQuery (docs/spec.md §3.8): its source model first, then
 //! every reference in dimensions, time dimensions, measure formulas, filters and order.
 
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! slayer-memory: the write side of agent memories.
 //!
-//! - [`resolve`]: canonical entity resolution against the stored catalog (reference §7).
+//! - [`resolve`]: canonical entity resolution against the stored catalog (docs/spec.md §3).
 //! - [`aggref`]: aggregation suffixes and `agg(column)` forms.
 //! - [`extract`]: the entities of an inline SlayerQuery.
 //! - [`service`]: save, forget, import in one store transaction each, docs re-rendered in it.

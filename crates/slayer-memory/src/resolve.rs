@@ -1,4 +1,4 @@
-//! Canonical entity resolution against the catalog (reference §7): the rules and messages of
+//! Canonical entity resolution against the catalog (docs/spec.md §3): the rules and messages of
 //! the Python original, so an agent that learned its errors reads the same ones here.
 
 use std::collections::BTreeSet;
@@ -113,7 +113,7 @@ impl Catalog {
         }
     }
 
-    /// Resolves one reference (reference §7.2). `source_model` is the query's model, if any.
+    /// Resolves one reference (docs/spec.md §3.1). `source_model` is the query's model, if any.
     pub fn resolve(
         &self,
         raw: &str,
@@ -266,7 +266,7 @@ impl Catalog {
         ))
     }
 
-    /// The dotted-path rule (reference §7.3): all but the last segment are join hops and the last
+    /// The dotted-path rule (docs/spec.md §3.7): all but the last segment are join hops and the last
     /// a leaf; failing that, every segment is a hop and the reached model is the answer.
     fn walk(&self, start: &Model, segments: &[&str], path: &str) -> Result<String, String> {
         let Some((last, hops)) = segments.split_last() else {
