@@ -27,12 +27,15 @@ pub enum Format {
     Text,
 }
 
-/// `--store`, for the binaries that read or write the store.
+/// The flags of every binary that reads or writes the store: `--store` and [`OutputArgs`].
 #[derive(Debug, Clone, clap::Args)]
-pub struct StoreArgs {
+pub struct CommonArgs {
     /// The store file.
     #[arg(long, global = true, env = "SLAYER_STORE", default_value = crate::store::DEFAULT_STORE)]
     pub store: PathBuf,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
 }
 
 /// `--format` and `-q`, the same in every binary.
@@ -60,6 +63,46 @@ impl OutputArgs {
     /// The [`Output`] for a command whose default format is `default`.
     pub fn output(&self, default: Format) -> Result<Output, UsageError> {
         Ok(Output::new(self.format_or(default)?, self.quiet))
+    }
+}
+
+/// The command line of a binary with subcommands: [`CommonArgs`] and the binary's commands.
+#[derive(Debug, clap::Parser)]
+pub struct Cli<C: clap::Subcommand> {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub common: CommonArgs,
+    /// The binary's command.
+    #[command(subcommand)]
+    pub command: C,
+}
+
+/// What `--help` and `--version` say of a binary.
+#[derive(Debug, Clone, Copy)]
+pub struct About {
+    /// The binary's name.
+    pub name: &'static str,
+    /// Its version (`env!("CARGO_PKG_VERSION")` of the binary's crate).
+    pub version: &'static str,
+    /// One paragraph on what it does.
+    pub about: &'static str,
+    /// Runnable examples, printed after the options.
+    pub examples: &'static str,
+}
+
+impl<C: clap::Subcommand> Cli<C> {
+    /// Parses the process's arguments; on bad usage, `--help` or `--version` clap prints and
+    /// exits, as with a derived parser.
+    pub fn parse_for(about: About) -> Cli<C> {
+        let mut command = <Self as clap::CommandFactory>::command()
+            .name(about.name)
+            .bin_name(about.name)
+            .version(about.version)
+            .about(about.about)
+            .after_help(about.examples);
+        let matches = command.clone().get_matches();
+        <Self as clap::FromArgMatches>::from_arg_matches(&matches)
+            .unwrap_or_else(|e| e.format(&mut command).exit())
     }
 }
 

@@ -2,8 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
-use slayer_common::cli::{OutputArgs, StoreArgs};
+use clap::Subcommand;
 
 const ABOUT: &str = "Embed slayer docs for the search's dense channel: a local all-MiniLM-L6-v2 by default (offline, no key), or any OpenAI-compatible server. Unchanged texts are never re-embedded.";
 
@@ -21,16 +20,16 @@ The model: SLAYER_EMBEDDING_MODEL, in <provider>/<model> form (default local/all
 
 Default --format: jsonl for refresh and text, text for status.";
 
-#[derive(Debug, Parser)]
-#[command(name = "slayer-embed", version, about = ABOUT, after_help = EXAMPLES)]
-pub struct Cli {
-    #[command(flatten)]
-    pub store: StoreArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(subcommand)]
-    pub command: Command,
-}
+/// The command line: the shared flags and one of [`Command`].
+pub type Cli = slayer_common::cli::Cli<Command>;
+
+/// What `--help` and `--version` say.
+pub const ABOUT_CLI: slayer_common::cli::About = slayer_common::cli::About {
+    name: "slayer-embed",
+    version: env!("CARGO_PKG_VERSION"),
+    about: ABOUT,
+    examples: EXAMPLES,
+};
 
 #[derive(Debug, Subcommand)]
 pub enum Command {

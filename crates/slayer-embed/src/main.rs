@@ -6,7 +6,6 @@ use std::io::{self, BufRead};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::Parser;
 use serde_json::{json, Value};
 use slayer_common::cli::{Format, Output};
 use slayer_common::exit::ExitStatus;
@@ -19,7 +18,7 @@ use slayer_embed::EmbedError;
 use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_for(cli::ABOUT_CLI);
     slayer_common::cli::main_with(
         || run(cli),
         |err| matches!(err.downcast_ref::<EmbedError>(), Some(EmbedError::Input(_))),
@@ -43,7 +42,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             // candle sizes its matrix-multiply threads from this variable on every call, and
             // rayon's global pool from it once: set it before either starts.
             std::env::set_var("RAYON_NUM_THREADS", threads.to_string());
-            let mut out = cli.output.output(Format::Jsonl)?;
+            let mut out = cli.common.output.output(Format::Jsonl)?;
             // Read the input before opening the store: in `slayer-index load | slayer-embed
             // refresh` the store may not exist until the first stage is done.
             let named = if all {
@@ -51,15 +50,15 @@ fn run(cli: Cli) -> Result<ExitStatus> {
             } else {
                 Some(named_ids(file.as_deref())?)
             };
-            let mut store = Store::open(&cli.store.store, OpenMode::MustExist)?;
+            let mut store = Store::open(&cli.common.store, OpenMode::MustExist)?;
             let ids = match named {
                 Some(ids) => ids,
                 None => docs::ids(store.conn())?,
             };
             run_refresh(&mut store, &ids, batch_size, threads, &mut out)
         }
-        Command::Status => status(&cli.store.store, cli.output.output(Format::Text)?),
-        Command::Text { texts } => embed_texts(texts, cli.output.output(Format::Jsonl)?),
+        Command::Status => status(&cli.common.store, cli.common.output.output(Format::Text)?),
+        Command::Text { texts } => embed_texts(texts, cli.common.output.output(Format::Jsonl)?),
     }
 }
 

@@ -2,8 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
-use slayer_common::cli::{OutputArgs, StoreArgs};
+use clap::Subcommand;
 
 const ABOUT: &str = "Load a semantic-layer catalog into the slayer store, render its search docs and keep the full-text index current.";
 
@@ -20,16 +19,16 @@ const EXAMPLES: &str = "Examples:
 
 Default --format: jsonl for record streams, text for stats.";
 
-#[derive(Debug, Parser)]
-#[command(name = "slayer-index", version, about = ABOUT, after_help = EXAMPLES)]
-pub struct Cli {
-    #[command(flatten)]
-    pub store: StoreArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(subcommand)]
-    pub command: Command,
-}
+/// The command line: the shared flags and one of [`Command`].
+pub type Cli = slayer_common::cli::Cli<Command>;
+
+/// What `--help` and `--version` say.
+pub const ABOUT_CLI: slayer_common::cli::About = slayer_common::cli::About {
+    name: "slayer-index",
+    version: env!("CARGO_PKG_VERSION"),
+    about: ABOUT,
+    examples: EXAMPLES,
+};
 
 #[derive(Debug, Subcommand)]
 pub enum Command {

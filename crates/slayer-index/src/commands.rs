@@ -24,8 +24,8 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Stats { .. } => Format::Text,
         _ => Format::Jsonl,
     };
-    let mut out = cli.output.output(default_format)?;
-    let store = &cli.store.store;
+    let mut out = cli.common.output.output(default_format)?;
+    let store = &cli.common.store;
     match cli.command {
         Command::Load { file } => load(store, &file, &mut out),
         Command::Render { file } => render(&file, &mut out),

@@ -2,8 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
-use slayer_common::cli::{OutputArgs, StoreArgs};
+use clap::Subcommand;
 
 const ABOUT: &str = "Save, forget, list and import agent memories: notes about the warehouse tagged with canonical entities, kept searchable.";
 
@@ -18,16 +17,16 @@ const EXAMPLES: &str = "Examples:
 
 Default --format: text (the original's wording), jsonl for export and import.";
 
-#[derive(Debug, Parser)]
-#[command(name = "slayer-memory", version, about = ABOUT, after_help = EXAMPLES)]
-pub struct Cli {
-    #[command(flatten)]
-    pub store: StoreArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
-    #[command(subcommand)]
-    pub command: Command,
-}
+/// The command line: the shared flags and one of [`Command`].
+pub type Cli = slayer_common::cli::Cli<Command>;
+
+/// What `--help` and `--version` say.
+pub const ABOUT_CLI: slayer_common::cli::About = slayer_common::cli::About {
+    name: "slayer-memory",
+    version: env!("CARGO_PKG_VERSION"),
+    about: ABOUT,
+    examples: EXAMPLES,
+};
 
 #[derive(Debug, Subcommand)]
 pub enum Command {

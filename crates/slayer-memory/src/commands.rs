@@ -25,8 +25,8 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Export | Command::Import { .. } => Format::Jsonl,
         _ => Format::Text,
     };
-    let mut out = cli.output.output(default_format)?;
-    let store = &cli.store.store;
+    let mut out = cli.common.output.output(default_format)?;
+    let store = &cli.common.store;
     let status = match cli.command {
         Command::Save {
             learning,

@@ -5,11 +5,10 @@ mod commands;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use slayer_memory::MemoryError;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = cli::Cli::parse_for(cli::ABOUT_CLI);
     slayer_common::cli::main_with(|| commands::run(cli), is_usage)
 }
 

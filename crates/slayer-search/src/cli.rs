@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use slayer_common::cli::{OutputArgs, StoreArgs};
+use slayer_common::cli::CommonArgs;
 
 const ABOUT: &str = "Search memories and semantic-layer entities: entity-overlap BM25, the full-text index and dense similarity, fused by reciprocal rank fusion into memories, example_queries and entities.";
 
@@ -24,7 +24,7 @@ Default --format: json.";
 #[command(name = "slayer-search", version, about = ABOUT, after_help = EXAMPLES)]
 pub struct Cli {
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub common: CommonArgs,
     /// An entity reference (repeatable): canonical ids, bare names, `revenue:sum`, `memory:<id>`.
     #[arg(long)]
     pub entity: Vec<String>,
@@ -60,6 +60,4 @@ pub struct Cli {
     /// Read one JSON request per line (the flags' fields) and write one response per line.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["entity", "query", "question", "datasource"])]
     pub batch: Option<PathBuf>,
-    #[command(flatten)]
-    pub output: OutputArgs,
 }

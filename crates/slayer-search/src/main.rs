@@ -36,8 +36,8 @@ fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
 }
 
 fn run(cli: Cli) -> Result<ExitStatus> {
-    let mut output = cli.output.output(Format::Json)?;
-    let store_path = &cli.store.store;
+    let mut output = cli.common.output.output(Format::Json)?;
+    let store_path = &cli.common.store;
     let store = Store::open(store_path, OpenMode::ReadOnly).map_err(SearchError::Store)?;
     let ctx = Context {
         conn: store.conn(),
