@@ -479,13 +479,17 @@ pub fn now_utc() -> String {
         .unwrap_or_else(|_| now.unix_timestamp().to_string())
 }
 
-/// SQL predicate "column is `?n` or a strict dotted descendant of it", for entity roots.
+/// SQL predicate "column is `?n` or a strict dotted descendant of it", for entity roots: the
+/// one "under this datasource (or model)" test every query uses.
 ///
-/// Written with `substr` rather than `LIKE` because names may contain `_` and `%`.
+/// A byte range rather than `LIKE` (names may contain `_` and `%`) or `substr` (which no index
+/// can serve): the strings that start with `root.` are exactly those from `root.` up to
+/// `root/`, `/` being the byte after `.`. A `memory:` root takes only itself (memory ids may
+/// hold dots).
 pub(crate) fn under_sql(column: &str, param: usize) -> String {
     format!(
         "({column} = ?{param} OR (substr(?{param}, 1, 7) <> 'memory:' \
-         AND substr({column}, 1, length(?{param}) + 1) = ?{param} || '.'))"
+         AND {column} >= ?{param} || '.' AND {column} < ?{param} || '/'))"
     )
 }
 
