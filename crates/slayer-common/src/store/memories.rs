@@ -296,3 +296,76 @@ pub fn ids_newest_first(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{OpenMode, Store};
+
+    fn memory(id: &str, tags: &[&str], query: bool) -> Memory {
+        Memory {
+            version: 4,
+            id: id.into(),
+            learning: "x".into(),
+            description: None,
+            entities: tags.iter().map(|t| t.to_string()).collect(),
+            query: query.then(|| serde_json::json!({"source_model": "m"})),
+            created_at: format!("2026-01-0{}", id.len()),
+        }
+    }
+
+    #[test]
+    fn search_reads_answer_from_the_tag_index_and_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let tx = store.write().unwrap();
+        put(&tx, &memory("1", &["a.m", "a.m.c", "memory:22"], false)).unwrap();
+        put(&tx, &memory("22", &["a.m", "memory:22"], true)).unwrap();
+        put(&tx, &memory("333", &["a_b.n", "memory:9"], false)).unwrap();
+        tx.commit().unwrap();
+        let conn = store.conn();
+
+        let one = tagged(conn, "1").unwrap().unwrap();
+        assert_eq!(one.tags, ["a.m", "a.m.c", "memory:22"]);
+        assert!(!one.has_query && tagged(conn, "22").unwrap().unwrap().has_query);
+        assert_eq!(tagged(conn, "nope").unwrap(), None);
+
+        let ids = |found: Vec<TaggedMemory>| found.into_iter().map(|m| m.id).collect::<Vec<_>>();
+        assert_eq!(ids(sharing_a_tag(conn, &["a.m.c".into()]).unwrap()), ["1"]);
+        assert_eq!(
+            ids(sharing_a_tag(conn, &["memory:333".into()]).unwrap()),
+            ["333"]
+        );
+        assert_eq!(
+            ids(sharing_a_tag(conn, &["a.m".into(), "memory:9".into()]).unwrap()),
+            ["1", "22", "333"]
+        );
+
+        assert_eq!(count_under(conn, None).unwrap(), 3);
+        assert_eq!(count_under(conn, Some("a")).unwrap(), 2);
+        let counts = |ds| {
+            let mut out = Vec::new();
+            entity_tag_counts(conn, ds, |e, n| out.push((e.to_owned(), n))).unwrap();
+            out
+        };
+        assert_eq!(counts(Some("a")), [("a.m".into(), 2), ("a.m.c".into(), 1)]);
+        assert_eq!(counts(None).len(), 3);
+        // memory:22 on 1 counts (22 exists), memory:9 on 333 does not; 22's own tag never.
+        assert_eq!(live_memory_tag_count(conn).unwrap(), 1);
+        assert_eq!(
+            memory_tag_links(conn).unwrap(),
+            [
+                ("1".to_owned(), "memory:22".to_owned()),
+                ("333".to_owned(), "memory:9".to_owned())
+            ]
+        );
+        assert_eq!(ids_with_query(conn).unwrap(), ["22"]);
+        let mut newest = Vec::new();
+        ids_newest_first(conn, |id| {
+            newest.push(id.to_owned());
+            Ok(newest.len() < 2)
+        })
+        .unwrap();
+        assert_eq!(newest, ["333", "22"]);
+    }
+}

@@ -733,6 +733,42 @@ mod tests {
     }
 
     #[test]
+    fn under_takes_the_root_and_its_dotted_descendants_only() {
+        let conn = Connection::open_in_memory().unwrap();
+        let ids = [
+            "prod",
+            "prod.orders",
+            "prod.orders.amount",
+            "prod_v2",
+            "prod_v2.orders",
+            "pro",
+            "prod/x",
+            "prodx",
+            "memory:4",
+            "memory:4.x",
+            "memory:45",
+        ];
+        let under = |root: &str| -> Vec<String> {
+            let values: Vec<String> = ids.iter().map(|i| format!("('{i}')")).collect();
+            let sql = format!(
+                "SELECT column1 FROM (VALUES {}) WHERE {} ORDER BY column1",
+                values.join(", "),
+                under_sql("column1", 1)
+            );
+            let mut stmt = conn.prepare(&sql).unwrap();
+            stmt.query_map([root], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        assert_eq!(under("prod"), ["prod", "prod.orders", "prod.orders.amount"]);
+        assert_eq!(under("prod.orders"), ["prod.orders", "prod.orders.amount"]);
+        // A memory id may hold a dot: `memory:4` takes only itself.
+        assert_eq!(under("memory:4"), ["memory:4"]);
+        assert!(under("nothing").is_empty());
+    }
+
+    #[test]
     fn index_dir_sits_beside_the_store() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
