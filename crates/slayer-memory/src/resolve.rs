@@ -36,7 +36,8 @@ impl From<String> for ResolveError {
 pub struct Catalog {
     /// Known datasources, sorted.
     pub datasources: BTreeSet<String>,
-    /// Every model, sorted by datasource then name.
+    /// Every model, sorted by datasource then name (byte order, as the store returns them):
+    /// lookups binary-search it.
     pub models: Vec<Model>,
 }
 
@@ -80,10 +81,13 @@ fn valid_segment(s: &str) -> bool {
 }
 
 impl Catalog {
-    fn model_in(&self, ds: &str, name: &str) -> Option<&Model> {
+    /// The model `name` of datasource `ds`: a binary search, `models` being sorted by
+    /// (datasource, name) as the store returns them, so search can ask per tag.
+    pub fn model_in(&self, ds: &str, name: &str) -> Option<&Model> {
         self.models
-            .iter()
-            .find(|m| m.data_source == ds && m.name == name)
+            .binary_search_by(|m| (m.data_source.as_str(), m.name.as_str()).cmp(&(ds, name)))
+            .ok()
+            .map(|i| &self.models[i])
     }
 
     /// The one model of this name across datasources; several → the original's ambiguity error.
@@ -103,12 +107,14 @@ impl Catalog {
     }
 
     /// Whether a canonical id (not `memory:`) names a datasource, model or leaf of the catalog.
+    /// Allocation-free: search asks it for every tag it counts.
     pub fn contains(&self, canonical: &str) -> bool {
-        let parts: Vec<&str> = canonical.split('.').collect();
-        match parts[..] {
-            [ds] => self.datasources.contains(ds),
-            [ds, m] => self.model_in(ds, m).is_some(),
-            [ds, m, leaf] => self.model_in(ds, m).is_some_and(|x| is_leaf(x, leaf)),
+        let mut parts = canonical.split('.');
+        let ds = parts.next().unwrap_or_default();
+        match (parts.next(), parts.next(), parts.next()) {
+            (None, _, _) => self.datasources.contains(ds),
+            (Some(m), None, _) => self.model_in(ds, m).is_some(),
+            (Some(m), Some(leaf), None) => self.model_in(ds, m).is_some_and(|x| is_leaf(x, leaf)),
             _ => false,
         }
     }
@@ -378,11 +384,12 @@ mod tests {
 
     #[test]
     fn random_references_never_panic() {
+        // Sorted by (datasource, name), as the store returns them.
         let models: Vec<Model> = serde_json::from_value(serde_json::json!([
-            {"name": "orders", "data_source": "db", "columns": [{"name": "amount"}, {"name": "a (b)"}],
-             "joins": [{"target_model": "customers", "name": "buyer", "join_pairs": [["c", "id"]]}]},
             {"name": "customers", "data_source": "db", "columns": [{"name": "id"}],
-             "joins": [{"target_model": "orders", "name": "buyer", "join_pairs": [["id", "c"]]}]}
+             "joins": [{"target_model": "orders", "name": "buyer", "join_pairs": [["id", "c"]]}]},
+            {"name": "orders", "data_source": "db", "columns": [{"name": "amount"}, {"name": "a (b)"}],
+             "joins": [{"target_model": "customers", "name": "buyer", "join_pairs": [["c", "id"]]}]}
         ]))
         .unwrap();
         let catalog = Catalog {

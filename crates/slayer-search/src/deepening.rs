@@ -14,29 +14,30 @@ pub const FIRST_DEPTH: usize = 64;
 /// The growth factor of the depth.
 pub const DEEPER: usize = 4;
 
-/// Whole rankings around a text ranking read only as deep as the buckets need. Fusion order
-/// (and so tie order) is `before`, text, `after`.
+/// One side's three rankings, the text one read only as deep as the buckets need. Fusion
+/// order (and so tie order) is channel 1 (BM25 for memories, the named refs for entities),
+/// text, dense.
 pub struct Deepening<'t, 's> {
-    before: Partial,
+    channel1: Partial,
     text: Option<&'t TextRanking<'s>>,
-    after: Partial,
+    dense: Partial,
     /// Where the whole rankings' keys sit in the text ranking.
     located: rustc_hash::FxHashMap<String, usize>,
     depth: usize,
 }
 
 impl<'t, 's> Deepening<'t, 's> {
-    /// Starts at `depth`.
+    /// Starts at `depth`. `text` is `None` when the text channel did not run.
     pub fn new(
-        before: &Ranking,
+        channel1: &Ranking,
         text: Option<&'t TextRanking<'s>>,
-        after: &Ranking,
+        dense: &Ranking,
         depth: usize,
     ) -> Result<Self, SearchError> {
         let mut d = Deepening {
-            before: Partial::whole(before),
+            channel1: Partial::whole(channel1),
             text,
-            after: Partial::whole(after),
+            dense: Partial::whole(dense),
             located: Default::default(),
             depth,
         };
@@ -48,9 +49,9 @@ impl<'t, 's> Deepening<'t, 's> {
         let Some(text) = self.text else {
             return Ok(());
         };
-        let has_keys = !self.before.top.is_empty() || !self.after.top.is_empty();
+        let has_keys = !self.channel1.top.is_empty() || !self.dense.top.is_empty();
         if self.located.is_empty() && has_keys && text.len() > self.depth {
-            let keys = self.before.top.iter().chain(&self.after.top);
+            let keys = self.channel1.top.iter().chain(&self.dense.top);
             self.located = text.locate(keys.map(|(k, _)| k.as_str()))?;
         }
         Ok(())
@@ -75,14 +76,14 @@ impl<'t, 's> Deepening<'t, 's> {
     /// The fused entries whose place and score no unread hit can change, and whether the
     /// text ranking has been read whole.
     pub fn settled(&self) -> Result<(Vec<Fused>, bool), SearchError> {
-        let mut rankings = vec![self.before.clone()];
+        let mut rankings = vec![self.channel1.clone()];
         let mut read_whole = true;
         if let Some(text) = self.text {
             let top = text.top(self.depth)?;
             read_whole = top.len() == text.len();
             rankings.push(self.text_partial(top, text));
         }
-        rankings.push(self.after.clone());
+        rankings.push(self.dense.clone());
         let (fused, bound) = fuse_partial(&rankings);
         let settled = fused.into_iter().take_while(|f| f.score > bound).collect();
         Ok((settled, read_whole))
@@ -90,7 +91,7 @@ impl<'t, 's> Deepening<'t, 's> {
 
     /// The exact fused entries of these keys (those no ranking holds are left out), in order.
     pub fn exact(&self, keys: &[&str]) -> Result<Vec<Fused>, SearchError> {
-        let mut rankings = vec![self.before.clone()];
+        let mut rankings = vec![self.channel1.clone()];
         if let Some(text) = self.text {
             let beyond = if keys.is_empty() {
                 Default::default()
@@ -108,8 +109,24 @@ impl<'t, 's> Deepening<'t, 's> {
                 raw_scores: true,
             });
         }
-        rankings.push(self.after.clone());
+        rankings.push(self.dense.clone());
         Ok(fuse_keys(&rankings, keys))
+    }
+
+    /// Bounded fusion for a bucket stage: `fill` turns the settled entries into buckets and
+    /// says whether they are full; until they are, and while there is more to read, the text
+    /// ranking is read deeper and the buckets refilled. Both sides fill through this.
+    pub fn fill<T>(
+        &mut self,
+        mut fill: impl FnMut(Vec<Fused>) -> Result<(T, bool), SearchError>,
+    ) -> Result<T, SearchError> {
+        loop {
+            let (settled, read_whole) = self.settled()?;
+            let (filled, full) = fill(settled)?;
+            if full || read_whole || !self.deepen()? {
+                return Ok(filled);
+            }
+        }
     }
 
     /// Reads deeper; `false` when there is nothing more to read.

@@ -5,11 +5,11 @@ use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 
 use rusqlite::Connection;
-use slayer_common::canonical::{memory_id_of, rooted_at};
 use slayer_common::store::embeddings;
 use slayer_embed::provider::{active_name, Embedder};
 
-use crate::corpus::Corpus;
+use crate::channels::ChannelOutcome;
+use crate::corpus::Scope;
 use crate::SearchError;
 
 /// A stored row: canonical id, doc kind, vector.
@@ -44,16 +44,16 @@ impl Dense {
     }
 
     /// Ranks memory docs and entity docs by cosine to the question, after the datasource
-    /// filter. `Ok(Err(warning))` when a precondition fails: the search goes on without it.
+    /// filter: `(memories, entities)`. Skipped, with the warning, when a precondition fails:
+    /// the search goes on without it.
     pub fn rank(
         &self,
         conn: &Connection,
-        corpus: &Corpus<'_>,
+        scope: &Scope<'_, '_>,
         question: &str,
-        datasource: Option<&str>,
-    ) -> Result<Result<(DenseHits, DenseHits), String>, SearchError> {
+    ) -> Result<ChannelOutcome<(DenseHits, DenseHits)>, SearchError> {
         if let Err(why) = Embedder::check(&self.model) {
-            return Ok(Err(format!(
+            return Ok(ChannelOutcome::Skipped(format!(
                 "embedding channel skipped: the embedding model '{}' is unavailable: {why}.",
                 self.model
             )));
@@ -65,17 +65,12 @@ impl Dense {
         let rows = self.rows.get().map(Vec::as_slice).unwrap_or_default();
         let mut eligible: Vec<&Row> = Vec::with_capacity(rows.len());
         for row in rows {
-            let keep = match (memory_id_of(&row.0), datasource) {
-                (_, None) => true,
-                (Some(id), Some(d)) => corpus.eligible(id, Some(d))?.is_some(),
-                (None, Some(d)) => rooted_at(&row.0, d),
-            };
-            if keep {
+            if scope.keeps_doc(&row.0)? {
                 eligible.push(row);
             }
         }
         if eligible.is_empty() {
-            return Ok(Err(format!(
+            return Ok(ChannelOutcome::Skipped(format!(
                 "embedding channel skipped: no embedding rows for model '{}'. Run `slayer-embed refresh --all` to populate.",
                 self.model
             )));
@@ -83,8 +78,8 @@ impl Dense {
         let query = match self.embed_question(question) {
             Ok(q) => q,
             Err(_) => {
-                return Ok(Err(
-                    "embedding channel skipped: query embedding failed.".to_owned()
+                return Ok(ChannelOutcome::Skipped(
+                    "embedding channel skipped: query embedding failed.".to_owned(),
                 ))
             }
         };
@@ -93,7 +88,7 @@ impl Dense {
         let corpus_dim = eligible[0].2.len();
         eligible.retain(|r| r.2.len() == query.len());
         if eligible.is_empty() {
-            return Ok(Err(format!(
+            return Ok(ChannelOutcome::Skipped(format!(
                 "embedding channel skipped: dim mismatch (query={}, corpus={corpus_dim}). Re-run `slayer-embed refresh --all` to refresh embeddings against the current model.",
                 query.len()
             )));
@@ -106,7 +101,10 @@ impl Dense {
                 .map(|(i, score)| (rows[i].0.clone(), Some(score)))
                 .collect()
         };
-        Ok(Ok((side(&memory_rows), side(&entity_rows))))
+        Ok(ChannelOutcome::Ran((
+            side(&memory_rows),
+            side(&entity_rows),
+        )))
     }
 
     fn embed_question(&self, question: &str) -> Result<Vec<f32>, String> {

@@ -1,13 +1,16 @@
 //! slayer-search: fused search over memories and semantic-layer entities (seed `000_…txt`).
 //!
+//! - [`search`]: the pipeline, stage by stage: validate, resolve inputs ([`inputs`]), run
+//!   channels ([`channels`]), fuse and fill buckets ([`buckets`], [`hits`]), warnings
+//!   ([`warnings`]); and the recency fallback.
 //! - [`bm25`]: channel 1, BM25Plus over canonical tags with implicit self-references.
 //! - [`lexical`]: channel 2, the persistent tantivy index, queried leniently, datasource-filtered
 //!   with the subset's own statistics.
 //! - [`dense`]: channel 3, cosine over the active embedding model's stored rows.
 //! - [`fuse`]: reciprocal rank fusion, k = 60, first-insertion tie order.
 //! - [`deepening`]: fusion that reads the text ranking only as deep as the buckets need.
-//! - [`corpus`]: what a search reads from the store, once per process.
-//! - [`search`]: the pipeline: validation, lenient resolution, buckets, warnings.
+//! - [`corpus`]: what a search reads from the store (through `slayer_common::store`), and
+//!   [`corpus::Scope`], the one answer to "does this count under the datasource".
 //! - [`response`]: the request and response types and the text form.
 //!
 //! Rules: a search never writes; unresolvable inputs are warnings, an unknown datasource is an
@@ -16,13 +19,18 @@
 #![warn(missing_docs)]
 
 pub mod bm25;
+pub mod buckets;
+pub mod channels;
 pub mod corpus;
 pub mod deepening;
 pub mod dense;
 pub mod fuse;
+pub mod hits;
+pub mod inputs;
 pub mod lexical;
 pub mod response;
 pub mod search;
+pub mod warnings;
 
 /// Why a search could not run.
 #[derive(Debug, thiserror::Error)]

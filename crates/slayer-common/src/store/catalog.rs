@@ -155,6 +155,18 @@ pub fn model_skeletons(conn: &Connection) -> Result<Vec<Model>, StoreError> {
     Ok(out)
 }
 
+/// Every datasource name: the stored datasources and those models name.
+pub fn datasource_names(
+    conn: &Connection,
+) -> Result<std::collections::BTreeSet<String>, StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT name FROM datasources UNION SELECT data_source FROM models")?;
+    let names = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    Ok(names)
+}
+
 /// The fields of a model that resolution reads; serde skips the rest without building it. Each
 /// model also stores this much on its own (table `model_skeletons`), so resolution need not
 /// even read descriptions and samples.

@@ -139,3 +139,252 @@ pub fn resume_counts(tx: &Connection) -> Result<(), StoreError> {
     tx.execute_batch(count_triggers!())?;
     Ok(())
 }
+
+/// A memory as a ranking needs it: its tags and whether a query is attached, not its JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaggedMemory {
+    /// Memory id.
+    pub id: String,
+    /// Stored tags (stale ones included), sorted.
+    pub tags: Vec<String>,
+    /// Whether a query is attached.
+    pub has_query: bool,
+}
+
+/// `column` is a `memory:` reference (`;` is the byte after `:`, so the range is indexable).
+fn memory_ref_sql(column: &str) -> String {
+    format!("({column} >= 'memory:' AND {column} < 'memory;')")
+}
+
+/// A memory's tags and query flag, or `None` when there is no such memory. Reads the covering
+/// index and the tag rows, never the JSON.
+pub fn tagged(conn: &Connection, id: &str) -> Result<Option<TaggedMemory>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT has_query FROM memories INDEXED BY idx_memories_meta WHERE id = ?1",
+    )?;
+    let Some(has_query) = stmt.query_row([id], |r| r.get(0)).optional()? else {
+        return Ok(None);
+    };
+    let mut tags = conn.prepare_cached(
+        "SELECT entity FROM memory_entities WHERE memory_id = ?1 ORDER BY entity",
+    )?;
+    let tags = tags
+        .query_map([id], |r| r.get(0))?
+        .collect::<Result<Vec<String>, _>>()?;
+    Ok(Some(TaggedMemory {
+        id: id.to_owned(),
+        tags,
+        has_query,
+    }))
+}
+
+/// The memories that carry any of `tags`, or that a `memory:` tag among them names, in id
+/// order, in one statement.
+pub fn sharing_a_tag(conn: &Connection, tags: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
+    let json = serde_json::to_string(tags).unwrap_or_else(|_| "[]".into());
+    let mut stmt = conn.prepare_cached(
+        "SELECT m.id, m.has_query, e.entity
+         FROM memories m INDEXED BY idx_memories_meta
+         LEFT JOIN memory_entities e ON e.memory_id = m.id
+         WHERE m.id IN (
+             SELECT memory_id FROM memory_entities
+             WHERE entity IN (SELECT value FROM json_each(?1))
+             UNION
+             SELECT substr(value, 8) FROM json_each(?1) WHERE substr(value, 1, 7) = 'memory:')
+         ORDER BY m.id, e.entity",
+    )?;
+    let mut rows = stmt.query([json])?;
+    let mut out: Vec<TaggedMemory> = Vec::new();
+    while let Some(row) = rows.next()? {
+        let id = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
+        if out.last().is_none_or(|m| m.id != id) {
+            out.push(TaggedMemory {
+                id: id.to_owned(),
+                tags: Vec::new(),
+                has_query: row.get(1)?,
+            });
+        }
+        if let Some(tag) = row.get::<_, Option<String>>(2)? {
+            if let Some(m) = out.last_mut() {
+                m.tags.push(tag);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// How many memories carry a tag under `datasource`: with no datasource, the trigger-kept
+/// count (counting them would read a whole index).
+pub fn count_under(conn: &Connection, datasource: Option<&str>) -> Result<usize, StoreError> {
+    let count: i64 = match datasource {
+        None => conn.query_row(
+            "SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'memory_count'",
+            [],
+            |r| r.get(0),
+        )?,
+        // One probe of the (memory_id, entity) key per memory beats de-duplicating every
+        // tag row under the datasource.
+        Some(d) => conn
+            .prepare_cached(&format!(
+                "SELECT COUNT(*) FROM memories m WHERE EXISTS (SELECT 1 FROM memory_entities
+                 WHERE memory_id = m.id AND {})",
+                under_sql("entity", 1)
+            ))?
+            .query_row([d], |r| r.get(0))?,
+    };
+    Ok(count as usize)
+}
+
+/// How many memories carry each entity tag (not `memory:` ones) equal to `datasource` or under
+/// it, or of every datasource: `visit(entity, memories)` per tag, from the trigger-kept counts.
+pub fn entity_tag_counts(
+    conn: &Connection,
+    datasource: Option<&str>,
+    mut visit: impl FnMut(&str, usize),
+) -> Result<(), StoreError> {
+    let sql = match datasource {
+        None => format!(
+            "SELECT entity, memories FROM tag_counts WHERE NOT {}",
+            memory_ref_sql("entity")
+        ),
+        Some(_) => format!(
+            "SELECT entity, memories FROM tag_counts WHERE {}",
+            under_sql("entity", 1)
+        ),
+    };
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = match datasource {
+        None => stmt.query([])?,
+        Some(d) => stmt.query([d])?,
+    };
+    while let Some(row) = rows.next()? {
+        let entity = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
+        visit(entity, row.get::<_, i64>(1)? as usize);
+    }
+    Ok(())
+}
+
+/// How many `memory:` tags (a memory's tag naming itself aside) name a memory that exists.
+pub fn live_memory_tag_count(conn: &Connection) -> Result<usize, StoreError> {
+    let live: i64 = conn.query_row(
+        &format!(
+            "SELECT COALESCE(SUM(memories), 0) FROM tag_counts WHERE {}
+             AND EXISTS (SELECT 1 FROM memories WHERE id = substr(entity, 8))",
+            memory_ref_sql("entity")
+        ),
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(live as usize)
+}
+
+/// Every `memory:` tag but a memory's tag naming itself: `(memory id, tag)` pairs.
+pub fn memory_tag_links(conn: &Connection) -> Result<Vec<(String, String)>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT memory_id, entity FROM memory_entities WHERE {}
+         AND entity <> 'memory:' || memory_id",
+        memory_ref_sql("entity")
+    ))?;
+    let pairs = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(pairs)
+}
+
+/// The ids of the memories that carry a query (a partial index holds them).
+pub fn ids_with_query(conn: &Connection) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare_cached("SELECT id FROM memories WHERE has_query")?;
+    let ids = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    Ok(ids)
+}
+
+/// Memory ids newest first (ties by id), each passed to `visit` until it returns `false`.
+pub fn ids_newest_first(
+    conn: &Connection,
+    mut visit: impl FnMut(&str) -> Result<bool, StoreError>,
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare_cached("SELECT id FROM memories ORDER BY created_at DESC, id")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let id = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
+        if !visit(id)? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{OpenMode, Store};
+
+    fn memory(id: &str, tags: &[&str], query: bool) -> Memory {
+        Memory {
+            version: 4,
+            id: id.into(),
+            learning: "x".into(),
+            description: None,
+            entities: tags.iter().map(|t| t.to_string()).collect(),
+            query: query.then(|| serde_json::json!({"source_model": "m"})),
+            created_at: format!("2026-01-0{}", id.len()),
+        }
+    }
+
+    #[test]
+    fn search_reads_answer_from_the_tag_index_and_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let tx = store.write().unwrap();
+        put(&tx, &memory("1", &["a.m", "a.m.c", "memory:22"], false)).unwrap();
+        put(&tx, &memory("22", &["a.m", "memory:22"], true)).unwrap();
+        put(&tx, &memory("333", &["a_b.n", "memory:9"], false)).unwrap();
+        tx.commit().unwrap();
+        let conn = store.conn();
+
+        let one = tagged(conn, "1").unwrap().unwrap();
+        assert_eq!(one.tags, ["a.m", "a.m.c", "memory:22"]);
+        assert!(!one.has_query && tagged(conn, "22").unwrap().unwrap().has_query);
+        assert_eq!(tagged(conn, "nope").unwrap(), None);
+
+        let ids = |found: Vec<TaggedMemory>| found.into_iter().map(|m| m.id).collect::<Vec<_>>();
+        assert_eq!(ids(sharing_a_tag(conn, &["a.m.c".into()]).unwrap()), ["1"]);
+        assert_eq!(
+            ids(sharing_a_tag(conn, &["memory:333".into()]).unwrap()),
+            ["333"]
+        );
+        assert_eq!(
+            ids(sharing_a_tag(conn, &["a.m".into(), "memory:9".into()]).unwrap()),
+            ["1", "22", "333"]
+        );
+
+        assert_eq!(count_under(conn, None).unwrap(), 3);
+        assert_eq!(count_under(conn, Some("a")).unwrap(), 2);
+        let counts = |ds| {
+            let mut out = Vec::new();
+            entity_tag_counts(conn, ds, |e, n| out.push((e.to_owned(), n))).unwrap();
+            out
+        };
+        assert_eq!(counts(Some("a")), [("a.m".into(), 2), ("a.m.c".into(), 1)]);
+        assert_eq!(counts(None).len(), 3);
+        // memory:22 on 1 counts (22 exists), memory:9 on 333 does not; 22's own tag never.
+        assert_eq!(live_memory_tag_count(conn).unwrap(), 1);
+        assert_eq!(
+            memory_tag_links(conn).unwrap(),
+            [
+                ("1".to_owned(), "memory:22".to_owned()),
+                ("333".to_owned(), "memory:9".to_owned())
+            ]
+        );
+        assert_eq!(ids_with_query(conn).unwrap(), ["22"]);
+        let mut newest = Vec::new();
+        ids_newest_first(conn, |id| {
+            newest.push(id.to_owned());
+            Ok(newest.len() < 2)
+        })
+        .unwrap();
+        assert_eq!(newest, ["333", "22"]);
+    }
+}

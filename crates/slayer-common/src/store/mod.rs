@@ -479,13 +479,17 @@ pub fn now_utc() -> String {
         .unwrap_or_else(|_| now.unix_timestamp().to_string())
 }
 
-/// SQL predicate "column is `?n` or a strict dotted descendant of it", for entity roots.
+/// SQL predicate "column is `?n` or a strict dotted descendant of it", for entity roots: the
+/// one "under this datasource (or model)" test every query uses.
 ///
-/// Written with `substr` rather than `LIKE` because names may contain `_` and `%`.
+/// A byte range rather than `LIKE` (names may contain `_` and `%`) or `substr` (which no index
+/// can serve): the strings that start with `root.` are exactly those from `root.` up to
+/// `root/`, `/` being the byte after `.`. A `memory:` root takes only itself (memory ids may
+/// hold dots).
 pub(crate) fn under_sql(column: &str, param: usize) -> String {
     format!(
         "({column} = ?{param} OR (substr(?{param}, 1, 7) <> 'memory:' \
-         AND substr({column}, 1, length(?{param}) + 1) = ?{param} || '.'))"
+         AND {column} >= ?{param} || '.' AND {column} < ?{param} || '/'))"
     )
 }
 
@@ -726,6 +730,42 @@ mod tests {
         Store::open(&path, OpenMode::MustExist).unwrap();
         let store = Store::open(&path, OpenMode::ReadOnly).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn under_takes_the_root_and_its_dotted_descendants_only() {
+        let conn = Connection::open_in_memory().unwrap();
+        let ids = [
+            "prod",
+            "prod.orders",
+            "prod.orders.amount",
+            "prod_v2",
+            "prod_v2.orders",
+            "pro",
+            "prod/x",
+            "prodx",
+            "memory:4",
+            "memory:4.x",
+            "memory:45",
+        ];
+        let under = |root: &str| -> Vec<String> {
+            let values: Vec<String> = ids.iter().map(|i| format!("('{i}')")).collect();
+            let sql = format!(
+                "SELECT column1 FROM (VALUES {}) WHERE {} ORDER BY column1",
+                values.join(", "),
+                under_sql("column1", 1)
+            );
+            let mut stmt = conn.prepare(&sql).unwrap();
+            stmt.query_map([root], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        assert_eq!(under("prod"), ["prod", "prod.orders", "prod.orders.amount"]);
+        assert_eq!(under("prod.orders"), ["prod.orders", "prod.orders.amount"]);
+        // A memory id may hold a dot: `memory:4` takes only itself.
+        assert_eq!(under("memory:4"), ["memory:4"]);
+        assert!(under("nothing").is_empty());
     }
 
     #[test]

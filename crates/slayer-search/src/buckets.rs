@@ -1,0 +1,286 @@
+//! Stages 4 and 5, fuse and fill buckets: each side's rankings are fused (RRF, read only as
+//! deep as the buckets need, see [`Deepening::fill`]) and the fused order is walked into the
+//! response's buckets, each to its own cap. So a bucket depends only on corpus, inputs and its
+//! own cap, and a smaller cap gives a prefix.
+//!
+//! Pure over a [`Deepening`]: the store is reached only through the hit closure of
+//! [`fill_entity_bucket`], so the tests below run in process.
+
+use rustc_hash::FxHashSet;
+use slayer_common::canonical::{memory_id_of, memory_ref};
+
+use crate::deepening::{Deepening, DEEPER, FIRST_DEPTH};
+use crate::fuse::Fused;
+use crate::response::Request;
+use crate::SearchError;
+
+/// Up to this many query-bearing memories, their bucket is computed from all of them.
+pub const EXACT_BUCKET: usize = 20_000;
+
+/// The request's bucket caps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    /// Cap of `memories` (learning-only memories).
+    pub memories: usize,
+    /// Cap of `example_queries` (query-bearing memories).
+    pub example_queries: usize,
+    /// Cap of `entities`.
+    pub entities: usize,
+}
+
+impl Caps {
+    /// The caps a request asks for.
+    pub fn of(req: &Request) -> Caps {
+        Caps {
+            memories: req.max_memories,
+            example_queries: req.max_example_queries,
+            entities: req.max_entities,
+        }
+    }
+
+    /// How deep the memory side's text ranking is read first.
+    pub fn memory_depth(&self) -> usize {
+        FIRST_DEPTH.max(DEEPER * (self.memories + self.example_queries))
+    }
+
+    /// How deep the entity side's text ranking is read first.
+    pub fn entity_depth(&self) -> usize {
+        FIRST_DEPTH.max(DEEPER * self.entities)
+    }
+}
+
+/// The two memory buckets, named as the response's: `memories` takes learning-only memories,
+/// `example_queries` query-bearing ones, each up to its cap, in the order offered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryBuckets<T> {
+    /// Learning-only memories.
+    pub memories: Vec<T>,
+    /// Query-bearing memories.
+    pub example_queries: Vec<T>,
+    caps: (usize, usize),
+}
+
+impl<T> MemoryBuckets<T> {
+    /// Empty buckets with these caps.
+    pub fn new(memories: usize, example_queries: usize) -> Self {
+        MemoryBuckets {
+            memories: Vec::new(),
+            example_queries: Vec::new(),
+            caps: (memories, example_queries),
+        }
+    }
+
+    /// Puts the entry in the bucket its query flag names, if that one has room.
+    pub fn offer(&mut self, entry: T, has_query: bool) {
+        let (bucket, cap) = if has_query {
+            (&mut self.example_queries, self.caps.1)
+        } else {
+            (&mut self.memories, self.caps.0)
+        };
+        if bucket.len() < cap {
+            bucket.push(entry);
+        }
+    }
+
+    /// Whether both buckets are at their caps.
+    pub fn full(&self) -> bool {
+        self.memories.len() >= self.caps.0 && self.example_queries.len() >= self.caps.1
+    }
+}
+
+/// Fills the memory buckets from the memory side's fusion; `with_query` holds the ids of the
+/// query-bearing memories. While there are at most `exact_limit` of those (they are usually
+/// few), their bucket is computed exactly from where each of them sits, so a bucket that cannot
+/// fill never makes us read every hit; past it, both buckets fill from the fused walk.
+pub fn fill_memory_buckets(
+    fusion: &mut Deepening<'_, '_>,
+    with_query: &FxHashSet<String>,
+    caps: &Caps,
+    exact_limit: usize,
+) -> Result<MemoryBuckets<Fused>, SearchError> {
+    let exact = with_query.len() <= exact_limit;
+    let mut examples = Vec::new();
+    if exact {
+        let keys: Vec<String> = with_query.iter().map(|id| memory_ref(id)).collect();
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        examples = fusion.exact(&keys)?;
+        examples.truncate(caps.example_queries);
+    }
+    // Computed exactly, the example bucket takes nothing from the walk (a zero cap).
+    let walked_examples = if exact { 0 } else { caps.example_queries };
+    let mut buckets = fusion.fill(|settled| {
+        let mut buckets = MemoryBuckets::new(caps.memories, walked_examples);
+        for f in settled {
+            let Some(id) = memory_id_of(&f.key) else {
+                continue;
+            };
+            let has_query = with_query.contains(id);
+            buckets.offer(f, has_query);
+            if buckets.full() {
+                break;
+            }
+        }
+        let full = buckets.full();
+        Ok((buckets, full))
+    })?;
+    if exact {
+        buckets.example_queries = examples;
+    }
+    Ok(buckets)
+}
+
+/// Fills the entity bucket from the entity side's fusion, up to `cap` hits; `hit` builds one
+/// (`None`: its doc is gone, and the next entry takes the place).
+pub fn fill_entity_bucket<H>(
+    fusion: &mut Deepening<'_, '_>,
+    cap: usize,
+    mut hit: impl FnMut(&Fused) -> Result<Option<H>, SearchError>,
+) -> Result<Vec<H>, SearchError> {
+    fusion.fill(|settled| {
+        let mut bucket = Vec::new();
+        for f in &settled {
+            if bucket.len() >= cap {
+                break;
+            }
+            if let Some(h) = hit(f)? {
+                bucket.push(h);
+            }
+        }
+        let full = bucket.len() >= cap;
+        Ok((bucket, full))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuse::Ranking;
+
+    fn ranking(channel: &'static str, keys: &[&str]) -> Ranking {
+        Ranking {
+            channel,
+            hits: keys.iter().map(|k| (k.to_string(), None)).collect(),
+        }
+    }
+
+    fn caps(memories: usize, example_queries: usize) -> Caps {
+        Caps {
+            memories,
+            example_queries,
+            entities: 0,
+        }
+    }
+
+    fn ids(fused: &[Fused]) -> Vec<&str> {
+        fused.iter().map(|f| f.key.as_str()).collect()
+    }
+
+    /// Memories 1..=8 ranked by channel 1 and dense; 2, 5 and 7 carry a query.
+    fn memory_buckets(caps: &Caps, exact_limit: usize) -> MemoryBuckets<Fused> {
+        let bm25 = ranking(
+            "bm25",
+            &["memory:1", "memory:2", "memory:3", "memory:4", "memory:5"],
+        );
+        let dense = ranking(
+            "dense",
+            &["memory:6", "memory:5", "memory:7", "memory:8", "memory:2"],
+        );
+        let with_query: FxHashSet<String> = ["2", "5", "7"].into_iter().map(String::from).collect();
+        let mut fusion = Deepening::new(&bm25, None, &dense, caps.memory_depth()).unwrap();
+        fill_memory_buckets(&mut fusion, &with_query, caps, exact_limit).unwrap()
+    }
+
+    #[test]
+    fn query_bearing_memories_fill_example_queries_and_the_rest_memories() {
+        let b = memory_buckets(&caps(10, 10), EXACT_BUCKET);
+        // 2 and 5 tie (1/62 + 1/65 each): 2 sits higher in bm25, the first ranking. Each
+        // single-channel pair ties too (1 and 6, 3 and 7, 4 and 8): bm25's key first.
+        assert_eq!(
+            ids(&b.example_queries),
+            ["memory:2", "memory:5", "memory:7"]
+        );
+        assert_eq!(
+            ids(&b.memories),
+            ["memory:1", "memory:6", "memory:3", "memory:4", "memory:8"]
+        );
+    }
+
+    #[test]
+    fn each_bucket_stops_at_its_own_cap_and_a_smaller_cap_gives_a_prefix() {
+        let whole = memory_buckets(&caps(10, 10), EXACT_BUCKET);
+        for (m, q) in [(0, 0), (1, 0), (0, 1), (2, 1), (3, 2), (5, 3)] {
+            let b = memory_buckets(&caps(m, q), EXACT_BUCKET);
+            assert_eq!(ids(&b.memories), ids(&whole.memories)[..m.min(5)]);
+            assert_eq!(
+                ids(&b.example_queries),
+                ids(&whole.example_queries)[..q.min(3)]
+            );
+        }
+    }
+
+    #[test]
+    fn the_exact_example_bucket_equals_the_walked_one() {
+        for (m, q) in [(0, 2), (1, 1), (5, 3), (10, 10)] {
+            let exact = memory_buckets(&caps(m, q), EXACT_BUCKET);
+            let walked = memory_buckets(&caps(m, q), 0);
+            assert_eq!(exact.memories, walked.memories);
+            assert_eq!(exact.example_queries, walked.example_queries);
+        }
+    }
+
+    #[test]
+    fn equal_scores_keep_first_insertion_order_across_channels() {
+        // Every key once, at rank 1 or 2: 1 and 3 tie at 1/61, 2 and 4 at 1/62; channel 1's
+        // key comes first in each tie.
+        let bm25 = ranking("bm25", &["memory:1", "memory:2"]);
+        let dense = ranking("dense", &["memory:3", "memory:4"]);
+        let mut fusion = Deepening::new(&bm25, None, &dense, FIRST_DEPTH).unwrap();
+        let b = fill_memory_buckets(&mut fusion, &FxHashSet::default(), &caps(4, 2), 0).unwrap();
+        assert_eq!(
+            ids(&b.memories),
+            ["memory:1", "memory:3", "memory:2", "memory:4"]
+        );
+        assert!(b.example_queries.is_empty());
+        assert_eq!(b.memories[0].score, b.memories[1].score);
+    }
+
+    #[test]
+    fn entity_keys_never_enter_the_memory_buckets() {
+        let bm25 = ranking("bm25", &["db.orders", "memory:1"]);
+        let mut fusion = Deepening::new(&bm25, None, &ranking("dense", &[]), 64).unwrap();
+        let b = fill_memory_buckets(&mut fusion, &FxHashSet::default(), &caps(5, 5), 0).unwrap();
+        assert_eq!(ids(&b.memories), ["memory:1"]);
+    }
+
+    #[test]
+    fn the_entity_bucket_skips_entries_without_a_hit_and_still_fills_its_cap() {
+        let named = ranking("named", &["db.a", "db.gone", "db.b"]);
+        let dense = ranking("dense", &["db.c", "db.a"]);
+        let fill = |cap: usize| {
+            let mut fusion = Deepening::new(&named, None, &dense, 64).unwrap();
+            fill_entity_bucket(&mut fusion, cap, |f| {
+                Ok((f.key != "db.gone").then(|| f.key.clone()))
+            })
+            .unwrap()
+        };
+        // a: 1/61 + 1/62; then c (1/61) before b (1/63); gone is skipped.
+        assert_eq!(fill(10), ["db.a", "db.c", "db.b"]);
+        assert_eq!(fill(2), ["db.a", "db.c"]);
+        assert!(fill(0).is_empty());
+    }
+
+    #[test]
+    fn offers_beyond_a_cap_are_dropped_and_full_means_both_caps() {
+        let mut b = MemoryBuckets::new(1, 2);
+        b.offer("m1", false);
+        b.offer("m2", false);
+        b.offer("q1", true);
+        assert!(!b.full());
+        b.offer("q2", true);
+        b.offer("q3", true);
+        assert!(b.full());
+        assert_eq!(b.memories, ["m1"]);
+        assert_eq!(b.example_queries, ["q1", "q2"]);
+        assert!(MemoryBuckets::<()>::new(0, 0).full());
+    }
+}

@@ -1,0 +1,63 @@
+//! The hit builder: a picked memory or entity becomes a response hit. The only place texts
+//! and queries are read, so they are read for returned hits only.
+
+use rusqlite::Connection;
+use serde_json::Value;
+use slayer_common::store::{docs, memories};
+
+use crate::corpus::MemoryMeta;
+use crate::fuse::{Contribution, Fused};
+use crate::response::{EntityHit, ExampleQueryHit, MemoryHit, Response};
+use crate::SearchError;
+
+/// Adds a memory's hit to the bucket its query flag names, with its doc text and (query-
+/// bearing) its attached query.
+pub fn push_memory(
+    conn: &Connection,
+    response: &mut Response,
+    m: &MemoryMeta,
+    score: f64,
+    matched_entities: Vec<String>,
+    explain: Option<Vec<Contribution>>,
+) -> Result<(), SearchError> {
+    let text = docs::get(conn, &m.self_ref)?
+        .map(|d| d.doc.text)
+        .unwrap_or_default();
+    if m.has_query {
+        let query = memories::get(conn, &m.id)?
+            .and_then(|mm| mm.query)
+            .unwrap_or(Value::Null);
+        response.example_queries.push(ExampleQueryHit {
+            id: m.id.clone(),
+            score,
+            text,
+            matched_entities,
+            query,
+            explain,
+        });
+    } else {
+        response.memories.push(MemoryHit {
+            id: m.id.clone(),
+            score,
+            text,
+            matched_entities,
+            explain,
+        });
+    }
+    Ok(())
+}
+
+/// An entity's hit, or `None` when its doc is gone.
+pub fn entity(
+    conn: &Connection,
+    f: &Fused,
+    explain: bool,
+) -> Result<Option<EntityHit>, SearchError> {
+    Ok(docs::get(conn, &f.key)?.map(|stored| EntityHit {
+        id: f.key.clone(),
+        kind: stored.doc.doc_kind,
+        score: f.score,
+        text: stored.doc.text,
+        explain: explain.then(|| f.contributions.clone()),
+    }))
+}

@@ -1,0 +1,165 @@
+//! Stage 2, resolve inputs: `--entity` refs and the query's entities to canonical ids,
+//! leniently (a bad input is a warning and the search goes on), and which of them the entity
+//! side can rank (the named refs).
+
+use slayer_common::canonical::memory_id_of;
+use slayer_common::store::docs;
+use slayer_memory::extract::query_entities;
+use slayer_memory::resolve::{Catalog, Lookup, Resolution, ResolveError};
+
+use crate::corpus::Scope;
+use crate::response::Request;
+use crate::search::Context;
+use crate::warnings::{py_repr, Warnings};
+use crate::SearchError;
+
+/// What a request's inputs resolved to.
+pub struct Inputs<'a> {
+    /// Canonical ids, de-duplicated in order: the response's `resolved_input_entities`.
+    pub canonical: Vec<String>,
+    /// The catalog they were resolved against; empty (never parsed) without entities or query.
+    pub catalog: &'a Catalog,
+    /// The question, unless missing or blank.
+    pub question: Option<&'a str>,
+    /// Whether entities or a query were given (even if nothing resolved).
+    pub has_refs: bool,
+}
+
+impl Inputs<'_> {
+    /// No entities, no query, no question: the recency fallback answers.
+    pub fn is_empty(&self) -> bool {
+        !self.has_refs && self.question.is_none()
+    }
+}
+
+/// The catalog of a request without entity inputs.
+static NO_CATALOG: Catalog = Catalog {
+    datasources: std::collections::BTreeSet::new(),
+    models: Vec::new(),
+};
+
+impl Context<'_> {
+    /// Resolves the entity refs, then the query's entities (warnings in that order).
+    pub(crate) fn resolve_inputs<'a>(
+        &'a self,
+        req: &'a Request,
+        warnings: &mut Warnings,
+    ) -> Result<Inputs<'a>, SearchError> {
+        let lookup: &dyn Lookup = &self.corpus;
+        let has_refs = !req.entities.is_empty() || req.query.is_some();
+        let catalog = if has_refs {
+            self.corpus.catalog()?
+        } else {
+            &NO_CATALOG
+        };
+        let mut canonical: Vec<String> = Vec::new();
+        let mut take = |resolved: Result<Resolution, ResolveError>,
+                        dropped: &dyn Fn(String) -> String|
+         -> Result<(), SearchError> {
+            match resolved {
+                Ok(r) => {
+                    for c in r.canonical_forms {
+                        if !canonical.contains(&c) {
+                            canonical.push(c);
+                        }
+                    }
+                    r.warnings.into_iter().for_each(|w| warnings.push(w));
+                }
+                Err(ResolveError::Invalid(e)) => warnings.push(dropped(e)),
+                Err(e) => return Err(SearchError::Memory(e.into())),
+            }
+            Ok(())
+        };
+        for raw in &req.entities {
+            take(catalog.resolve(raw, None, lookup), &|e| {
+                format!("entity {} dropped: {e}", py_repr(raw))
+            })?;
+        }
+        if let Some(q) = &req.query {
+            take(query_entities(q, catalog, lookup), &|e| {
+                format!("query input dropped: {e}")
+            })?;
+        }
+        Ok(Inputs {
+            canonical,
+            catalog,
+            question: req.question.as_deref().filter(|q| !q.trim().is_empty()),
+            has_refs,
+        })
+    }
+}
+
+/// Named `memory:` inputs that exist but lie outside the datasource: a warning each.
+pub fn warn_off_datasource_memories(
+    inputs: &Inputs<'_>,
+    scope: &Scope<'_, '_>,
+    warnings: &mut Warnings,
+) -> Result<(), SearchError> {
+    let Some(d) = scope.datasource() else {
+        return Ok(());
+    };
+    for id in inputs.canonical.iter().filter_map(|i| memory_id_of(i)) {
+        if scope.memory_outside(id)? {
+            warnings.push(format!(
+                "memory:{id} is not rooted at datasource '{d}'; dropped."
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The entity inputs the entity side ranks first (channel 1's named ranking), in input order.
+/// One outside the datasource, on a hidden model or column, or whose doc is gone is dropped
+/// with a warning: an input problem, so warned about even with the entities channel off.
+pub fn named_entities(
+    inputs: &Inputs<'_>,
+    scope: &Scope<'_, '_>,
+    warnings: &mut Warnings,
+) -> Result<Vec<String>, SearchError> {
+    let conn = scope.conn();
+    let mut named = Vec::new();
+    for input in inputs
+        .canonical
+        .iter()
+        .filter(|i| memory_id_of(i).is_none())
+    {
+        if let Some(d) = scope.datasource() {
+            if !scope.keeps_doc(input)? {
+                warnings.push(format!(
+                    "entity {} is not rooted at datasource '{d}'; dropped from entities bucket.",
+                    py_repr(input)
+                ));
+                continue;
+            }
+        }
+        if let Some(what) = hidden(inputs.catalog, input) {
+            warnings.push(format!(
+                "entity {} is on a hidden {what}; dropped from entities bucket.",
+                py_repr(input)
+            ));
+            continue;
+        }
+        if docs::get(conn, input)?.is_none() {
+            warnings.push(format!("entity {} resolved but is no longer present in storage; dropped from entities bucket.", py_repr(input)));
+            continue;
+        }
+        named.push(input.clone());
+    }
+    Ok(named)
+}
+
+/// `Some("model")` / `Some("column")` when the entity sits on a hidden model or column.
+fn hidden(catalog: &Catalog, canonical: &str) -> Option<&'static str> {
+    let parts: Vec<&str> = canonical.split('.').collect();
+    if parts.len() < 2 {
+        return None;
+    }
+    let model = catalog.model_in(parts[0], parts[1])?;
+    if model.hidden {
+        return Some("model");
+    }
+    if parts.len() == 3 && model.columns.iter().any(|c| c.name == parts[2] && c.hidden) {
+        return Some("column");
+    }
+    None
+}

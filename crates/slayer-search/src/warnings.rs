@@ -1,0 +1,73 @@
+//! The response's warnings (de-duplicated, in emission order) and the last stage, which
+//! warns about example queries whose attached query no longer resolves.
+
+use slayer_common::canonical::memory_id_of;
+use slayer_common::store::memories;
+use slayer_memory::extract::query_entities;
+use slayer_memory::resolve::ResolveError;
+
+use crate::corpus::{Corpus, Scope};
+use crate::SearchError;
+
+/// Warnings, each kept once, in the order first emitted.
+#[derive(Debug, Default)]
+pub struct Warnings(Vec<String>);
+
+impl Warnings {
+    /// Adds a warning unless it is already there.
+    pub fn push(&mut self, warning: String) {
+        if !self.0.contains(&warning) {
+            self.0.push(warning);
+        }
+    }
+
+    /// The warnings, in order.
+    pub fn into_vec(self) -> Vec<String> {
+        self.0
+    }
+}
+
+/// A string as Python's `repr` prints it (the original's warnings quote names so).
+pub fn py_repr(s: &str) -> String {
+    if s.contains('\'') && !s.contains('"') {
+        format!("\"{s}\"")
+    } else {
+        format!("'{}'", s.replace('\'', "\\'"))
+    }
+}
+
+/// The memories whose attached query is checked: the returned example queries, then the named
+/// `memory:` inputs the datasource filter keeps.
+pub fn stale_query_candidates(
+    returned: impl IntoIterator<Item = String>,
+    inputs: &[String],
+    scope: &Scope<'_, '_>,
+) -> Result<Vec<String>, SearchError> {
+    let mut ids: Vec<String> = returned.into_iter().collect();
+    for id in inputs.iter().filter_map(|i| memory_id_of(i)) {
+        if scope.memory(id)?.is_some() && !ids.iter().any(|s| s == id) {
+            ids.push(id.to_owned());
+        }
+    }
+    Ok(ids)
+}
+
+/// One warning per memory whose attached query has references that no longer resolve.
+pub fn warn_stale_queries(
+    corpus: &Corpus<'_>,
+    ids: &[String],
+    warnings: &mut Warnings,
+) -> Result<(), SearchError> {
+    for id in ids {
+        let Some(m) = memories::get(corpus.conn(), id)? else {
+            continue;
+        };
+        let Some(q) = &m.query else { continue };
+        match query_entities(q, corpus.catalog()?, corpus) {
+            Ok(_) => {}
+            Err(ResolveError::Invalid(e)) => warnings.push(format!("example_query memory:{id}: attached query has stale references ({e}); re-save to clean.")),
+            Err(e) => return Err(SearchError::Memory(e.into())),
+        }
+    }
+    Ok(())
+}
