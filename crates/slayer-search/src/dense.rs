@@ -1,5 +1,5 @@
-//! Channel 3: the question's embedding against the active model's stored rows (seed
-//! "Channel 3"; reference §6.2 for the order of checks and the warnings).
+//! Channel 3: the question's embedding against the active model's stored rows (docs/spec.md
+//! §7.2 for the order of checks, §10.1 for the warnings).
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;

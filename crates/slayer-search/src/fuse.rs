@@ -1,4 +1,4 @@
-//! Reciprocal rank fusion (reference §2.10): k = 60, ranks from 1, contributions summed in
+//! Reciprocal rank fusion (docs/spec.md §8): k = 60, ranks from 1, contributions summed in
 //! ranking order; ties keep the order in which keys were first seen across the rankings.
 
 /// One channel's ranking: keys best first, with the channel's raw scores.

@@ -4,13 +4,14 @@
 
 use slayer_common::canonical::memory_id_of;
 use slayer_common::store::docs;
+use slayer_index::pyfmt::repr_str as py_repr;
 use slayer_memory::extract::query_entities;
 use slayer_memory::resolve::{Catalog, Lookup, Resolution, ResolveError};
 
 use crate::corpus::Scope;
 use crate::response::Request;
 use crate::search::Context;
-use crate::warnings::{py_repr, Warnings};
+use crate::warnings::Warnings;
 use crate::SearchError;
 
 /// What a request's inputs resolved to.

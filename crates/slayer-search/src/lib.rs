@@ -1,4 +1,4 @@
-//! slayer-search: fused search over memories and semantic-layer entities (seed `000_…txt`).
+//! slayer-search: fused search over memories and semantic-layer entities (docs/spec.md §5–§9).
 //!
 //! - [`search`]: the pipeline, stage by stage: validate, resolve inputs ([`inputs`]), run
 //!   channels ([`channels`]), fuse and fill buckets ([`buckets`], [`hits`]), warnings

@@ -1,5 +1,5 @@
 //! What a search takes and gives: the request (flags or a `--batch` line), the response (the
-//! seed's `SearchResponse`) and its text form for people.
+//! `SearchResponse`, docs/spec.md §9.8) and its text form for people (§9.9).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -111,7 +111,7 @@ pub struct EntityHit {
     pub explain: Option<Vec<Contribution>>,
 }
 
-/// The response (the seed's `SearchResponse`).
+/// The response (`SearchResponse`, docs/spec.md §9.8).
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Response {
     /// Learning-only memories.

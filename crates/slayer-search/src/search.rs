@@ -1,4 +1,4 @@
-//! The pipeline (seed `000_…txt`; reference §2 for rules and strings), as stages:
+//! The pipeline (docs/spec.md §9 for the rules, §10.1 for the strings), as stages:
 //!
 //! 1. validate ([`Context::validate`]),
 //! 2. resolve inputs ([`crate::inputs`]),
@@ -12,6 +12,7 @@
 use rusqlite::Connection;
 use slayer_common::canonical::memory_id_of;
 use slayer_index::fulltext::FullText;
+use slayer_index::pyfmt::repr_str as py_repr;
 
 use crate::buckets::{fill_entity_bucket, fill_memory_buckets, Caps, MemoryBuckets, EXACT_BUCKET};
 use crate::corpus::{Corpus, Scope};
@@ -19,7 +20,7 @@ use crate::inputs::{named_entities, warn_off_datasource_memories, Inputs};
 pub use crate::response::{
     render_text, Channel, EntityHit, ExampleQueryHit, MemoryHit, Request, Response, ALL_CHANNELS,
 };
-use crate::warnings::{py_repr, stale_query_candidates, warn_stale_queries, Warnings};
+use crate::warnings::{stale_query_candidates, warn_stale_queries, Warnings};
 use crate::{hits, SearchError};
 
 /// The full-text index, opened (and synced, on a connection of its own) on the first

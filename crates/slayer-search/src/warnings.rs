@@ -27,15 +27,6 @@ impl Warnings {
     }
 }
 
-/// A string as Python's `repr` prints it (the original's warnings quote names so).
-pub fn py_repr(s: &str) -> String {
-    if s.contains('\'') && !s.contains('"') {
-        format!("\"{s}\"")
-    } else {
-        format!("'{}'", s.replace('\'', "\\'"))
-    }
-}
-
 /// The memories whose attached query is checked: the returned example queries, then the named
 /// `memory:` inputs the datasource filter keeps.
 pub fn stale_query_candidates(
