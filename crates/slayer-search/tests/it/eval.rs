@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::kit::assert_success;
 use crate::support::{models_dir, workspace_root};
 
 #[test]
@@ -13,11 +14,7 @@ fn the_metrics_match_hand_computed_values() {
         .current_dir(workspace_root())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
 }
 
 #[test]
@@ -42,11 +39,7 @@ fn a_smoke_run_scores_every_configuration() {
         .env_remove("SLAYER_EMBEDDING_MODEL")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let scores = std::fs::read_to_string(work.path().join("scores.txt")).unwrap();
     let rows: Vec<Vec<&str>> = scores.lines().map(|l| l.split(' ').collect()).collect();
     assert_eq!(
