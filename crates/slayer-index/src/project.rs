@@ -66,7 +66,7 @@ fn read_text(path: &Path) -> Result<String, IndexError> {
 }
 
 fn yaml_object(path: &Path, text: &str) -> Result<serde_json::Map<String, Value>, IndexError> {
-    match serde_yaml::from_str::<Value>(text) {
+    match serde_yaml_ng::from_str::<Value>(text) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(Value::Null) => Ok(serde_json::Map::new()),
         Ok(_) => Err(problem(path, "expected a YAML mapping at the top level")),

@@ -1,5 +1,6 @@
 //! The default local model: sentence-transformers' numbers, and refresh by content hash.
 
+use crate::kit::assert_success;
 use crate::support::TempStore;
 
 fn cosine(a: &[f64], b: &[f64]) -> f64 {
@@ -16,7 +17,7 @@ fn cosines_match_sentence_transformers() {
         "He drove to the stadium.",
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let records = out.records();
+    let records = out.lines();
     let vectors: Vec<Vec<f64>> = records
         .iter()
         .map(|r| {
@@ -43,7 +44,7 @@ fn refresh_embeds_changed_docs_only_and_status_tells() {
     let first = s.embed_local(&["refresh", "--all", "--batch-size", "4", "--threads", "2"]);
     assert_eq!(first.code, 0, "{}", first.stderr);
     let statuses: Vec<String> = first
-        .records()
+        .lines()
         .iter()
         .map(|r| r["status"].as_str().unwrap().to_owned())
         .collect();
@@ -55,7 +56,7 @@ fn refresh_embeds_changed_docs_only_and_status_tells() {
     );
     assert_eq!(blob_ok, docs);
     let again = s.embed_local(&["refresh", "--all"]);
-    assert!(again.records().iter().all(|r| r["status"] == "unchanged"));
+    assert!(again.lines().iter().all(|r| r["status"] == "unchanged"));
 
     // A changed description re-embeds exactly the docs whose text changed.
     let changed = s.run(
@@ -76,7 +77,7 @@ fn refresh_embeds_changed_docs_only_and_status_tells() {
     assert_eq!(changed.code, 0, "{}", changed.stderr);
     let refreshed = s.embed_local(&["refresh", "-"]);
     // No stdin records: nothing to do.
-    assert!(refreshed.records().is_empty());
+    assert!(refreshed.lines().is_empty());
     let models = crate::support::models_dir();
     let piped = s.run(
         "slayer-embed",
@@ -85,7 +86,7 @@ fn refresh_embeds_changed_docs_only_and_status_tells() {
         Some(&changed.stdout),
     );
     let embedded: Vec<String> = piped
-        .records()
+        .lines()
         .iter()
         .filter(|r| r["status"] == "embedded")
         .map(|r| r["canonical_id"].as_str().unwrap().to_owned())
@@ -137,10 +138,6 @@ fn a_refresh_piped_from_the_load_that_creates_the_store_waits_for_its_input() {
         .env_remove("SLAYER_EMBEDDING_MODEL")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "18");
 }

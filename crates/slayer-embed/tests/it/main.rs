@@ -2,7 +2,11 @@
 //! in-process server.
 
 mod help_examples;
+#[path = "../../../../tests/kit/mod.rs"]
+mod kit;
 mod local_model;
+#[path = "../../../../tests/kit/model.rs"]
+mod model;
 mod openai;
 mod refresh;
 mod support;

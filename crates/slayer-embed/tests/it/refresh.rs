@@ -39,7 +39,7 @@ fn unchanged_texts_make_no_provider_call() {
         docs.div_ceil(5),
         "a second refresh called the provider"
     );
-    assert!(second.records().iter().all(|r| r["status"] == "unchanged"));
+    assert!(second.lines().iter().all(|r| r["status"] == "unchanged"));
 }
 
 #[test]
@@ -78,7 +78,7 @@ fn one_bad_text_fails_alone_and_a_rate_limit_is_retried() {
         Some(&memories),
     );
     assert_eq!(out.code, 1, "{}", out.stderr);
-    let records = out.records();
+    let records = out.lines();
     let failed: Vec<&serde_json::Value> =
         records.iter().filter(|r| r["status"] == "failed").collect();
     assert_eq!(failed.len(), 1);

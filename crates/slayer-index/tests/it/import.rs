@@ -2,6 +2,7 @@
 
 use slayer_common::store::catalog;
 
+use crate::kit::assert_success;
 use crate::support::{json_lines, workspace_root, TempStore};
 
 #[test]
@@ -11,11 +12,7 @@ fn imports_the_catalog_and_prints_memories_in_id_order() {
         .cmd(&["import-slayer", "tests/fixtures/slayer-project"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let memories = json_lines(&out.stdout);
     assert_eq!(memories.len(), 2);
     assert_eq!(memories[0]["kind"], "memory");

@@ -8,6 +8,7 @@ use tantivy::collector::TopDocs;
 use tantivy::query::QueryParser;
 use tantivy::schema::Value;
 
+use crate::kit::assert_success;
 use crate::support::{fixture, json_lines, TempStore};
 
 fn index_meta(store: &TempStore) -> String {
@@ -24,11 +25,7 @@ fn load_prints_every_new_doc_then_reload_writes_nothing() {
         .cmd(&["load", "tests/fixtures/catalog.jsonl"])
         .output()
         .unwrap();
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
-    );
+    assert_success(&first);
     let docs_out = json_lines(&first.stdout);
     // warehouse (1) + orders (1 + 7 columns + 1 measure + 1 aggregation) + customers (1 + 3)
     // + warehouse_v2 (1) + warehouse_v2.orders (1 + 1); the hidden model has none.
@@ -238,11 +235,7 @@ fn real_world_names_load_and_render() {
 {"kind":"model","name":"schools/2024","data_source":"bird","columns":[{"name":"charter school (y/n)","description":"Y or N."},{"name":"a\\b"},{"name":"o'brien"},{"name":"straße"}]}
 "#;
     let out = s.cmd(&["load"]).write_stdin(input).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let ids: Vec<String> = json_lines(&out.stdout)
         .iter()
         .map(|d| d["canonical_id"].as_str().unwrap().to_owned())

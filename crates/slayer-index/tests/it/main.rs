@@ -3,6 +3,8 @@
 mod bad_input;
 mod help_examples;
 mod import;
+#[path = "../../../../tests/kit/mod.rs"]
+mod kit;
 mod load;
 mod remove;
 mod render;

@@ -2,6 +2,7 @@
 
 use slayer_common::store::{catalog, docs, memories};
 
+use crate::kit::assert_success;
 use crate::support::{json_lines, memory, TempStore};
 
 const ARCHIVE: &str = r#"{"kind":"model","name":"orders_archive","data_source":"warehouse","columns":[{"name":"amount","type":"DOUBLE"}]}"#;
@@ -68,11 +69,7 @@ fn tags(s: &TempStore, id: &str) -> Vec<String> {
 fn removing_a_model_takes_its_subtree_but_not_a_sibling_with_the_same_prefix() {
     let s = seeded();
     let out = s.cmd(&["remove", "warehouse.orders"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let store = s.open();
     assert!(catalog::model(store.conn(), "warehouse", "orders")
         .unwrap()

@@ -1,5 +1,6 @@
 //! The renderer through `slayer-index render`: goldens per kind and the sample-line rules.
 
+use crate::kit::assert_success;
 use crate::support::{assert_golden, fixture, json_lines, TempStore};
 
 fn render_docs(input: &str) -> Vec<serde_json::Value> {
@@ -8,11 +9,7 @@ fn render_docs(input: &str) -> Vec<serde_json::Value> {
         .write_stdin(input)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     json_lines(&out.stdout)
 }
 

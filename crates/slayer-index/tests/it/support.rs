@@ -1,4 +1,5 @@
-//! Shared helpers: a temp store, the binary, fixtures and golden files.
+//! slayer-index's helpers on top of the test kit: the binary on a temp store, fixtures and
+//! golden files.
 
 use std::path::{Path, PathBuf};
 
@@ -6,40 +7,19 @@ use assert_cmd::Command;
 use slayer_common::records::Memory;
 use slayer_common::store::{memories, OpenMode, Store};
 
-/// The workspace root (examples and fixtures are addressed from there).
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use crate::kit::assert_success;
+pub use crate::kit::{workspace_root, TempStore};
 
 pub fn fixture(name: &str) -> PathBuf {
     workspace_root().join("tests/fixtures").join(name)
 }
 
-/// A temp directory holding one store.
-pub struct TempStore {
-    pub dir: tempfile::TempDir,
-    pub store: PathBuf,
-}
-
 impl TempStore {
-    pub fn new() -> TempStore {
-        let dir = tempfile::tempdir().unwrap();
-        let store = dir.path().join("slayer.db");
-        TempStore { dir, store }
-    }
-
-    /// `slayer-index --store <temp> …`, run from the workspace root.
+    /// `slayer-index …` on this store, run from the workspace root.
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::cargo_bin("slayer-index").unwrap();
-        cmd.current_dir(workspace_root())
-            .env_remove("SLAYER_FORMAT")
-            .env("SLAYER_NO_EMBED", "1")
-            .env("SLAYER_STORE", &self.store)
-            .args(args);
-        cmd
+        let mut cmd = crate::kit::command("slayer-index");
+        cmd.env("SLAYER_STORE", &self.store).args(args);
+        Command::from_std(cmd)
     }
 
     pub fn open(&self) -> Store {
@@ -59,11 +39,7 @@ impl TempStore {
 
     pub fn stats_json(&self) -> serde_json::Value {
         let out = self.cmd(&["stats", "--format", "json"]).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
         serde_json::from_slice(&out.stdout).unwrap()
     }
 }

@@ -256,7 +256,7 @@ fn export_import_round_trips_into_a_fresh_store() {
     );
     let exported = s.memory(&["export"], None).stdout;
     assert_eq!(exported.lines().count(), 3);
-    let fresh = TempStore::empty();
+    let fresh = TempStore::new();
     let out = fresh.memory(&["import"], Some(&exported));
     assert_eq!(out.code, 0, "{}", out.stderr);
     let results = out.lines();
@@ -332,7 +332,7 @@ fn import_bad_lines_abort_or_keep_going() {
 
 #[test]
 fn the_slayer_fixture_imports_through_the_pipe() {
-    let s = TempStore::empty();
+    let s = TempStore::new();
     let out = s.index(&["import-slayer", "tests/fixtures/slayer-project"], None);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let out = s.memory(&["import"], Some(&out.stdout));

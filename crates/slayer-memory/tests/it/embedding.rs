@@ -1,29 +1,23 @@
 //! Saved and imported memories are embedded under the active model when it can be used; when
 //! it cannot, the save still succeeds with one warning.
 
-use std::path::PathBuf;
+use std::path::Path;
 
-use crate::support::{workspace_root, TempStore};
+use crate::kit::assert_success;
+use crate::model::models_dir;
+use crate::support::TempStore;
 
-fn models_dir() -> PathBuf {
-    let dir = slayer_embed::local::models_dir();
-    let model = dir.join(slayer_embed::local::DEFAULT_MODEL);
-    slayer_embed::local::check_folder(&model).unwrap_or_else(|why| panic!("{why}"));
-    dir
+/// `slayer-memory` on `s` with inline embedding on, models looked for in `models`.
+fn memory(s: &TempStore, models: &Path) -> assert_cmd::Command {
+    let mut cmd = crate::kit::command("slayer-memory");
+    cmd.env_remove("SLAYER_NO_EMBED")
+        .env("SLAYER_MODEL_DIR", models)
+        .env("SLAYER_STORE", &s.store);
+    assert_cmd::Command::from_std(cmd)
 }
 
-fn save(s: &TempStore, models: &std::path::Path, args: &[&str]) -> std::process::Output {
-    assert_cmd::Command::cargo_bin("slayer-memory")
-        .unwrap()
-        .current_dir(workspace_root())
-        .env_remove("SLAYER_FORMAT")
-        .env_remove("SLAYER_NO_EMBED")
-        .env_remove("SLAYER_EMBEDDING_MODEL")
-        .env("SLAYER_MODEL_DIR", models)
-        .env("SLAYER_STORE", &s.store)
-        .args(args)
-        .output()
-        .unwrap()
+fn save(s: &TempStore, models: &Path, args: &[&str]) -> std::process::Output {
+    memory(s, models).args(args).output().unwrap()
 }
 
 fn rows(s: &TempStore) -> Vec<(String, i64)> {
@@ -54,18 +48,8 @@ fn a_save_and_an_import_embed_their_memories() {
             "orders.amount",
         ],
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let import = assert_cmd::Command::cargo_bin("slayer-memory")
-        .unwrap()
-        .current_dir(workspace_root())
-        .env_remove("SLAYER_NO_EMBED")
-        .env_remove("SLAYER_EMBEDDING_MODEL")
-        .env("SLAYER_MODEL_DIR", &models)
-        .env("SLAYER_STORE", &s.store)
+    assert_success(&out);
+    let import = memory(&s, &models)
         .args(["import", "-"])
         .write_stdin("{\"kind\":\"memory\",\"id\":\"n2\",\"learning\":\"Refunds lag a week\",\"entities\":[]}\n")
         .output()
@@ -82,7 +66,7 @@ fn an_unusable_model_is_a_warning_not_a_failure() {
     let s = TempStore::with_catalog();
     let out = save(
         &s,
-        std::path::Path::new("/nonexistent/models"),
+        Path::new("/nonexistent/models"),
         &[
             "save",
             "--learning",

@@ -4,6 +4,10 @@ mod commands;
 mod concurrency;
 mod embedding;
 mod help_examples;
+#[path = "../../../../tests/kit/mod.rs"]
+mod kit;
+#[path = "../../../../tests/kit/model.rs"]
+mod model;
 mod real_use;
 mod resolution;
 mod support;

@@ -1,8 +1,9 @@
 //! Issue 12's import and input defects: validation gaps, duplicate ids, non-UTF-8 lines with
 //! `--keep-going`, missing files, and id-less imports that count up once per transaction.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
+use crate::kit::{assert_success, command};
 use crate::support::TempStore;
 
 #[test]
@@ -58,13 +59,10 @@ fn keep_going_skips_a_line_that_is_not_utf8() {
     let mut input = b"{\"kind\":\"memory\",\"id\":\"a\",\"learning\":\"one\"}\n".to_vec();
     input.extend_from_slice(b"{\"kind\":\"memory\",\"id\":\"b\",\"learning\":\"caf\xe9\"}\n");
     input.extend_from_slice(b"{\"kind\":\"memory\",\"id\":\"c\",\"learning\":\"three\"}\n");
-    let bin = assert_cmd::cargo::cargo_bin("slayer-memory");
     let run = |args: &[&str]| {
-        let mut child = Command::new(&bin)
+        let mut child = command("slayer-memory")
             .args(args)
             .env("SLAYER_STORE", &s.store)
-            .env("SLAYER_NO_EMBED", "1")
-            .env_remove("SLAYER_FORMAT")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -129,11 +127,9 @@ fn id_less_imports_count_up_past_every_explicit_id_while_saves_go_on() {
         ));
     }
     input.push_str("{\"kind\":\"memory\",\"id\":\"20003\",\"learning\":\"explicit, late\"}\n");
-    let bin = assert_cmd::cargo::cargo_bin("slayer-memory");
-    let mut import = Command::new(&bin)
+    let mut import = command("slayer-memory")
         .args(["-q", "import", "-"])
         .env("SLAYER_STORE", &s.store)
-        .env("SLAYER_NO_EMBED", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -162,11 +158,7 @@ fn id_less_imports_count_up_past_every_explicit_id_while_saves_go_on() {
         None,
     );
     let import = import.wait_with_output().unwrap();
-    assert!(
-        import.status.success(),
-        "{}",
-        String::from_utf8_lossy(&import.stderr)
-    );
+    assert_success(&import);
     assert_eq!(save.code, 0, "{}", save.stderr);
     let exported = s.memory(&["export"], None).lines();
     assert_eq!(exported.len(), 20_003);

@@ -197,7 +197,7 @@ const REAL_WORLD: &str = r#"{"kind":"datasource","name":"w"}
 
 #[test]
 fn real_world_names_resolve_as_load_accepts_them() {
-    let s = TempStore::empty();
+    let s = TempStore::new();
     let out = s.index(&["load", "-"], Some(REAL_WORLD));
     assert_eq!(out.code, 0, "{}", out.stderr);
     let table = [
@@ -223,7 +223,7 @@ fn real_world_names_resolve_as_load_accepts_them() {
 
 #[test]
 fn a_join_is_hopped_by_its_name_and_an_ambiguous_hop_is_an_error() {
-    let s = TempStore::empty();
+    let s = TempStore::new();
     let out = s.index(&["load", "-"], Some(REAL_WORLD));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(

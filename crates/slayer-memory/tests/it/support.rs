@@ -1,50 +1,12 @@
-//! A temp store loaded with the resolution fixture, and the binaries.
+//! slayer-memory's helpers on top of the test kit: a temp store loaded with the resolution
+//! fixture, and the binaries on it.
 
-use std::path::{Path, PathBuf};
-
-use serde_json::Value;
-
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-pub struct TempStore {
-    _dir: tempfile::TempDir,
-    pub store: PathBuf,
-}
-
-pub struct Out {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Out {
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("{e}: {}", self.stdout))
-    }
-
-    pub fn lines(&self) -> Vec<Value> {
-        self.stdout
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-}
+pub use crate::kit::{Out, TempStore};
 
 impl TempStore {
-    pub fn empty() -> TempStore {
-        let dir = tempfile::tempdir().unwrap();
-        let store = dir.path().join("slayer.db");
-        TempStore { _dir: dir, store }
-    }
-
     /// A store holding the resolution catalog.
     pub fn with_catalog() -> TempStore {
-        let s = TempStore::empty();
+        let s = TempStore::new();
         let out = s.index(
             &["load", "crates/slayer-memory/tests/fixtures/catalog.jsonl"],
             None,
@@ -53,30 +15,12 @@ impl TempStore {
         s
     }
 
-    fn run(&self, bin: &str, args: &[&str], stdin: Option<&str>) -> Out {
-        let mut cmd = assert_cmd::Command::cargo_bin(bin).unwrap();
-        cmd.current_dir(workspace_root())
-            .env_remove("SLAYER_FORMAT")
-            .env("SLAYER_NO_EMBED", "1")
-            .env("SLAYER_STORE", &self.store)
-            .args(args);
-        if let Some(input) = stdin {
-            cmd.write_stdin(input.to_owned());
-        }
-        let out = cmd.output().unwrap();
-        Out {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
-    }
-
     pub fn memory(&self, args: &[&str], stdin: Option<&str>) -> Out {
-        self.run("slayer-memory", args, stdin)
+        self.run("slayer-memory", args, &[], stdin)
     }
 
     pub fn index(&self, args: &[&str], stdin: Option<&str>) -> Out {
-        self.run("slayer-index", args, stdin)
+        self.run("slayer-index", args, &[], stdin)
     }
 
     /// Saves a learning tagged with `entities`; the resolved entities and warnings, or the error.

@@ -4,6 +4,8 @@ mod faults;
 mod files;
 mod help_examples;
 mod introspect;
+#[path = "../../../../tests/kit/mod.rs"]
+mod kit;
 mod names;
 mod refresh;
 mod samples;

@@ -1,15 +1,11 @@
-//! Building real source files and running the binary on them.
+//! slayer-profile's helpers on top of the test kit: building real source files and running the
+//! binary on them.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+pub use crate::kit::workspace_root;
 
 /// A DuckDB file built from SQL.
 pub fn duckdb_file(dir: &Path, name: &str, sql: &str) -> PathBuf {
@@ -55,29 +51,17 @@ impl Run {
 }
 
 pub fn run(args: &[&str], stdin: Option<&str>) -> Run {
-    let mut cmd = assert_cmd::Command::cargo_bin("slayer-profile").unwrap();
-    cmd.current_dir(workspace_root())
-        .env_remove("SLAYER_FORMAT")
-        .env("SLAYER_NO_EMBED", "1")
-        .args(args);
-    if let Some(input) = stdin {
-        cmd.write_stdin(input.to_owned());
-    }
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    let out = crate::kit::run("slayer-profile", None, args, &[], stdin);
     let records = if args.contains(&"--format") {
         vec![]
     } else {
-        stdout
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        out.lines()
     };
     Run {
-        code: out.status.code().unwrap_or(-1),
+        code: out.code,
         records,
-        stdout,
-        stderr: String::from_utf8(out.stderr).unwrap(),
+        stdout: out.stdout,
+        stderr: out.stderr,
     }
 }
 

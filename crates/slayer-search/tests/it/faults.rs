@@ -29,17 +29,13 @@ impl Lcg {
 }
 
 fn command(name: &str, store: &Path, models: Option<&Path>) -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin(name));
-    cmd.current_dir(workspace_root())
-        .env_remove("SLAYER_FORMAT")
-        .env_remove("SLAYER_EMBEDDING_MODEL")
-        .env(
-            "SLAYER_MODEL_DIR",
-            models.unwrap_or(Path::new("/nonexistent/slayer-models")),
-        )
-        .env("SLAYER_NO_EMBED", "1")
-        .env("SLAYER_STORE", store)
-        .stderr(Stdio::null());
+    let mut cmd = crate::kit::command(name);
+    cmd.env(
+        "SLAYER_MODEL_DIR",
+        models.unwrap_or(Path::new("/nonexistent/slayer-models")),
+    )
+    .env("SLAYER_STORE", store)
+    .stderr(Stdio::null());
     cmd
 }
 

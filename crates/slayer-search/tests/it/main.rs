@@ -8,5 +8,9 @@ mod eval;
 mod faults;
 mod filters;
 mod help_examples;
+#[path = "../../../../tests/kit/mod.rs"]
+mod kit;
+#[path = "../../../../tests/kit/model.rs"]
+mod model;
 mod real_use;
 mod support;

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{ids, strings, workspace_root, Fixture};
+use crate::kit::{output as run, Out};
+use crate::support::{ids, strings, Fixture};
 
 fn bin(name: &str) -> PathBuf {
     assert_cmd::cargo::cargo_bin(name)
@@ -19,38 +20,10 @@ fn bin(name: &str) -> PathBuf {
 
 /// A command on `store` with a clean environment (no format, no model, no inline embedding).
 fn command(name: &str, store: &Path) -> Command {
-    let mut cmd = Command::new(bin(name));
-    cmd.current_dir(workspace_root())
-        .env_remove("SLAYER_FORMAT")
-        .env_remove("SLAYER_EMBEDDING_MODEL")
-        .env("SLAYER_MODEL_DIR", "/nonexistent/slayer-models")
-        .env("SLAYER_NO_EMBED", "1")
+    let mut cmd = crate::kit::command(name);
+    cmd.env("SLAYER_MODEL_DIR", "/nonexistent/slayer-models")
         .env("SLAYER_STORE", store);
     cmd
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Run {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        input.write_all(bytes).unwrap();
-    }
-    drop(input);
-    let out = child.wait_with_output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
 }
 
 #[test]
@@ -259,7 +232,7 @@ fn readers_refuse_an_older_store_and_name_the_command_that_upgrades_it() {
 
 /// Runs `name` as an unprivileged user when the tests run as root (root ignores file modes),
 /// from a copy of the binary that user can reach.
-fn run_unprivileged(name: &str, dir: &Path, store: &Path, args: &[&str]) -> Run {
+fn run_unprivileged(name: &str, dir: &Path, store: &Path, args: &[&str]) -> Out {
     let copy = dir.join(name);
     std::fs::copy(bin(name), &copy).unwrap();
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -1,29 +1,27 @@
-//! A temp store with the search fixture, and the binary.
+//! slayer-search's helpers on top of the test kit: a temp store with the search fixture, and
+//! the binaries on it.
 
-use std::path::{Path, PathBuf};
+use std::ops::Deref;
+use std::path::Path;
 
 use serde_json::Value;
 
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+pub use crate::kit::{workspace_root, Out, TempStore};
+pub use crate::model::models_dir;
 
-pub struct Fixture {
-    _dir: tempfile::TempDir,
-    pub store: PathBuf,
-}
+/// A temp store holding the search fixture.
+pub struct Fixture(TempStore);
 
-pub struct Out {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
+impl Deref for Fixture {
+    type Target = TempStore;
+
+    fn deref(&self) -> &TempStore {
+        &self.0
+    }
 }
 
 /// Where tests look for embedding models: none by default, so channel 3 is skipped with its
-/// warning whatever the machine holds; [`Fixture::dense`] points at the real one.
+/// warning whatever the machine holds; [`Fixture::dense_search`] points at the real one.
 fn run(bin: &str, store: &Path, args: &[&str], stdin: Option<&str>) -> Out {
     run_with_models(
         bin,
@@ -41,29 +39,20 @@ pub fn run_with_models(
     stdin: Option<&str>,
     models: &Path,
 ) -> Out {
-    let mut cmd = assert_cmd::Command::cargo_bin(bin).unwrap();
-    cmd.current_dir(workspace_root())
-        .env_remove("SLAYER_EMBEDDING_MODEL")
-        .env("SLAYER_MODEL_DIR", models)
-        .env_remove("SLAYER_FORMAT")
-        .env("SLAYER_NO_EMBED", "1")
-        .env("SLAYER_STORE", store)
-        .args(args);
-    if let Some(input) = stdin {
-        cmd.write_stdin(input.to_owned());
-    }
-    let out = cmd.output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
+    let models = models.to_str().unwrap();
+    crate::kit::run(
+        bin,
+        Some(store),
+        args,
+        &[("SLAYER_MODEL_DIR", models)],
+        stdin,
+    )
 }
 
 impl Fixture {
     pub fn new() -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let store = dir.path().join("slayer.db");
+        let temp = TempStore::new();
+        let store = temp.store.clone();
         let out = run(
             "slayer-index",
             &store,
@@ -81,7 +70,7 @@ impl Fixture {
             None,
         );
         assert_eq!(out.code, 0, "{}", out.stderr);
-        Fixture { _dir: dir, store }
+        Fixture(temp)
     }
 
     pub fn raw(&self, args: &[&str], stdin: Option<&str>) -> Out {
@@ -122,14 +111,6 @@ pub fn strings(v: &Value) -> Vec<String> {
         .iter()
         .map(|s| s.as_str().unwrap().to_owned())
         .collect()
-}
-
-/// The folder holding `all-MiniLM-L6-v2` (what `scripts/fetch-model.sh` fills).
-pub fn models_dir() -> PathBuf {
-    let dir = slayer_embed::local::models_dir();
-    let model = dir.join(slayer_embed::local::DEFAULT_MODEL);
-    slayer_embed::local::check_folder(&model).unwrap_or_else(|why| panic!("{why}"));
-    dir
 }
 
 impl Fixture {
