@@ -1,4 +1,4 @@
-//! The profiling rules on real files: the reference orders case, overflow with an exact
+//! The profiling rules on real files: the orders case of docs/spec.md §12.4, overflow with an exact
 //! distinct count, all-NULL and empty tables, and DuckDB = SQLite.
 
 use serde_json::json;

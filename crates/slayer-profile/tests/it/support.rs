@@ -69,7 +69,7 @@ pub fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// The reference case: 200 orders whose status cycles by `i % 6`, so `paid` leads, `shipped`
+/// The categorical case of docs/spec.md §12.4: 200 orders whose status cycles by `i % 6`, so `paid` leads, `shipped`
 /// follows, and `cancelled`, `pending` and `refunded` tie (sorted by string).
 pub fn orders_sql(ts: &str) -> String {
     let statuses = [

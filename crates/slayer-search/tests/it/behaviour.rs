@@ -1,4 +1,4 @@
-//! The seed's examples and behaviour matrix, lenient validation, punctuation, determinism, batch.
+//! The examples and behaviour matrix of docs/spec.md §9.3, lenient validation, punctuation, determinism, batch.
 
 use serde_json::json;
 
