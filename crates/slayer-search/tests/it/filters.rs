@@ -178,3 +178,30 @@ fn each_bucket_depends_only_on_its_own_cap() {
         large["entities"].as_array().unwrap()[..2]
     );
 }
+
+#[test]
+fn names_in_warnings_are_quoted_as_python_repr_quotes_them() {
+    // A backslash or a tab once came out raw ('a\b'); Python writes 'a\\b' and 'x\ty'.
+    let f = Fixture::new();
+    let r = f.search(&[
+        "--entity",
+        "no\\such",
+        "--entity",
+        "x\ty",
+        "--max-entities",
+        "0",
+    ]);
+    let warnings = strings(&r["warnings"]);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("entity 'no\\\\such' dropped: ")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("entity 'x\\ty' dropped: ")),
+        "{warnings:?}"
+    );
+}
