@@ -90,6 +90,20 @@ pub struct About {
     pub examples: &'static str,
 }
 
+/// The [`About`] of the calling binary: `about!("slayer-index", ABOUT, EXAMPLES)`, with the
+/// version of the crate it is expanded in.
+#[macro_export]
+macro_rules! about {
+    ($name:literal, $about:expr, $examples:expr) => {
+        $crate::cli::About {
+            name: $name,
+            version: env!("CARGO_PKG_VERSION"),
+            about: $about,
+            examples: $examples,
+        }
+    };
+}
+
 impl<C: clap::Subcommand> Cli<C> {
     /// Parses the process's arguments; on bad usage, `--help` or `--version` clap prints and
     /// exits, as with a derived parser.

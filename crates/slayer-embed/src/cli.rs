@@ -24,12 +24,8 @@ Default --format: jsonl for refresh and text, text for status.";
 pub type Cli = slayer_common::cli::Cli<Command>;
 
 /// What `--help` and `--version` say.
-pub const ABOUT_CLI: slayer_common::cli::About = slayer_common::cli::About {
-    name: "slayer-embed",
-    version: env!("CARGO_PKG_VERSION"),
-    about: ABOUT,
-    examples: EXAMPLES,
-};
+pub const ABOUT_CLI: slayer_common::cli::About =
+    slayer_common::about!("slayer-embed", ABOUT, EXAMPLES);
 
 #[derive(Debug, Subcommand)]
 pub enum Command {

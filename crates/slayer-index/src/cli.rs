@@ -23,12 +23,8 @@ Default --format: jsonl for record streams, text for stats.";
 pub type Cli = slayer_common::cli::Cli<Command>;
 
 /// What `--help` and `--version` say.
-pub const ABOUT_CLI: slayer_common::cli::About = slayer_common::cli::About {
-    name: "slayer-index",
-    version: env!("CARGO_PKG_VERSION"),
-    about: ABOUT,
-    examples: EXAMPLES,
-};
+pub const ABOUT_CLI: slayer_common::cli::About =
+    slayer_common::about!("slayer-index", ABOUT, EXAMPLES);
 
 #[derive(Debug, Subcommand)]
 pub enum Command {

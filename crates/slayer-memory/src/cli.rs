@@ -21,12 +21,8 @@ Default --format: text (the original's wording), jsonl for export and import.";
 pub type Cli = slayer_common::cli::Cli<Command>;
 
 /// What `--help` and `--version` say.
-pub const ABOUT_CLI: slayer_common::cli::About = slayer_common::cli::About {
-    name: "slayer-memory",
-    version: env!("CARGO_PKG_VERSION"),
-    about: ABOUT,
-    examples: EXAMPLES,
-};
+pub const ABOUT_CLI: slayer_common::cli::About =
+    slayer_common::about!("slayer-memory", ABOUT, EXAMPLES);
 
 #[derive(Debug, Subcommand)]
 pub enum Command {

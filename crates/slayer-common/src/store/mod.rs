@@ -497,6 +497,19 @@ pub(crate) fn under_sql(column: &str, param: usize) -> String {
 mod tests {
     use super::*;
 
+    /// A memory with these tags and nothing else of note.
+    fn memory(id: &str, tags: &[&str]) -> crate::records::Memory {
+        crate::records::Memory {
+            version: 4,
+            id: id.into(),
+            learning: "x".into(),
+            description: None,
+            entities: tags.iter().map(|t| t.to_string()).collect(),
+            query: None,
+            created_at: "t".into(),
+        }
+    }
+
     #[test]
     fn a_newer_store_is_refused_with_a_clear_message() {
         let dir = tempfile::tempdir().unwrap();
@@ -521,15 +534,6 @@ mod tests {
     fn tag_counts_follow_every_tag_write() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
-        let memory = |id: &str, tags: &[&str]| crate::records::Memory {
-            version: 4,
-            id: id.into(),
-            learning: "x".into(),
-            description: None,
-            entities: tags.iter().map(|t| t.to_string()).collect(),
-            query: None,
-            created_at: "t".into(),
-        };
         let tx = store.write().unwrap();
         memories::put(&tx, &memory("1", &["a.m", "a.m.c", "memory:1"])).unwrap();
         memories::put(&tx, &memory("2", &["a.m", "memory:1"])).unwrap();
@@ -582,15 +586,6 @@ mod tests {
         };
         let from_migration = triggers(&store);
         assert_eq!(from_migration.len(), 4);
-        let memory = |id: &str, tags: &[&str]| crate::records::Memory {
-            version: 4,
-            id: id.into(),
-            learning: "x".into(),
-            description: None,
-            entities: tags.iter().map(|t| t.to_string()).collect(),
-            query: None,
-            created_at: "t".into(),
-        };
         let tx = store.write().unwrap();
         memories::put(&tx, &memory("0", &["a.m"])).unwrap();
         memories::suspend_counts(&tx).unwrap();
