@@ -1,6 +1,6 @@
-//! The SciFact evaluation harness: its metrics against hand-computed values, and (ignored by
-//! default: the evaluation data lives outside the repository) a smoke run through the real
-//! binaries on 200 abstracts.
+//! The evaluation harnesses: their metrics against hand-computed values (SciFact's and the
+//! schema-linking one's), and (ignored by default: the evaluation data lives outside the
+//! repository) a SciFact smoke run through the real binaries on 200 abstracts.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -10,12 +10,14 @@ use crate::support::{models_dir, workspace_root};
 
 #[test]
 fn the_metrics_match_hand_computed_values() {
-    let out = Command::new("python3")
-        .args(["scripts/eval_scifact.py", "selftest"])
-        .current_dir(workspace_root())
-        .output()
-        .unwrap();
-    assert_success(&out);
+    for script in ["scripts/eval_scifact.py", "scripts/eval_schema.py"] {
+        let out = Command::new("python3")
+            .args([script, "selftest"])
+            .current_dir(workspace_root())
+            .output()
+            .unwrap();
+        assert_success(&out);
+    }
 }
 
 #[test]

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Schema linking on BIRD dev through the real binaries (see docs/quality.md): does the search put
+# the tables and columns a question's SQL needs near the top of `entities`?
+#
+#   scripts/eval-schema.sh              both catalogs, both settings, every channel set
+#   scripts/eval-schema.sh --quick      the described catalog, question only, 300 questions
+#
+# Each catalog (catalog-desc.jsonl, catalog-plain.jsonl) is loaded into a fresh store and
+# embedded with the local model once (a rerun reuses the stores and embeds nothing). Every
+# question runs through `slayer-search --batch` with --datasource <its database> and
+# --max-entities 50, per channel set and setting (question; question + evidence); the scores are
+# T@k, T+c@k and C@k as the data's README defines them (scripts/eval_schema.py), with the median
+# whole-process time of 30 one-shot searches beside each row.
+# Data: $BIRD_DIR (default ../shared/data/bird-dev). Work: $SLAYER_EVAL_DIR (default
+# target/eval-schema). Binaries: $SLAYER_BIN (default: built here).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+quick=false
+[ "${1:-}" = "--quick" ] && quick=true
+data="${BIRD_DIR:-$root/../shared/data/bird-dev}"
+work="${SLAYER_EVAL_DIR:-$root/target/eval-schema}"
+bin="${SLAYER_BIN:-${CARGO_TARGET_DIR:-$root/target}/release}"
+if [ -z "${SLAYER_BIN:-}" ]; then
+    cargo build --release --locked -q --workspace --bins --tests
+fi
+scripts/fetch-model.sh > /dev/null
+python3 scripts/eval_schema.py selftest > /dev/null
+mkdir -p "$work"
+unset SLAYER_FORMAT SLAYER_EMBEDDING_MODEL SLAYER_STORE
+py="python3 scripts/eval_schema.py"
+secs() { awk -v s="$1" -v e="$(date +%s%N)" 'BEGIN{printf "%.1f", (e-s)/1e9}'; }
+
+limit=""
+catalogs="desc plain"
+settings="question evidence"
+configs="text:entities,text dense:dense all:entities,text,dense"
+if $quick; then
+    limit="--limit 300"
+    catalogs="desc"
+    settings="question"
+    configs="text:entities,text all:entities,text,dense"
+fi
+
+printf '| catalog | setting | channels | T@1 | T@3 | T@5 | T@10 | T+c@5 | C@5 | C@10 | C@20 | median search |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+for catalog in $catalogs; do
+    store="$work/$catalog.db"
+    if [ ! -f "$store" ]; then
+        "$bin/slayer-index" --store "$store" -q load "$data/catalog-$catalog.jsonl" > /dev/null
+    fi
+    s=$(date +%s%N)
+    "$bin/slayer-embed" --store "$store" -q refresh --all --format jsonl > "$work/embed-$catalog.jsonl"
+    echo "$catalog: $(grep -c '"embedded"' "$work/embed-$catalog.jsonl" || true) docs embedded in $(secs "$s") s" >> "$work/times.txt"
+    for setting in $settings; do
+        evidence=""
+        [ "$setting" = evidence ] && evidence="--evidence"
+        for config in $configs; do
+            name=${config%%:*}
+            channels=${config#*:}
+            run="$catalog-$setting-$name"
+            # shellcheck disable=SC2086
+            $py requests "$data/questions.jsonl" "$channels" $evidence $limit > "$work/requests-$run.jsonl"
+            "$bin/slayer-search" --store "$store" --batch "$work/requests-$run.jsonl" \
+                > "$work/responses-$run.jsonl" || true
+            # shellcheck disable=SC2086
+            $py score "$data/questions.jsonl" "$work/responses-$run.jsonl" $limit --by-difficulty \
+                > "$work/scores-$run.txt"
+            # shellcheck disable=SC2086
+            median=$($py latency "$data/questions.jsonl" "$channels" "$store" "$bin/slayer-search" $evidence --n 30)
+            read -r _ _ metrics < <(head -1 "$work/scores-$run.txt")
+            declare -A m=()
+            for kv in $metrics; do m[${kv%%=*}]=${kv#*=}; done
+            printf '| %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s ms |\n' \
+                "$catalog" "$setting" "$name" "$channels" "${m[T@1]}" "${m[T@3]}" "${m[T@5]}" \
+                "${m[T@10]}" "${m[T+c@5]}" "${m[C@5]}" "${m[C@10]}" "${m[C@20]}" "$median"
+            unset m
+        done
+    done
+done
+echo
+echo "Per difficulty (T@5 / T+c@5 / C@10), from $work/scores-*.txt:"
+for f in "$work"/scores-*.txt; do
+    run=$(basename "$f" .txt)
+    awk -v run="${run#scores-}" '{
+        split("", m); for (i = 3; i <= NF; i++) { split($i, kv, "="); m[kv[1]] = kv[2] }
+        printf "  %-28s %-12s n=%-5s %s / %s / %s\n", run, $1, $2, m["T@5"], m["T+c@5"], m["C@10"]
+    }' "$f"
+done

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""The data and scoring side of scripts/eval-schema.sh (standard library only).
+
+  eval_schema.py requests QUESTIONS CHANNELS [--evidence] [--limit N]
+                                        slayer-search --batch requests, one per question
+  eval_schema.py score QUESTIONS RESPONSES [--limit N] [--by-difficulty]
+                                        T@k T+c@k C@k for k = 1, 3, 5, 10, 20 (one line each
+                                        group: all, then simple / moderate / challenging)
+  eval_schema.py latency QUESTIONS CHANNELS STORE BIN [--evidence] [--n N]
+                                        median whole-process time of N one-shot searches (ms)
+  eval_schema.py selftest               the metrics against hand-computed values
+
+Metrics, as the data's README defines them. Every question runs with --datasource <its
+database> and --max-entities 50; rank = position in the returned `entities` list, every entity
+kind taking a position. Per question, then averaged over questions:
+  T@k    the fraction of its gold tables whose model id is in the top k;
+  T+c@k  a gold table counts as found when its model id or any of its columns is in the top k;
+  C@k    the fraction of its gold columns in the top k (questions with no gold column skipped).
+A question whose batch line failed scores 0 everywhere.
+"""
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+KS = (1, 3, 5, 10, 20)
+DIFFICULTIES = ("simple", "moderate", "challenging")
+
+
+def read_jsonl(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def text_of(q, evidence):
+    if evidence and q.get("evidence"):
+        return q["question"] + " " + q["evidence"]
+    return q["question"]
+
+
+def request(q, channels, evidence):
+    return {
+        "question": text_of(q, evidence),
+        "datasource": q["datasource"],
+        "max_entities": 50,
+        "max_memories": 0,
+        "max_example_queries": 0,
+        "channels": channels,
+    }
+
+
+def table_recall(ranking, gold_tables, k, with_columns):
+    if not gold_tables:
+        return None
+    top = ranking[:k]
+    found = 0
+    for table in gold_tables:
+        if table in top or (with_columns and any(e.startswith(table + ".") for e in top)):
+            found += 1
+    return found / len(gold_tables)
+
+
+def column_recall(ranking, gold_columns, k):
+    if not gold_columns:
+        return None
+    top = set(ranking[:k])
+    return sum(1 for c in gold_columns if c in top) / len(gold_columns)
+
+
+def question_scores(ranking, q):
+    """{metric@k: value or None} for one question."""
+    scores = {}
+    for k in KS:
+        scores[f"T@{k}"] = table_recall(ranking, q["gold_tables"], k, False)
+        scores[f"T+c@{k}"] = table_recall(ranking, q["gold_tables"], k, True)
+        scores[f"C@{k}"] = column_recall(ranking, q["gold_columns"], k)
+    return scores
+
+
+def mean_scores(per_question):
+    """Averages each metric over the questions where it is defined."""
+    names = [f"{m}@{k}" for m in ("T", "T+c", "C") for k in KS]
+    out = {}
+    for name in names:
+        values = [s[name] for s in per_question if s[name] is not None]
+        out[name] = sum(values) / len(values) if values else 0.0
+    return out
+
+
+def rankings(responses):
+    """The entity ids of each response, in order; None for an error line."""
+    out = []
+    for r in responses:
+        if r.get("kind") == "error":
+            out.append([])
+        else:
+            out.append([e["id"] for e in r.get("entities", [])])
+    return out
+
+
+def score(questions, responses, by_difficulty):
+    if len(responses) != len(questions):
+        sys.exit(f"eval_schema: {len(responses)} responses for {len(questions)} questions")
+    per_question = [question_scores(r, q) for r, q in zip(rankings(responses), questions)]
+    groups = [("all", per_question)]
+    if by_difficulty:
+        for d in DIFFICULTIES:
+            groups.append(
+                (d, [s for s, q in zip(per_question, questions) if q.get("difficulty") == d])
+            )
+    for name, group in groups:
+        means = mean_scores(group)
+        print(name, len(group), " ".join(f"{k}={v:.3f}" for k, v in means.items()))
+
+
+def latency(questions, channels, store, binary, evidence, n):
+    """Median wall time of n whole-process searches, spread over the question list."""
+    step = max(1, len(questions) // n)
+    times = []
+    for q in questions[::step][:n]:
+        args = [
+            binary, "--store", store, "--question", text_of(q, evidence),
+            "--datasource", q["datasource"], "--max-entities", "50", "--max-memories", "0",
+            "--max-example-queries", "0", "--channels", ",".join(channels), "--format", "jsonl",
+        ]
+        start = time.perf_counter()
+        subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+        times.append((time.perf_counter() - start) * 1000)
+    print(f"{statistics.median(times):.1f}")
+
+
+def selftest():
+    q = {
+        "gold_tables": ["db.a", "db.b"],
+        "gold_columns": ["db.a.x", "db.b.y", "db.b.z"],
+    }
+    ranking = ["db.a.x", "db.c", "db.b", "db.a", "db.b.z", "db.b.y"]
+    s = question_scores(ranking, q)
+    # top 1: a's column only -> T 0, T+c 1/2 (a via a.x), C 1/3
+    assert (s["T@1"], s["T+c@1"], round(s["C@1"], 4)) == (0.0, 0.5, 0.3333), s
+    # top 3: b is in, a only through its column
+    assert (s["T@3"], s["T+c@3"], round(s["C@3"], 4)) == (0.5, 1.0, 0.3333), s
+    # top 5: both tables, columns x and z
+    assert (s["T@5"], s["T+c@5"], round(s["C@5"], 4)) == (1.0, 1.0, 0.6667), s
+    assert (s["T@20"], s["C@20"]) == (1.0, 1.0), s
+    # A prefix is not a child: db.ab.x does not find db.a.
+    assert table_recall(["db.ab.x"], ["db.a"], 1, True) == 0.0
+    # No gold column: C undefined and left out of the mean; an error line ranks nothing.
+    none = question_scores([], {"gold_tables": ["db.a"], "gold_columns": []})
+    assert none["C@10"] is None and none["T+c@10"] == 0.0
+    means = mean_scores([s, none])
+    assert means["T@5"] == 0.5 and round(means["C@5"], 4) == 0.6667, means
+    assert rankings([{"kind": "error"}, {"entities": [{"id": "db.a"}]}]) == [[], ["db.a"]]
+    print("eval_schema selftest: ok")
+
+
+def main(argv):
+    if not argv:
+        sys.exit(__doc__)
+    cmd, rest = argv[0], argv[1:]
+    flag = lambda name: name in rest
+    def opt(name, default):
+        return int(rest[rest.index(name) + 1]) if name in rest else default
+    if cmd == "requests":
+        questions = read_jsonl(rest[0])[: opt("--limit", None)]
+        channels = rest[1].split(",")
+        for q in questions:
+            print(json.dumps(request(q, channels, flag("--evidence"))))
+    elif cmd == "score":
+        questions = read_jsonl(rest[0])[: opt("--limit", None)]
+        score(questions, read_jsonl(rest[1]), flag("--by-difficulty"))
+    elif cmd == "latency":
+        questions = read_jsonl(rest[0])
+        latency(questions, rest[1].split(","), rest[2], rest[3], flag("--evidence"), opt("--n", 30))
+    elif cmd == "selftest":
+        selftest()
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
