@@ -275,20 +275,11 @@ pub fn query_entities(
                 .into())
         }
     };
-    let source = match catalog
-        .models
-        .iter()
-        .filter(|m| m.name == source_name)
-        .count()
-    {
-        0 => return Err(format!("Source model not found: '{source_name}'.").into()),
-        _ => catalog
-            .resolve(&source_name, None, lookup)
-            .ok()
-            .and_then(|r| r.canonical_forms.first().cloned())
-            .and_then(|id| catalog.models.iter().find(|m| m.canonical_id() == id))
-            .ok_or_else(|| format!("Source model not found: '{source_name}'."))?,
-    };
+    // The source model is looked up as a model, never through the general resolver: a model
+    // named like its datasource (`orders` in `orders`) is still the model.
+    let source = catalog
+        .model_named(&source_name)?
+        .ok_or_else(|| format!("Source model not found: '{source_name}'."))?;
     let mut own_names: Vec<String> = Vec::new();
     let mut tokens: Vec<String> = Vec::new();
     for d in list(query, "dimensions") {

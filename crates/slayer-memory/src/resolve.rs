@@ -91,7 +91,9 @@ impl Catalog {
     }
 
     /// The one model of this name across datasources; several → the original's ambiguity error.
-    fn model_named(&self, name: &str) -> Result<Option<&Model>, String> {
+    /// The one model of this name in any datasource; an error names the datasources when there
+    /// are several.
+    pub(crate) fn model_named(&self, name: &str) -> Result<Option<&Model>, String> {
         let found: Vec<&Model> = self.models.iter().filter(|m| m.name == name).collect();
         match found.len() {
             0 => Ok(None),

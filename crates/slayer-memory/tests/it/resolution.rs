@@ -243,3 +243,43 @@ fn a_join_is_hopped_by_its_name_and_an_ambiguous_hop_is_an_error() {
         err("Ambiguous join path resolving 'people.boss.label' from 'people': hop 'boss' matches joins to ['managers', 'teams'] on model 'people'.")
     );
 }
+
+#[test]
+fn a_query_source_model_is_looked_up_as_a_model() {
+    let s = TempStore::with_catalog();
+    // `events` is also a datasource: as a source model it is still shop's model `events` (it
+    // once went through the general resolver, found the datasource and said "not found").
+    let out = s.memory(
+        &[
+            "save",
+            "--learning",
+            "x",
+            "--query",
+            r#"{"source_model":"events","dimensions":[{"name":"kind"}]}"#,
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.json()["resolved_entities"],
+        serde_json::json!(["shop.events", "shop.events.kind"])
+    );
+    // A name two datasources share is ambiguous, and the message says so.
+    let out = s.memory(
+        &[
+            "save",
+            "--learning",
+            "x",
+            "--query",
+            r#"{"source_model":"stock","dimensions":[{"name":"sku"}]}"#,
+        ],
+        None,
+    );
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stderr,
+        "Error: Model 'stock' exists in multiple datasources: ['shop', 'warehouse']. Specify a data_source or set a datasource priority to disambiguate.\n"
+    );
+}
