@@ -127,8 +127,9 @@ pub fn named_entities(
         if let Some(d) = scope.datasource() {
             if !scope.keeps_doc(input)? {
                 warnings.push(format!(
-                    "entity {} is not rooted at datasource '{d}'; dropped from entities bucket.",
-                    py_repr(input)
+                    "entity {} is not rooted at datasource {}; dropped from entities bucket.",
+                    py_repr(input),
+                    py_repr(d)
                 ));
                 continue;
             }

@@ -128,12 +128,7 @@ impl Context<'_> {
         if self.corpus.datasources.contains(ds) {
             return Ok(Some(ds));
         }
-        let known: Vec<String> = self
-            .corpus
-            .datasources
-            .iter()
-            .map(|d| format!("'{d}'"))
-            .collect();
+        let known: Vec<String> = self.corpus.datasources.iter().map(|d| py_repr(d)).collect();
         Err(SearchError::Request(format!(
             "datasource {} not found; known: [{}].",
             py_repr(ds),

@@ -439,3 +439,37 @@ fn embedding_rows_of_another_size_are_left_out_not_truncated() {
     }
     assert!(!r["memories"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn datasource_names_in_messages_are_quoted_as_python_repr_quotes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db");
+    let catalog = r#"{"kind":"datasource","name":"o'brien"}
+{"kind":"datasource","name":"a\\b"}
+{"kind":"model","name":"m","data_source":"o'brien","columns":[{"name":"x"}]}
+{"kind":"model","name":"n","data_source":"a\\b","columns":[{"name":"y"}]}
+"#;
+    let mut cmd = command("slayer-index", &store);
+    cmd.args(["load", "-"]);
+    let out = run(cmd, Some(catalog.as_bytes()));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut cmd = command("slayer-search", &store);
+    cmd.args(["--entity", "n.y", "--datasource", "o'brien"]);
+    let out = run(cmd, None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let r: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        strings(&r["warnings"]),
+        [
+            r#"entity 'a\\b.n.y' is not rooted at datasource "o'brien"; dropped from entities bucket."#
+        ]
+    );
+    let mut cmd = command("slayer-search", &store);
+    cmd.args(["--question", "x", "--datasource", "nope"]);
+    let out = run(cmd, None);
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        "Error: datasource 'nope' not found; known: ['a\\\\b', \"o'brien\"].\n"
+    );
+}
