@@ -16,6 +16,9 @@ use serde_json::Value;
 use crate::exit::{is_broken_pipe, ExitStatus};
 use crate::jsonl::{write_line, ReadError};
 
+/// The variable that sets a person's default format at a terminal.
+pub const FORMAT_ENV: &str = "SLAYER_FORMAT";
+
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -53,11 +56,25 @@ pub struct OutputArgs {
 
 impl OutputArgs {
     /// The format: the flag, else `SLAYER_FORMAT` at a terminal, else the command's default.
+    ///
+    /// The variable applies only when stdout is a terminal: a shell that exports
+    /// `SLAYER_FORMAT=text` must not change what a pipe carries (`slayer-index load |
+    /// slayer-embed refresh` reads records).
     pub fn format_or(&self, default: Format) -> Result<Format, UsageError> {
-        crate::format_env::choose(self.format, default, |name| {
-            <Format as clap::ValueEnum>::from_str(name, true).ok()
-        })
-        .map_err(UsageError)
+        if let Some(format) = self.format {
+            return Ok(format);
+        }
+        if !io::stdout().is_terminal() {
+            return Ok(default);
+        }
+        match std::env::var(FORMAT_ENV).ok().filter(|v| !v.is_empty()) {
+            None => Ok(default),
+            Some(name) => <Format as clap::ValueEnum>::from_str(&name, true).map_err(|_| {
+                UsageError(format!(
+                    "{FORMAT_ENV}={name} is not a format; use json, jsonl or text"
+                ))
+            }),
+        }
     }
 
     /// The [`Output`] for a command whose default format is `default`.

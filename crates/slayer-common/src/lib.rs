@@ -6,8 +6,8 @@
 //! - [`jsonl`]: reading records with `line N: …` errors, writing one record per line.
 //! - [`store`]: the SQLite store (WAL, busy timeout, schema version and migrations).
 //! - [`exit`]: the exit codes every binary uses.
-//! - [`cli`]: the shared flags, the `main` skeleton and the one stdout/stderr [`cli::Output`].
-//! - [`format_env`]: `SLAYER_FORMAT`, which applies at a terminal only.
+//! - [`cli`]: the shared flags (with `SLAYER_FORMAT`, which applies at a terminal only), the
+//!   `main` skeleton and the one stdout/stderr [`cli::Output`].
 //!
 //! Nothing here but [`cli`] prints, and nothing exits; errors are typed and read as sentences a user can act on.
 #![warn(missing_docs)]
@@ -15,7 +15,6 @@
 pub mod canonical;
 pub mod cli;
 pub mod exit;
-pub mod format_env;
 pub mod jsonl;
 pub mod records;
 pub mod store;

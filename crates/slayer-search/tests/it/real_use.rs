@@ -73,11 +73,7 @@ fn a_batch_line_that_is_not_utf8_is_an_error_record_and_later_lines_are_answered
     cmd.args(["--batch", "-"]);
     let out = run(cmd, Some(&input));
     assert_eq!(out.code, 1, "{}", out.stderr);
-    let lines: Vec<Value> = out
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = out.lines();
     assert_eq!(lines.len(), 3, "{}", out.stdout);
     assert_eq!(ids(&lines[0], "memories"), ["42"]);
     assert_eq!(lines[1]["kind"], "error");
@@ -108,11 +104,7 @@ fn batch_lines_take_their_defaults_from_the_flags() {
         Some(batch),
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let lines: Vec<Value> = out
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = out.lines();
     assert_eq!(lines[0]["memories"].as_array().unwrap().len(), 1);
     assert_eq!(lines[0]["entities"], serde_json::json!([]));
     assert_eq!(
