@@ -44,26 +44,36 @@ pub struct Fields {
     pub canonical: Field,
     /// Owning datasource(s); a memory carries one value per datasource its tags are rooted at.
     pub datasource: Field,
-    /// The rendered text, `en_stem`, with positions.
+    /// The rendered text, analyzed ([`crate::analysis`]), with positions.
     pub text: Field,
+    /// An entity's own name and label, analyzed the same way: a question's words that name an
+    /// entity count apart from words its description happens to use. Empty for memories.
+    pub name: Field,
 }
 
 /// Builds the schema.
 pub fn schema() -> (Schema, Fields) {
     let mut builder = Schema::builder();
+    let analyzer = crate::analysis::ANALYZER;
     let text_options = TextOptions::default()
         .set_indexing_options(
             TextFieldIndexing::default()
-                .set_tokenizer("en_stem")
+                .set_tokenizer(analyzer)
                 .set_index_option(IndexRecordOption::WithFreqsAndPositions),
         )
         .set_stored();
+    let name_options = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(analyzer)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
     let fields = Fields {
         id: builder.add_text_field("id", STRING | STORED | FAST),
         kind: builder.add_text_field("kind", STRING | STORED),
         canonical: builder.add_text_field("canonical", STRING | STORED),
         datasource: builder.add_text_field("datasource", STRING | STORED),
         text: builder.add_text_field("text", text_options),
+        name: builder.add_text_field("name", name_options),
     };
     (builder.build(), fields)
 }
@@ -134,6 +144,7 @@ impl FullText {
     fn in_memory(store: &Store, dir: &Path) -> Result<FullText, IndexError> {
         let (schema, fields) = schema();
         let index = Index::create_in_ram(schema);
+        crate::analysis::register(&index);
         let mut writer: IndexWriter<TantivyDocument> =
             index.writer_with_num_threads(1, WRITER_HEAP)?;
         for stored in docs::all(store.conn())? {
@@ -169,6 +180,7 @@ impl FullText {
     }
 
     fn from_index(index: Index, dir: &Path) -> Result<FullText, IndexError> {
+        crate::analysis::register(&index);
         let (_, fields) = schema();
         let reader = index
             .reader_builder()
@@ -331,7 +343,37 @@ fn document(f: Fields, store: &Store, stored: &StoredDoc) -> Result<TantivyDocum
         }
     }
     doc.add_text(f.text, &d.text);
+    if let Some(name) = entity_name(stored) {
+        doc.add_text(f.name, name);
+        // The renderer's `Label:` line (docs/spec.md §2.4, §2.5).
+        if let Some(label) = d.text.lines().find_map(|l| l.strip_prefix("Label: ")) {
+            doc.add_text(f.name, label);
+        }
+    }
     Ok(doc)
+}
+
+/// An entity's own name: the datasource's, the model's, or the leaf's (the canonical id past
+/// its model's); `None` for a memory.
+fn entity_name(stored: &StoredDoc) -> Option<&str> {
+    let d = &stored.doc;
+    match d.doc_kind.as_str() {
+        "memory" => None,
+        "datasource" => Some(&d.canonical_id),
+        "model" => d
+            .datasource
+            .as_deref()
+            .and_then(|ds| d.canonical_id.strip_prefix(ds)?.strip_prefix('.')),
+        _ => {
+            let ds = d.datasource.as_deref()?;
+            let model = stored.model.as_deref()?;
+            d.canonical_id
+                .strip_prefix(ds)?
+                .strip_prefix('.')?
+                .strip_prefix(model)?
+                .strip_prefix('.')
+        }
+    }
 }
 
 /// The index folder as readers open it: tantivy takes a lock file while it opens segments (so a

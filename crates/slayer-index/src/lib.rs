@@ -4,6 +4,7 @@
 //! - [`catalog`]: load datasource and model records into the store in the caller's transaction,
 //!   re-render the touched datasources' docs and keep only real changes.
 //! - [`remove`]: delete an entity or memory and cascade to docs, embeddings and memory tags.
+//! - [`analysis`]: how doc text and questions become index terms.
 //! - [`fulltext`]: the persistent tantivy index beside the store, synced by content hash.
 //! - [`project`]: read a SLayer YAML project folder.
 //!
@@ -11,6 +12,7 @@
 //! caller commits; the index is derived and is only ever updated after the store commits.
 #![warn(missing_docs)]
 
+pub mod analysis;
 pub mod catalog;
 pub mod error;
 pub mod fulltext;

@@ -11,6 +11,7 @@ use slayer_common::canonical::{memory_id_of, memory_ref};
 
 use crate::deepening::{Deepening, DEEPER, FIRST_DEPTH};
 use crate::fuse::Fused;
+use crate::model_evidence::{self, ModelEvidence};
 use crate::response::Request;
 use crate::SearchError;
 
@@ -129,16 +130,30 @@ pub fn fill_memory_buckets(
     Ok(buckets)
 }
 
-/// Fills the entity bucket from the entity side's fusion, up to `cap` hits; `hit` builds one
-/// (`None`: its doc is gone, and the next entry takes the place).
+/// Fills the entity bucket from the entity side's fusion, up to `cap` hits, after model-level
+/// evidence reorders the fused list's first entries; `hit` builds one (`None`: its doc is gone,
+/// and the next entry takes the place).
 pub fn fill_entity_bucket<H>(
     fusion: &mut Deepening<'_, '_>,
     cap: usize,
+    evidence: &ModelEvidence,
     mut hit: impl FnMut(&Fused) -> Result<Option<H>, SearchError>,
 ) -> Result<Vec<H>, SearchError> {
-    fusion.fill(|settled| {
+    // The evidence reads a fixed window whatever the cap, so that a smaller cap is a prefix.
+    let mut need = if evidence.is_on() {
+        cap.max(evidence.window)
+    } else {
+        cap
+    };
+    loop {
+        let settled = fusion.fill(|settled| {
+            let full = settled.len() >= need;
+            Ok((settled, full))
+        })?;
+        let exhausted = settled.len() < need;
+        let ordered = model_evidence::apply(settled, evidence, |keys| fusion.exact(keys))?;
         let mut bucket = Vec::new();
-        for f in &settled {
+        for f in &ordered {
             if bucket.len() >= cap {
                 break;
             }
@@ -146,15 +161,17 @@ pub fn fill_entity_bucket<H>(
                 bucket.push(h);
             }
         }
-        let full = bucket.len() >= cap;
-        Ok((bucket, full))
-    })
+        if bucket.len() >= cap || exhausted {
+            return Ok(bucket);
+        }
+        need += cap - bucket.len();
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuse::Ranking;
+    use crate::fuse::{Fusion, Ranking};
 
     fn ranking(channel: &'static str, keys: &[&str]) -> Ranking {
         Ranking {
@@ -186,7 +203,8 @@ mod tests {
             &["memory:6", "memory:5", "memory:7", "memory:8", "memory:2"],
         );
         let with_query: FxHashSet<String> = ["2", "5", "7"].into_iter().map(String::from).collect();
-        let mut fusion = Deepening::new(&bm25, None, &dense, caps.memory_depth()).unwrap();
+        let mut fusion =
+            Deepening::new(&bm25, None, &dense, caps.memory_depth(), Fusion::RRF).unwrap();
         fill_memory_buckets(&mut fusion, &with_query, caps, exact_limit).unwrap()
     }
 
@@ -234,7 +252,7 @@ mod tests {
         // key comes first in each tie.
         let bm25 = ranking("bm25", &["memory:1", "memory:2"]);
         let dense = ranking("dense", &["memory:3", "memory:4"]);
-        let mut fusion = Deepening::new(&bm25, None, &dense, FIRST_DEPTH).unwrap();
+        let mut fusion = Deepening::new(&bm25, None, &dense, FIRST_DEPTH, Fusion::RRF).unwrap();
         let b = fill_memory_buckets(&mut fusion, &FxHashSet::default(), &caps(4, 2), 0).unwrap();
         assert_eq!(
             ids(&b.memories),
@@ -247,7 +265,8 @@ mod tests {
     #[test]
     fn entity_keys_never_enter_the_memory_buckets() {
         let bm25 = ranking("bm25", &["db.orders", "memory:1"]);
-        let mut fusion = Deepening::new(&bm25, None, &ranking("dense", &[]), 64).unwrap();
+        let mut fusion =
+            Deepening::new(&bm25, None, &ranking("dense", &[]), 64, Fusion::RRF).unwrap();
         let b = fill_memory_buckets(&mut fusion, &FxHashSet::default(), &caps(5, 5), 0).unwrap();
         assert_eq!(ids(&b.memories), ["memory:1"]);
     }
@@ -257,8 +276,8 @@ mod tests {
         let named = ranking("named", &["db.a", "db.gone", "db.b"]);
         let dense = ranking("dense", &["db.c", "db.a"]);
         let fill = |cap: usize| {
-            let mut fusion = Deepening::new(&named, None, &dense, 64).unwrap();
-            fill_entity_bucket(&mut fusion, cap, |f| {
+            let mut fusion = Deepening::new(&named, None, &dense, 64, Fusion::RRF).unwrap();
+            fill_entity_bucket(&mut fusion, cap, &ModelEvidence::OFF, |f| {
                 Ok((f.key != "db.gone").then(|| f.key.clone()))
             })
             .unwrap()
@@ -267,6 +286,31 @@ mod tests {
         assert_eq!(fill(10), ["db.a", "db.c", "db.b"]);
         assert_eq!(fill(2), ["db.a", "db.c"]);
         assert!(fill(0).is_empty());
+    }
+
+    #[test]
+    fn with_model_evidence_a_smaller_entity_cap_still_gives_a_prefix() {
+        let keys: Vec<String> = (0..150)
+            .map(|i| format!("db.m{}.c{i}", i % 7))
+            .chain((0..7).map(|m| format!("db.m{m}")))
+            .collect();
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let dense = ranking("dense", &keys);
+        let fill = |cap: usize| {
+            let mut fusion =
+                Deepening::new(&ranking("named", &[]), None, &dense, 64, Fusion::RRF).unwrap();
+            fill_entity_bucket(&mut fusion, cap, &ModelEvidence::default(), |f| {
+                Ok(Some(f.key.clone()))
+            })
+            .unwrap()
+        };
+        let whole = fill(200);
+        assert_eq!(whole.len(), 157);
+        // The models of the best leaves lead: m0 (c0, c7), m1 (c1, c8), m2.
+        assert_eq!(&whole[..3], ["db.m0", "db.m1", "db.m2"]);
+        for cap in [0, 1, 3, 10, 99, 100, 101, 150] {
+            assert_eq!(fill(cap), whole[..cap], "cap {cap}");
+        }
     }
 
     #[test]

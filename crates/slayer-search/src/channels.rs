@@ -4,7 +4,7 @@
 
 use crate::corpus::Scope;
 use crate::deepening::Deepening;
-use crate::fuse::Ranking;
+use crate::fuse::{Fusion, Ranking};
 use crate::inputs::Inputs;
 use crate::lexical::{self, Side, TextRanking};
 use crate::response::{Channel, Request};
@@ -40,23 +40,32 @@ pub struct Rankings<'s> {
 
 impl<'s> Rankings<'s> {
     /// The memory side's fusion, reading the text ranking from `depth`.
-    pub fn memories(&self, depth: usize) -> Result<Deepening<'_, 's>, SearchError> {
+    pub fn memories(&self, depth: usize, fusion: Fusion) -> Result<Deepening<'_, 's>, SearchError> {
         Deepening::new(
             &self.bm25,
             self.text_memories.as_ref(),
             &self.dense_memories,
             depth,
+            fusion,
         )
     }
 
     /// The entity side's fusion, reading the text ranking from `depth`.
-    pub fn entities(&self, depth: usize) -> Result<Deepening<'_, 's>, SearchError> {
+    pub fn entities(&self, depth: usize, fusion: Fusion) -> Result<Deepening<'_, 's>, SearchError> {
         Deepening::new(
             &self.named,
             self.text_entities.as_ref(),
             &self.dense_entities,
             depth,
+            fusion,
         )
+    }
+
+    /// Whether the question ranked any entity: model-level evidence reads what it matched,
+    /// and named refs alone stay as named.
+    pub fn question_ranked_entities(&self) -> bool {
+        self.text_entities.as_ref().is_some_and(|t| !t.is_empty())
+            || !self.dense_entities.hits.is_empty()
     }
 }
 
@@ -93,7 +102,8 @@ impl Context<'_> {
             let (fulltext, searcher) = self.text.get()?;
             let terms = lexical::question_terms(fulltext, q);
             let ds = scope.datasource();
-            let side = |side| lexical::rank(fulltext, searcher, &terms, side, ds);
+            let name_weight = req.tuning.name_weight;
+            let side = |side| lexical::rank(fulltext, searcher, &terms, side, ds, name_weight);
             rankings.text_memories = Some(side(Side::Memories)?);
             rankings.text_entities = Some(side(Side::Entities)?);
         }

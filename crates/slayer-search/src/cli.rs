@@ -14,6 +14,7 @@ const EXAMPLES: &str = "Examples:
   $ slayer-search --query @tests/fixtures/paid-revenue.json --max-entities 0
   $ slayer-search --format text
   $ slayer-search --question 'gift card payments' --channels text,dense --explain
+  $ slayer-search --question 'refunds by region' --tuning '{\"model_evidence\": {\"models\": 0}}'
   $ echo '{\"question\": \"gift card\"}' | slayer-search --batch -
 
 With no input at all, the newest memories come back by recency (with a warning). Unresolvable
@@ -57,6 +58,12 @@ pub struct Cli {
         default_value = "entities,text,dense"
     )]
     pub channels: Vec<slayer_search::search::Channel>,
+    /// Override parts of the ranking, as JSON (docs/spec.md §8.6): `memory_fusion`,
+    /// `entity_fusion` (rrf|score), `memory_weights`, `entity_weights` ({entities, text, dense}),
+    /// `name_weight`, `model_evidence` ({models, leaves, window, model_weight, leaf_weight}).
+    /// For ablations; the defaults are the measured ones.
+    #[arg(long, value_name = "JSON")]
+    pub tuning: Option<String>,
     /// Read one JSON request per line (the flags' fields) and write one response per line.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["entity", "query", "question", "datasource"])]
     pub batch: Option<PathBuf>,

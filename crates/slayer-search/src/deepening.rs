@@ -4,7 +4,7 @@
 //! text ranking (every full-text match) is read to a depth, and the whole rankings' keys
 //! beyond it are located in it, so every fused entry above the bound is final.
 
-use crate::fuse::{fuse_keys, fuse_partial, Fused, Partial, Ranking};
+use crate::fuse::{fuse_keys, fuse_partial, Fused, Fusion, Partial, Ranking};
 use crate::lexical::TextRanking;
 use crate::SearchError;
 
@@ -24,6 +24,7 @@ pub struct Deepening<'t, 's> {
     /// Where the whole rankings' keys sit in the text ranking.
     located: rustc_hash::FxHashMap<String, usize>,
     depth: usize,
+    fusion: Fusion,
 }
 
 impl<'t, 's> Deepening<'t, 's> {
@@ -33,13 +34,15 @@ impl<'t, 's> Deepening<'t, 's> {
         text: Option<&'t TextRanking<'s>>,
         dense: &Ranking,
         depth: usize,
+        fusion: Fusion,
     ) -> Result<Self, SearchError> {
         let mut d = Deepening {
-            channel1: Partial::whole(channel1),
+            channel1: Partial::whole(channel1, fusion.weights.entities),
             text,
-            dense: Partial::whole(dense),
+            dense: Partial::whole(dense, fusion.weights.dense),
             located: Default::default(),
             depth,
+            fusion,
         };
         d.locate_if_needed()?;
         Ok(d)
@@ -70,6 +73,8 @@ impl<'t, 's> Deepening<'t, 's> {
             len: text.len(),
             beyond,
             raw_scores: true,
+            weight: self.fusion.weights.text,
+            best: (!text.is_empty()).then(|| text.score(0)),
         }
     }
 
@@ -84,7 +89,7 @@ impl<'t, 's> Deepening<'t, 's> {
             rankings.push(self.text_partial(top, text));
         }
         rankings.push(self.dense.clone());
-        let (fused, bound) = fuse_partial(&rankings);
+        let (fused, bound) = fuse_partial(&rankings, &self.fusion);
         let settled = fused.into_iter().take_while(|f| f.score > bound).collect();
         Ok((settled, read_whole))
     }
@@ -107,10 +112,12 @@ impl<'t, 's> Deepening<'t, 's> {
                 len: text.len(),
                 beyond,
                 raw_scores: true,
+                weight: self.fusion.weights.text,
+                best: (!text.is_empty()).then(|| text.score(0)),
             });
         }
         rankings.push(self.dense.clone());
-        Ok(fuse_keys(&rankings, keys))
+        Ok(fuse_keys(&rankings, keys, &self.fusion))
     }
 
     /// Bounded fusion for a bucket stage: `fill` turns the settled entries into buckets and

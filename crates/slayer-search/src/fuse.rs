@@ -1,5 +1,7 @@
-//! Reciprocal rank fusion (docs/spec.md §8): k = 60, ranks from 1, contributions summed in
-//! ranking order; ties keep the order in which keys were first seen across the rankings.
+//! Fusion (docs/spec.md §8): each ranking that holds a key adds its weighted contribution,
+//! summed in ranking order; ties keep the order in which keys were first seen across the
+//! rankings. A contribution is reciprocal-rank (`weight / (60 + rank)`) or a normalised score
+//! (`weight × raw / best raw of that ranking`).
 
 /// One channel's ranking: keys best first, with the channel's raw scores.
 #[derive(Debug, Clone)]
@@ -19,8 +21,9 @@ pub struct Contribution {
     pub rank: usize,
     /// The channel's own score, when it has one.
     pub raw_score: Option<f64>,
-    /// `1 / (60 + rank)`.
-    pub rrf: f64,
+    /// What this ranking added to the fused score: `weight / (60 + rank)` (RRF), or
+    /// `weight × raw / best raw` (score fusion).
+    pub contribution: f64,
 }
 
 /// A fused key.
@@ -37,6 +40,87 @@ pub struct Fused {
 /// The RRF constant.
 pub const K: f64 = 60.0;
 
+/// How one side's rankings combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Reciprocal rank fusion: a ranking adds `weight / (K + rank)`.
+    Rrf,
+    /// Score fusion: a ranking adds `weight × raw / best`, its raw score over its best one (a
+    /// ranking without raw scores adds `weight`, a full match; one whose best is not positive
+    /// adds nothing).
+    Score,
+}
+
+/// Each channel's weight in one side's fusion, named as `--channels` names the channels. A
+/// channel left out of a weights object weighs 1.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Weights {
+    /// Channel 1: BM25 over memory tags (memories), the named refs (entities).
+    pub entities: f64,
+    /// Channel 2: the full-text index.
+    pub text: f64,
+    /// Channel 3: dense similarity.
+    pub dense: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            entities: 1.0,
+            text: 1.0,
+            dense: 1.0,
+        }
+    }
+}
+
+/// How one side fuses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fusion {
+    /// Reciprocal rank or score.
+    pub method: Method,
+    /// Per-channel weights.
+    pub weights: Weights,
+}
+
+impl Fusion {
+    /// Plain reciprocal rank fusion, every weight 1: the original's.
+    pub const RRF: Fusion = Fusion {
+        method: Method::Rrf,
+        weights: Weights {
+            entities: 1.0,
+            text: 1.0,
+            dense: 1.0,
+        },
+    };
+
+    /// A ranking's contribution at 0-based position `at` with raw score `raw`.
+    fn contribution(&self, ranking: &Partial, at: usize, raw: Option<f64>) -> f64 {
+        match self.method {
+            Method::Rrf => ranking.weight / (K + (at + 1) as f64),
+            Method::Score => match (raw, ranking.best) {
+                (Some(raw), Some(best)) if best > 0.0 => ranking.weight * raw / best,
+                (Some(_), _) => 0.0,
+                (None, _) => ranking.weight,
+            },
+        }
+    }
+
+    /// The most an unread entry of a partly read ranking can add.
+    fn unread_bound(&self, ranking: &Partial) -> f64 {
+        let next = ranking.top.len();
+        match self.method {
+            Method::Rrf => ranking.weight / (K + (next + 1) as f64),
+            // Scores fall along a ranking: an unread one is at most the last one read.
+            Method::Score => match ranking.top.last() {
+                Some((_, raw)) => self.contribution(ranking, next - 1, *raw),
+                None => ranking.weight,
+            },
+        }
+    }
+}
+
 /// What fusion knows of one ranking: its top, its full length, and where some keys beyond
 /// the top sit in it.
 #[derive(Debug, Clone, Default)]
@@ -52,17 +136,23 @@ pub struct Partial {
     pub beyond: rustc_hash::FxHashMap<String, (usize, Option<f64>)>,
     /// Whether every hit of the whole ranking has a raw score.
     pub raw_scores: bool,
+    /// The channel's weight in this fusion.
+    pub weight: f64,
+    /// The whole ranking's best raw score (its first hit's), for score fusion.
+    pub best: Option<f64>,
 }
 
 impl Partial {
-    /// A ranking read whole.
-    pub fn whole(ranking: &Ranking) -> Partial {
+    /// A ranking read whole, with its weight.
+    pub fn whole(ranking: &Ranking, weight: f64) -> Partial {
         Partial {
             channel: ranking.channel,
             top: ranking.hits.clone(),
             len: ranking.hits.len(),
             beyond: Default::default(),
             raw_scores: ranking.hits.iter().all(|(_, raw)| raw.is_some()),
+            weight,
+            best: ranking.hits.first().and_then(|(_, raw)| *raw),
         }
     }
 }
@@ -74,7 +164,7 @@ impl Partial {
 /// Each key of a top must be in every other ranking's `top` or `beyond` if that ranking has
 /// it at all. Ties keep the order in which the whole rankings would first have shown the key:
 /// by the first ranking holding it, then its position there.
-pub fn fuse_partial(rankings: &[Partial]) -> (Vec<Fused>, f64) {
+pub fn fuse_partial(rankings: &[Partial], fusion: &Fusion) -> (Vec<Fused>, f64) {
     let mut keys: Vec<&str> = Vec::new();
     let mut seen: rustc_hash::FxHashSet<&str> = Default::default();
     for ranking in rankings.iter().filter(|r| r.len > 0) {
@@ -84,22 +174,17 @@ pub fn fuse_partial(rankings: &[Partial]) -> (Vec<Fused>, f64) {
             }
         }
     }
-    let fused = fuse_keys(rankings, &keys);
+    let fused = fuse_keys(rankings, &keys, fusion);
     // An unseen key sits below every top, so it scores at most one step below each cut-off.
     // One raw-scored ranking is already in final order: its unseen keys all come after.
-    let bound = if single_raw(rankings) {
+    let mut partly_read = rankings
+        .iter()
+        .filter(|r| r.len > 0 && r.top.len() < r.len)
+        .peekable();
+    let bound = if single_raw(rankings) || partly_read.peek().is_none() {
         f64::NEG_INFINITY
     } else {
-        rankings
-            .iter()
-            .filter(|r| r.len > 0 && r.top.len() < r.len)
-            .map(|r| 1.0 / (K + (r.top.len() + 1) as f64))
-            .sum::<f64>()
-    };
-    let bound = if bound == 0.0 {
-        f64::NEG_INFINITY
-    } else {
-        bound
+        partly_read.map(|r| fusion.unread_bound(r)).sum::<f64>()
     };
     (fused, bound)
 }
@@ -112,7 +197,7 @@ fn single_raw(rankings: &[Partial]) -> bool {
 /// The exact fused entries of the given keys (those no ranking holds are left out), in the
 /// order the whole fusion would give them. Each key must be in every ranking's `top` or
 /// `beyond` that holds it.
-pub fn fuse_keys(rankings: &[Partial], keys: &[&str]) -> Vec<Fused> {
+pub fn fuse_keys(rankings: &[Partial], keys: &[&str], fusion: &Fusion) -> Vec<Fused> {
     let active: Vec<&Partial> = rankings.iter().filter(|r| r.len > 0).collect();
     let tops: Vec<rustc_hash::FxHashMap<&str, usize>> = active
         .iter()
@@ -139,13 +224,13 @@ pub fn fuse_keys(rankings: &[Partial], keys: &[&str]) -> Vec<Fused> {
             };
             let Some((i, raw)) = found else { continue };
             first.get_or_insert((r, i));
-            let rrf = 1.0 / (K + (i + 1) as f64);
-            fused.score += rrf;
+            let contribution = fusion.contribution(ranking, i, raw);
+            fused.score += contribution;
             fused.contributions.push(Contribution {
                 channel: ranking.channel,
                 rank: i + 1,
                 raw_score: raw,
-                rrf,
+                contribution,
             });
         }
         if let Some(first) = first {
@@ -167,8 +252,8 @@ mod tests {
 
     /// Fusion of whole rankings: what `fuse_partial` must agree with above its bound.
     fn fuse(rankings: &[Ranking]) -> Vec<Fused> {
-        let partials: Vec<Partial> = rankings.iter().map(Partial::whole).collect();
-        fuse_partial(&partials).0
+        let partials: Vec<Partial> = rankings.iter().map(|r| Partial::whole(r, 1.0)).collect();
+        fuse_partial(&partials, &Fusion::RRF).0
     }
 
     fn ranking(channel: &'static str, keys: &[&str]) -> Ranking {
@@ -214,10 +299,10 @@ mod tests {
             hits: b_keys.iter().map(|k| (k.clone(), Some(1.0))).collect(),
         };
         let whole = fuse(&[a.clone(), b.clone()]);
-        let mut part_b = Partial::whole(&b);
+        let mut part_b = Partial::whole(&b, 1.0);
         part_b.top.truncate(2);
         part_b.beyond.insert("k9".into(), (9, Some(1.0)));
-        let (part, bound) = fuse_partial(&[Partial::whole(&a), part_b]);
+        let (part, bound) = fuse_partial(&[Partial::whole(&a, 1.0), part_b], &Fusion::RRF);
         let final_part: Vec<&Fused> = part.iter().filter(|f| f.score > bound).collect();
         assert!(!final_part.is_empty());
         for (p, w) in final_part.iter().zip(&whole) {

@@ -7,7 +7,7 @@
 
 use tantivy::collector::{Collector, Count, DocSetCollector, SegmentCollector};
 use tantivy::query::{
-    Bm25StatisticsProvider, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery,
+    Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::{DocAddress, DocSet, Searcher, SegmentReader, TantivyDocument, Term, TERMINATED};
@@ -210,6 +210,7 @@ pub fn rank<'s>(
     terms: &[Term],
     side: Side,
     datasource: Option<&str>,
+    name_weight: f32,
 ) -> tantivy::Result<TextRanking<'s>> {
     let f: Fields = fulltext.fields();
     let mut ranking = TextRanking {
@@ -221,7 +222,7 @@ pub fn rank<'s>(
     if terms.is_empty() {
         return Ok(ranking);
     }
-    let words: Vec<(Occur, Box<dyn Query>)> = terms
+    let mut words: Vec<(Occur, Box<dyn Query>)> = terms
         .iter()
         .map(|t| {
             (
@@ -230,6 +231,24 @@ pub fn rank<'s>(
             )
         })
         .collect();
+    // On the entity side a word also counts in the entity's own name, scored apart (its own
+    // BM25 statistics) and weighted, so a name outweighs a sentence of description.
+    if side == Side::Entities && name_weight > 0.0 {
+        for t in terms {
+            let value = t.value();
+            let Some(word) = value.as_str() else {
+                continue;
+            };
+            let on_name = TermQuery::new(
+                Term::from_field_text(f.name, word),
+                IndexRecordOption::WithFreqs,
+            );
+            words.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(Box::new(on_name), name_weight)),
+            ));
+        }
+    }
     let mut clauses: Vec<(Occur, Box<dyn Query>)> =
         vec![(Occur::Must, Box::new(BooleanQuery::new(words)))];
     clauses.push(match side {

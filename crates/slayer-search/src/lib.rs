@@ -9,9 +9,11 @@
 //! - [`dense`]: channel 3, cosine over the active embedding model's stored rows.
 //! - [`fuse`]: reciprocal rank fusion, k = 60, first-insertion tie order.
 //! - [`deepening`]: fusion that reads the text ranking only as deep as the buckets need.
+//! - [`model_evidence`]: the derived ranking of models from their best leaves, fused in.
 //! - [`corpus`]: what a search reads from the store (through `slayer_common::store`), and
 //!   [`corpus::Scope`], the one answer to "does this count under the datasource".
 //! - [`response`]: the request and response types and the text form.
+//! - [`tuning`]: fusion methods and weights per side, the name weight, model-level evidence.
 //!
 //! Rules: a search never writes; unresolvable inputs are warnings, an unknown datasource is an
 //! error raised before any work; every bucket depends only on the corpus, the inputs and its
@@ -28,8 +30,10 @@ pub mod fuse;
 pub mod hits;
 pub mod inputs;
 pub mod lexical;
+pub mod model_evidence;
 pub mod response;
 pub mod search;
+pub mod tuning;
 pub mod warnings;
 
 /// Why a search could not run.

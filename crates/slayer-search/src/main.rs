@@ -14,6 +14,7 @@ use slayer_common::jsonl::{read_lines, write_line, ReadError};
 use slayer_common::store::{OpenMode, Store};
 use slayer_search::corpus::Corpus;
 use slayer_search::search::{render_text, Context, Request, TextIndex};
+use slayer_search::tuning::Tuning;
 use slayer_search::SearchError;
 
 use crate::cli::Cli;
@@ -35,7 +36,15 @@ fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
     slayer_memory::parse_query_arg(arg).map_err(UsageError)
 }
 
+fn parse_tuning(arg: Option<&str>) -> Result<Tuning, UsageError> {
+    let Some(arg) = arg else {
+        return Ok(Tuning::default());
+    };
+    serde_json::from_str(arg).map_err(|e| UsageError(format!("--tuning: {e}")))
+}
+
 fn run(cli: Cli) -> Result<ExitStatus> {
+    let tuning = parse_tuning(cli.tuning.as_deref())?;
     let mut output = cli.common.output.output(Format::Json)?;
     let store_path = &cli.common.store;
     let store = Store::open(store_path, OpenMode::ReadOnly).map_err(SearchError::Store)?;
@@ -53,6 +62,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         defaults.insert("max_entities".into(), cli.max_entities.into());
         defaults.insert("explain".into(), cli.explain.into());
         defaults.insert("channels".into(), serde_json::to_value(&cli.channels)?);
+        defaults.insert("tuning".into(), serde_json::to_value(tuning)?);
         let status = run_batch(&ctx, batch, &defaults, &mut out)?;
         out.flush()?;
         return Ok(status);
@@ -67,6 +77,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         max_entities: cli.max_entities,
         explain: cli.explain,
         channels: cli.channels.clone(),
+        tuning,
     };
     let response = ctx.search(&request)?;
     let text = match output.format() {

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::fuse::Contribution;
+use crate::tuning::Tuning;
 
 /// A search request: the flags, or one `--batch` line.
 #[derive(Debug, Clone, Deserialize)]
@@ -28,6 +29,8 @@ pub struct Request {
     pub explain: bool,
     /// The channels that run (all by default); one turned off is not a warning.
     pub channels: Vec<Channel>,
+    /// Fusion methods, weights, model-level evidence (docs/spec.md §8.6).
+    pub tuning: Tuning,
 }
 
 /// A ranking channel, for `--channels` (ablations and debugging).
@@ -57,6 +60,7 @@ impl Default for Request {
             max_entities: 5,
             explain: false,
             channels: ALL_CHANNELS.to_vec(),
+            tuning: Tuning::default(),
         }
     }
 }

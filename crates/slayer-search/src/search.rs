@@ -17,6 +17,7 @@ use slayer_index::pyfmt::repr_str as py_repr;
 use crate::buckets::{fill_entity_bucket, fill_memory_buckets, Caps, MemoryBuckets, EXACT_BUCKET};
 use crate::corpus::{Corpus, Scope};
 use crate::inputs::{named_entities, warn_off_datasource_memories, Inputs};
+use crate::model_evidence::ModelEvidence;
 pub use crate::response::{
     render_text, Channel, EntityHit, ExampleQueryHit, MemoryHit, Request, Response, ALL_CHANNELS,
 };
@@ -81,6 +82,7 @@ impl Context<'_> {
 
     fn search_in_snapshot(&self, req: &Request) -> Result<Response, SearchError> {
         let datasource = self.validate(req)?;
+        req.tuning.validate()?;
         let mut warnings = Warnings::default();
         let inputs = self.resolve_inputs(req, &mut warnings)?;
         let scope = self.corpus.scope(datasource, inputs.catalog);
@@ -102,15 +104,21 @@ impl Context<'_> {
         let rankings = self.run_channels(req, &inputs, named, &scope, &mut warnings)?;
         let caps = Caps::of(req);
         let buckets = fill_memory_buckets(
-            &mut rankings.memories(caps.memory_depth())?,
+            &mut rankings.memories(caps.memory_depth(), req.tuning.memories())?,
             self.corpus.with_query()?,
             &caps,
             EXACT_BUCKET,
         )?;
         self.memory_hits(req, buckets, &inputs, &scope, &mut response)?;
+        let evidence = if rankings.question_ranked_entities() {
+            req.tuning.model_evidence
+        } else {
+            ModelEvidence::OFF
+        };
         response.entities = fill_entity_bucket(
-            &mut rankings.entities(caps.entity_depth())?,
+            &mut rankings.entities(caps.entity_depth(), req.tuning.entities())?,
             caps.entities,
+            &evidence,
             |f| hits::entity(self.conn, f, req.explain),
         )?;
         let returned = response.example_queries.iter().map(|h| h.id.clone());

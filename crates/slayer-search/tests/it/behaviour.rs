@@ -52,18 +52,23 @@ fn entities_only_runs_channel_one() {
 #[test]
 fn question_only_runs_the_full_text_channel() {
     let f = Fixture::new();
-    let r = f.search(&["--question", "refunded orders excluded from revenue"]);
+    let r = f.search(&[
+        "--question",
+        "refunded orders excluded from revenue",
+        "--max-entities",
+        "10",
+    ]);
     assert_eq!(ids(&r, "memories")[0], "1");
-    assert!(
-        ids(&r, "entities").contains(&"mydb.orders.status".to_owned()),
-        "{r}"
-    );
+    let entities = ids(&r, "entities");
+    // Model-level evidence: the model whose columns match leads its columns (spec §8.6).
+    assert_eq!(entities[0], "mydb.orders", "{r}");
+    assert!(entities.contains(&"mydb.orders.status".to_owned()), "{r}");
     assert_eq!(strings(&r["warnings"])[0], EMBED);
     assert_eq!(r["resolved_input_entities"], json!([]));
 }
 
 #[test]
-fn both_inputs_fuse_by_rrf() {
+fn both_inputs_fuse_memories_by_score_and_entities_by_rrf() {
     let f = Fixture::new();
     let r = f.search(&[
         "--entity",
@@ -74,7 +79,8 @@ fn both_inputs_fuse_by_rrf() {
     ]);
     let top = &r["memories"][0];
     assert_eq!(top["id"], "1");
-    let expected = 1.0 / 61.0 + 1.0 / 61.0;
+    // Score fusion: the best hit of each ranking adds its full weight, 1.
+    let expected = 2.0;
     assert!(
         (top["score"].as_f64().unwrap() - expected).abs() < 1e-12,
         "{top}"
@@ -86,7 +92,16 @@ fn both_inputs_fuse_by_rrf() {
         .map(|c| c["channel"].as_str().unwrap())
         .collect();
     assert_eq!(channels, ["bm25", "fulltext"]);
-    assert_eq!(r["entities"][0]["id"], "mydb.orders.status");
+    // The named column leads (it takes part in the evidence first), then its model.
+    assert_eq!(
+        ids(&r, "entities")[..2],
+        ["mydb.orders.status", "mydb.orders"],
+        "{r}"
+    );
+    let status = &r["entities"][0];
+    let first = &status["explain"][0];
+    assert_eq!(first["channel"], "named");
+    assert!((first["contribution"].as_f64().unwrap() - 1.0 / 61.0).abs() < 1e-15);
 }
 
 #[test]

@@ -27,13 +27,17 @@ fn channels_off_contribute_nothing_and_warn_nothing() {
         "--explain",
     ];
     let all = f.search(&base);
-    assert_eq!(channels_used(&all), ["bm25", "fulltext", "named"]);
+    // `evidence` is the derived ranking of model-level evidence (spec §8.6).
+    assert_eq!(
+        channels_used(&all),
+        ["bm25", "evidence", "fulltext", "named"]
+    );
     assert!(strings(&all["warnings"])
         .iter()
         .any(|w| w.starts_with("embedding channel skipped")));
 
     let text = f.search(&[&base[..], &["--channels", "text"]].concat());
-    assert_eq!(channels_used(&text), ["fulltext"]);
+    assert_eq!(channels_used(&text), ["evidence", "fulltext"]);
     assert!(!strings(&text["warnings"])
         .iter()
         .any(|w| w.starts_with("embedding channel skipped")));
@@ -48,7 +52,55 @@ fn channels_off_contribute_nothing_and_warn_nothing() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let v: Value = serde_json::from_str(out.stdout.trim()).unwrap();
-    assert_eq!(channels_used(&v), ["fulltext"]);
+    assert_eq!(channels_used(&v), ["evidence", "fulltext"]);
     let bad = f.raw(&["--channels", "graph", "--question", "x"], None);
     assert_eq!(bad.code, 2);
+}
+
+#[test]
+fn tuning_turns_levers_off_and_bad_tuning_is_refused() {
+    let f = Fixture::new();
+    let off = r#"{"model_evidence": {"models": 0}, "name_weight": 0}"#;
+    let v = f.search(&[
+        "--question",
+        "revenue dollars",
+        "--explain",
+        "--tuning",
+        off,
+    ]);
+    assert_eq!(channels_used(&v), ["fulltext"]);
+
+    // Memories fuse by RRF when asked: the top text hit adds 1/61 instead of its full weight.
+    let rrf = r#"{"memory_fusion": "rrf"}"#;
+    let v = f.search(&[
+        "--question",
+        "revenue dollars",
+        "--explain",
+        "--tuning",
+        rrf,
+    ]);
+    let first = &v["memories"][0]["explain"][0];
+    assert!(
+        (first["contribution"].as_f64().unwrap() - 1.0 / 61.0).abs() < 1e-15,
+        "{v}"
+    );
+
+    let bad = f.raw(&["--question", "x", "--tuning", r#"{"weights": 1}"#], None);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("--tuning: unknown field `weights`"),
+        "{}",
+        bad.stderr
+    );
+    let out = f.raw(
+        &["--batch", "-"],
+        Some("{\"question\": \"x\", \"tuning\": {\"entity_weights\": {\"dense\": -1}}}\n"),
+    );
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout
+            .contains("tuning.entity_weights.dense must be a finite number >= 0, not -1"),
+        "{}",
+        out.stdout
+    );
 }

@@ -12,5 +12,6 @@ mod help_examples;
 mod kit;
 #[path = "../../../../tests/kit/model.rs"]
 mod model;
+mod ranking;
 mod real_use;
 mod support;

@@ -1,0 +1,324 @@
+//! Model-level evidence (docs/spec.md §8.6): a model is what its columns say it is.
+//!
+//! A question about a table rarely repeats the table's name; it names what the table's columns
+//! hold. So after the three channels are fused, the models are ranked by how well their own doc
+//! and their best leaves placed, and an evidence ranking (channel `evidence`) is fused in: the
+//! entities the caller named, in input order (they are certain), then the first few models of
+//! that derived ranking. The fused list's first entries are then
+//! reordered by the new scores; everything past them keeps its place. The leaves of a model
+//! that takes part draw on it a little (`leaf_weight`): a column of the right table is likelier
+//! the right column.
+
+use crate::fuse::{Contribution, Fused, K};
+use crate::SearchError;
+
+/// The channel name the evidence ranking carries in `--explain`.
+pub const CHANNEL: &str = "evidence";
+
+/// How model-level evidence is drawn and applied.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelEvidence {
+    /// How many of the fused list's first entries the evidence is read from and reordered;
+    /// fixed, so that a smaller entity cap still gives a prefix of a larger one.
+    pub window: usize,
+    /// How many of a model's best leaves add to its evidence.
+    pub leaves: usize,
+    /// How many models of the derived ranking take part in fusion.
+    pub models: usize,
+    /// The derived ranking's weight for a model.
+    pub model_weight: f64,
+    /// The derived ranking's weight for the leaves of a model that takes part.
+    pub leaf_weight: f64,
+}
+
+impl Default for ModelEvidence {
+    fn default() -> Self {
+        ModelEvidence {
+            window: 100,
+            leaves: 2,
+            models: 3,
+            model_weight: 2.0,
+            leaf_weight: 0.2,
+        }
+    }
+}
+
+impl ModelEvidence {
+    /// No model-level evidence: the fused order as it is.
+    pub const OFF: ModelEvidence = ModelEvidence {
+        window: 0,
+        leaves: 0,
+        models: 0,
+        model_weight: 0.0,
+        leaf_weight: 0.0,
+    };
+
+    /// Whether it changes anything.
+    pub fn is_on(&self) -> bool {
+        self.models > 0 && self.window > 0 && (self.model_weight > 0.0 || self.leaf_weight > 0.0)
+    }
+}
+
+/// The model of a leaf id `<ds>.<model>.<leaf>` (names hold no `.`, docs/spec.md §1.2).
+fn model_of(key: &str) -> Option<&str> {
+    let mut dots = key.match_indices('.').map(|(at, _)| at);
+    let (_, second) = (dots.next()?, dots.next()?);
+    Some(&key[..second])
+}
+
+/// The channel of the named refs, which take part first.
+const NAMED: &str = "named";
+
+/// Whether an id is a model's `<ds>.<model>`.
+fn is_model(key: &str) -> bool {
+    !key.starts_with("memory:") && key.matches('.').count() == 1
+}
+
+/// The RRF part of a fused score (the sum of its contributions): the reported score is a raw
+/// channel score when one channel took part, and evidence must add like with like.
+fn rrf(f: &Fused) -> f64 {
+    f.contributions.iter().map(|c| c.contribution).sum()
+}
+
+/// The derived ranking: every model with a doc or a leaf in `window`, by its own score plus
+/// its best `leaves` leaf scores, best first; ties keep the order of first appearance.
+pub fn derived(window: &[Fused], leaves: usize) -> Vec<(String, f64)> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut own: rustc_hash::FxHashMap<&str, f64> = Default::default();
+    let mut leaf_scores: rustc_hash::FxHashMap<&str, Vec<f64>> = Default::default();
+    for f in window {
+        let (model, is_leaf) = match model_of(&f.key) {
+            Some(model) if !f.key.starts_with("memory:") => (model, true),
+            _ if is_model(&f.key) => (f.key.as_str(), false),
+            _ => continue,
+        };
+        if !own.contains_key(model) && !leaf_scores.contains_key(model) {
+            order.push(model);
+        }
+        if is_leaf {
+            leaf_scores.entry(model).or_default().push(rrf(f));
+        } else {
+            own.insert(model, rrf(f));
+        }
+    }
+    let mut ranked: Vec<(String, f64)> = order
+        .into_iter()
+        .map(|model| {
+            // Window entries come best first, so a model's leaves are already in order.
+            let best: f64 = leaf_scores
+                .get(model)
+                .map(|s| s.iter().take(leaves).sum())
+                .unwrap_or(0.0);
+            (
+                model.to_owned(),
+                own.get(model).copied().unwrap_or(0.0) + best,
+            )
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    ranked
+}
+
+/// Applies the evidence to the fused list's first `ev.window` entries: the derived ranking's
+/// first `ev.models` models (and, with a leaf weight, their leaves) gain a `models`
+/// contribution, and the window is re-sorted (ties keep their fused order). A taking-part model
+/// that the window does not hold is brought in with its exact fused entry from `exact` (one
+/// that no channel ranked enters with the evidence alone). Entries past the window keep their
+/// order after it.
+pub fn apply(
+    fused: Vec<Fused>,
+    ev: &ModelEvidence,
+    exact: impl FnOnce(&[&str]) -> Result<Vec<Fused>, SearchError>,
+) -> Result<Vec<Fused>, SearchError> {
+    if !ev.is_on() || fused.is_empty() {
+        return Ok(fused);
+    }
+    let mut fused = fused;
+    let rest = fused.split_off(ev.window.min(fused.len()));
+    let mut window = fused;
+    let named = window
+        .iter()
+        .filter(|f| f.contributions.iter().any(|c| c.channel == NAMED))
+        .map(|f| (f.key.clone(), None));
+    let models = derived(&window, ev.leaves)
+        .into_iter()
+        .take(ev.models)
+        .map(|(m, mass)| (m, Some(mass)));
+    let mut taking_part: Vec<(String, Option<f64>)> = Vec::new();
+    for (key, mass) in named.chain(models) {
+        if !taking_part.iter().any(|(k, _)| *k == key) {
+            taking_part.push((key, mass));
+        }
+    }
+    if taking_part.is_empty() {
+        window.extend(rest);
+        return Ok(window);
+    }
+    let missing: Vec<&str> = taking_part
+        .iter()
+        .map(|(m, _)| m.as_str())
+        .filter(|m| !window.iter().any(|f| f.key == *m))
+        .collect();
+    let mut rest = rest;
+    if !missing.is_empty() {
+        rest.retain(|f| !missing.contains(&f.key.as_str()));
+        let mut found = exact(&missing)?;
+        for m in &missing {
+            if !found.iter().any(|f| f.key == *m) {
+                found.push(Fused {
+                    key: (*m).to_owned(),
+                    score: 0.0,
+                    contributions: Vec::new(),
+                });
+            }
+        }
+        window.extend(found);
+    }
+    for f in window.iter_mut() {
+        // Scores become RRF sums throughout, so that evidence and channels add up.
+        f.score = rrf(f);
+        let place = |key: &str| taking_part.iter().position(|(t, _)| t == key);
+        // An entity taking part itself weighs `model_weight`; a leaf of a model taking part,
+        // `leaf_weight`.
+        let (weight, rank) = match place(&f.key) {
+            Some(rank) => (ev.model_weight, rank),
+            None => match model_of(&f.key).and_then(place) {
+                Some(rank) => (ev.leaf_weight, rank),
+                None => continue,
+            },
+        };
+        if weight <= 0.0 {
+            continue;
+        }
+        let contribution = weight / (K + (rank + 1) as f64);
+        f.score += contribution;
+        f.contributions.push(Contribution {
+            channel: CHANNEL,
+            rank: rank + 1,
+            raw_score: taking_part[rank].1,
+            contribution,
+        });
+    }
+    // A stable sort: equal scores keep the fused order.
+    window.sort_by(|a, b| b.score.total_cmp(&a.score));
+    for f in rest.iter_mut() {
+        f.score = rrf(f);
+    }
+    window.extend(rest);
+    Ok(window)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(key: &str, rank: usize) -> Fused {
+        let rrf = 1.0 / (K + rank as f64);
+        Fused {
+            key: key.into(),
+            score: rrf,
+            contributions: vec![Contribution {
+                channel: "fulltext",
+                rank,
+                raw_score: Some(10.0 / rank as f64),
+                contribution: rrf,
+            }],
+        }
+    }
+
+    fn list(keys: &[&str]) -> Vec<Fused> {
+        keys.iter()
+            .enumerate()
+            .map(|(i, k)| entry(k, i + 1))
+            .collect()
+    }
+
+    fn keys(fused: &[Fused]) -> Vec<&str> {
+        fused.iter().map(|f| f.key.as_str()).collect()
+    }
+
+    fn no_exact(_: &[&str]) -> Result<Vec<Fused>, SearchError> {
+        Ok(Vec::new())
+    }
+
+    #[test]
+    fn ids_parse_by_segments() {
+        assert_eq!(model_of("db.orders.amount"), Some("db.orders"));
+        assert_eq!(model_of("db.orders"), None);
+        assert!(is_model("db.orders"));
+        assert!(!is_model("db"));
+        assert!(!is_model("db.orders.amount"));
+        assert!(!is_model("memory:a.b"));
+    }
+
+    #[test]
+    fn a_model_ranks_by_its_own_place_and_its_best_leaves() {
+        let window = list(&["db.o.a", "db.o.b", "db.c", "db.c.x", "db.o.z", "db.o"]);
+        let d = derived(&window, 2);
+        let o = 1.0 / 61.0 + 1.0 / 62.0 + 1.0 / 66.0;
+        let c = 1.0 / 63.0 + 1.0 / 64.0;
+        assert_eq!(d, vec![("db.o".to_owned(), o), ("db.c".to_owned(), c)]);
+    }
+
+    #[test]
+    fn the_models_of_the_best_columns_rise_above_them() {
+        let fused = list(&["db.o.a", "db.o.b", "db.c.x", "db", "db.o", "db.c", "db.p"]);
+        let ev = ModelEvidence {
+            models: 2,
+            ..ModelEvidence::default()
+        };
+        let out = apply(fused, &ev, no_exact).unwrap();
+        assert_eq!(
+            keys(&out),
+            ["db.o", "db.c", "db.o.a", "db.o.b", "db.c.x", "db", "db.p"]
+        );
+        let o = &out[0];
+        assert_eq!(o.contributions.last().unwrap().channel, CHANNEL);
+        assert!((o.score - (1.0 / 65.0 + 2.0 / 61.0)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn a_model_outside_the_window_comes_in_with_its_exact_entry() {
+        let mut fused = list(&["db.o.a", "db.o.b", "db.c.x"]);
+        fused.push(entry("db.o", 40));
+        let ev = ModelEvidence {
+            window: 3,
+            models: 1,
+            ..ModelEvidence::default()
+        };
+        let out = apply(fused, &ev, |keys| {
+            assert_eq!(keys, ["db.o"]);
+            Ok(vec![entry("db.o", 40)])
+        })
+        .unwrap();
+        assert_eq!(keys(&out), ["db.o", "db.o.a", "db.o.b", "db.c.x"]);
+        assert_eq!(out[0].contributions.len(), 2);
+    }
+
+    #[test]
+    fn named_entities_take_part_first_then_the_derived_models() {
+        let mut fused = list(&["db.c.x", "db.o.a", "db.o.b", "db.o", "db.c"]);
+        fused[0].contributions[0].channel = NAMED;
+        let ev = ModelEvidence {
+            models: 1,
+            ..ModelEvidence::default()
+        };
+        let out = apply(fused, &ev, no_exact).unwrap();
+        assert_eq!(keys(&out), ["db.c.x", "db.o", "db.o.a", "db.o.b", "db.c"]);
+        let evidence = out[0].contributions.last().unwrap();
+        assert_eq!((evidence.channel, evidence.rank), (CHANNEL, 1));
+        assert_eq!(evidence.raw_score, None);
+        // The model ranks second in the evidence; its leaves draw on it with leaf_weight.
+        assert_eq!(out[1].contributions.last().unwrap().rank, 2);
+        let leaf = out[2].contributions.last().unwrap();
+        assert!((leaf.contribution - 0.2 / 62.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn off_changes_nothing() {
+        let fused = list(&["db.o.a", "db.o"]);
+        let out = apply(fused.clone(), &ModelEvidence::OFF, no_exact).unwrap();
+        assert_eq!(out, fused);
+    }
+}

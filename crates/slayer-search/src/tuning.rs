@@ -1,0 +1,117 @@
+//! The ranking's tunable parts (docs/spec.md §8.6): per side, the fusion method and each
+//! channel's weight; the weight of a question word found in an entity's name; model-level
+//! evidence. The defaults are the measured ones (docs/quality.md). A request may override any
+//! of them (`--tuning JSON`, or a batch line's `tuning`), which is how the ablations run.
+
+use serde::{Deserialize, Serialize};
+
+use crate::fuse::{Fusion, Method, Weights};
+use crate::model_evidence::ModelEvidence;
+use crate::SearchError;
+
+/// Every tunable part; a field left out keeps its default.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Tuning {
+    /// How memories fuse (default `score`).
+    pub memory_fusion: Method,
+    /// The memory side's channel weights (default: all 1).
+    pub memory_weights: Weights,
+    /// How entities fuse (default `rrf`).
+    pub entity_fusion: Method,
+    /// The entity side's channel weights (default: entities 1, text 1, dense 0.5).
+    pub entity_weights: Weights,
+    /// A question word in an entity's own name (or label) scores this many times what it
+    /// scores in the doc text, on top of it (default 1; 0 turns the name field off).
+    pub name_weight: f32,
+    /// Model-level evidence (`{"models": 0}` turns it off).
+    pub model_evidence: ModelEvidence,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            memory_fusion: Method::Score,
+            memory_weights: Weights::default(),
+            entity_fusion: Method::Rrf,
+            entity_weights: Weights {
+                dense: 0.5,
+                ..Weights::default()
+            },
+            name_weight: 1.0,
+            model_evidence: ModelEvidence::default(),
+        }
+    }
+}
+
+impl Tuning {
+    /// The memory side's fusion.
+    pub fn memories(&self) -> Fusion {
+        Fusion {
+            method: self.memory_fusion,
+            weights: self.memory_weights,
+        }
+    }
+
+    /// The entity side's fusion.
+    pub fn entities(&self) -> Fusion {
+        Fusion {
+            method: self.entity_fusion,
+            weights: self.entity_weights,
+        }
+    }
+
+    /// Every weight must be a finite number ≥ 0.
+    pub fn validate(&self) -> Result<(), SearchError> {
+        let ev = &self.model_evidence;
+        let numbers = [
+            ("memory_weights.entities", self.memory_weights.entities),
+            ("memory_weights.text", self.memory_weights.text),
+            ("memory_weights.dense", self.memory_weights.dense),
+            ("entity_weights.entities", self.entity_weights.entities),
+            ("entity_weights.text", self.entity_weights.text),
+            ("entity_weights.dense", self.entity_weights.dense),
+            ("name_weight", f64::from(self.name_weight)),
+            ("model_evidence.model_weight", ev.model_weight),
+            ("model_evidence.leaf_weight", ev.leaf_weight),
+        ];
+        for (name, value) in numbers {
+            if !value.is_finite() || value < 0.0 {
+                return Err(SearchError::Request(format!(
+                    "tuning.{name} must be a finite number >= 0, not {value}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_partial_tuning_keeps_the_other_defaults() {
+        let t: Tuning = serde_json::from_str(
+            r#"{"entity_weights": {"text": 2}, "model_evidence": {"models": 0}}"#,
+        )
+        .unwrap();
+        assert_eq!(t.entity_weights.text, 2.0);
+        // A weights object given replaces the default whole: dense weighs 1 again.
+        assert_eq!(t.entity_weights.dense, 1.0);
+        assert!(!t.model_evidence.is_on());
+        assert_eq!(t.memory_fusion, Method::Score);
+        assert_eq!(t.model_evidence.window, ModelEvidence::default().window);
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_weights_are_refused() {
+        assert!(serde_json::from_str::<Tuning>(r#"{"weights": {}}"#).is_err());
+        let t: Tuning = serde_json::from_str(r#"{"name_weight": -1}"#).unwrap();
+        let e = t.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("tuning.name_weight must be a finite number >= 0"),
+            "{e}"
+        );
+    }
+}

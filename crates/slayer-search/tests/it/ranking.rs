@@ -1,0 +1,75 @@
+//! The ranking levers of docs/spec.md §6.1 and §8.6 as a user meets them: names in any
+//! convention match the words of a question, a name outweighs a sentence of description, and
+//! the table whose columns match leads them.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::kit::output as run;
+use crate::support::ids;
+
+const CATALOG: &str = r#"{"kind":"datasource","name":"w"}
+{"kind":"model","name":"Customers","data_source":"w","columns":[{"name":"CustId"},{"name":"AvgOrderValue"},{"name":"notes","description":"What the customer said about an order, its value, and the average delivery."}]}
+{"kind":"model","name":"shipments","data_source":"w","columns":[{"name":"id"},{"name":"carrier","description":"Which carrier ships the order."}]}
+{"kind":"model","name":"shops","data_source":"w","columns":[{"name":"café_name","label":"Storefront"}]}
+"#;
+
+fn loaded() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db");
+    let mut cmd = crate::kit::command("slayer-index");
+    cmd.env("SLAYER_STORE", &store).args(["load", "-"]);
+    let out = run(cmd, Some(CATALOG.as_bytes()));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    (dir, store)
+}
+
+fn search(store: &Path, args: &[&str]) -> Value {
+    let mut cmd = crate::kit::command("slayer-search");
+    cmd.env("SLAYER_STORE", store)
+        .args(["--channels", "entities,text"])
+        .args(args);
+    let out = run(cmd, None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_camel_case_name_matches_the_words_of_a_question_and_its_table_leads() {
+    let (_dir, store) = loaded();
+    let r = search(&store, &["--question", "What is the avg order value?"]);
+    let entities = ids(&r, "entities");
+    assert_eq!(entities[0], "w.Customers", "{r}");
+    // The column named by the words outranks the one whose description merely uses them.
+    let at = |id: &str| entities.iter().position(|e| e == id).unwrap();
+    assert!(at("w.Customers.AvgOrderValue") < at("w.Customers.notes"), "{r}");
+}
+
+#[test]
+fn the_levers_can_be_turned_off_to_see_the_plain_ranking() {
+    let (_dir, store) = loaded();
+    let off = r#"{"model_evidence": {"models": 0}, "name_weight": 0}"#;
+    let r = search(
+        &store,
+        &["--question", "What is the avg order value?", "--tuning", off],
+    );
+    // Without evidence the model doc, which names no column words of the question, is not first.
+    assert_ne!(ids(&r, "entities")[0], "w.Customers", "{r}");
+}
+
+#[test]
+fn accents_fold_and_labels_count_as_names() {
+    let (_dir, store) = loaded();
+    let r = search(&store, &["--question", "cafe name", "--max-entities", "2"]);
+    assert_eq!(ids(&r, "entities"), ["w.shops", "w.shops.café_name"], "{r}");
+    let r = search(&store, &["--question", "storefront", "--max-entities", "2"]);
+    assert_eq!(ids(&r, "entities"), ["w.shops", "w.shops.café_name"], "{r}");
+}
+
+#[test]
+fn a_question_of_stopwords_only_ranks_nothing() {
+    let (_dir, store) = loaded();
+    let r = search(&store, &["--question", "Which of these are the ones?"]);
+    assert_eq!(ids(&r, "entities"), Vec::<String>::new(), "{r}");
+}
