@@ -4,6 +4,8 @@
 #
 #   scripts/eval-schema.sh              both catalogs, both settings, every channel set
 #   scripts/eval-schema.sh --quick      the described catalog, question only, 300 questions
+#   scripts/eval-schema.sh --ablations  each ranking lever off in turn (slayer-search --tuning),
+#                                       all channels, on the two settings of the targets
 #
 # Each catalog (catalog-desc.jsonl, catalog-plain.jsonl) is loaded into a fresh store and
 # embedded with the local model once (a rerun reuses the stores and embeds nothing). Every
@@ -17,7 +19,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 quick=false
+ablations=false
 [ "${1:-}" = "--quick" ] && quick=true
+[ "${1:-}" = "--ablations" ] && ablations=true
 data="${BIRD_DIR:-$root/../shared/data/bird-dev}"
 work="${SLAYER_EVAL_DIR:-$root/target/eval-schema}"
 bin="${SLAYER_BIN:-${CARGO_TARGET_DIR:-$root/target}/release}"
@@ -30,6 +34,53 @@ mkdir -p "$work"
 unset SLAYER_FORMAT SLAYER_EMBEDDING_MODEL SLAYER_STORE
 py="python3 scripts/eval_schema.py"
 secs() { awk -v s="$1" -v e="$(date +%s%N)" 'BEGIN{printf "%.1f", (e-s)/1e9}'; }
+
+ensure_store() {
+    local catalog=$1 store="$work/$1.db" s
+    if [ ! -f "$store" ]; then
+        "$bin/slayer-index" --store "$store" -q load "$data/catalog-$catalog.jsonl" > /dev/null
+    fi
+    s=$(date +%s%N)
+    "$bin/slayer-embed" --store "$store" -q refresh --all --format jsonl > "$work/embed-$catalog.jsonl"
+    echo "$catalog: $(grep -c '"embedded"' "$work/embed-$catalog.jsonl" || true) docs embedded in $(secs "$s") s" >> "$work/times.txt"
+}
+
+if $ablations; then
+    # name|tuning: each lever of docs/spec.md §8.6 off in turn, then all of them.
+    levers=(
+        'defaults|{}'
+        'no name field|{"name_weight": 0}'
+        'no model evidence|{"model_evidence": {"models": 0}}'
+        'evidence weight 1 (not 2)|{"model_evidence": {"model_weight": 1}}'
+        'no leaf draw on the model|{"model_evidence": {"leaf_weight": 0}}'
+        'entity dense weight 1 (not 0.5)|{"entity_weights": {}}'
+        'all three off|{"name_weight": 0, "model_evidence": {"models": 0}, "entity_weights": {}}'
+    )
+    printf '| lever | desc, question: T@5 / T+c@5 / C@10 | plain, question + evidence: T@5 / T+c@5 / C@10 |\n|---|---|---|\n'
+    for lever in "${levers[@]}"; do
+        name=${lever%%|*}
+        tuning=${lever#*|}
+        row="| $name |"
+        for run in desc:question plain:evidence; do
+            catalog=${run%%:*}
+            evidence=""
+            [ "${run#*:}" = evidence ] && evidence="--evidence"
+            ensure_store "$catalog"
+            # shellcheck disable=SC2086
+            $py requests "$data/questions.jsonl" entities,text,dense $evidence --tuning "$tuning" \
+                > "$work/ablation-requests.jsonl"
+            "$bin/slayer-search" --store "$work/$catalog.db" --batch "$work/ablation-requests.jsonl" \
+                > "$work/ablation-responses.jsonl" || true
+            read -r _ _ metrics < <($py score "$data/questions.jsonl" "$work/ablation-responses.jsonl")
+            declare -A m=()
+            for kv in $metrics; do m[${kv%%=*}]=${kv#*=}; done
+            row="$row ${m[T@5]} / ${m[T+c@5]} / ${m[C@10]} |"
+            unset m
+        done
+        echo "$row"
+    done
+    exit 0
+fi
 
 limit=""
 catalogs="desc plain"
@@ -46,12 +97,7 @@ printf '| catalog | setting | channels | T@1 | T@3 | T@5 | T@10 | T+c@5 | C@5 | 
 printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 for catalog in $catalogs; do
     store="$work/$catalog.db"
-    if [ ! -f "$store" ]; then
-        "$bin/slayer-index" --store "$store" -q load "$data/catalog-$catalog.jsonl" > /dev/null
-    fi
-    s=$(date +%s%N)
-    "$bin/slayer-embed" --store "$store" -q refresh --all --format jsonl > "$work/embed-$catalog.jsonl"
-    echo "$catalog: $(grep -c '"embedded"' "$work/embed-$catalog.jsonl" || true) docs embedded in $(secs "$s") s" >> "$work/times.txt"
+    ensure_store "$catalog"
     for setting in $settings; do
         evidence=""
         [ "$setting" = evidence ] && evidence="--evidence"

@@ -47,11 +47,14 @@ echo "embed: $(grep -c '"embedded"' "$work/embed.jsonl" || true) embedded, $(gre
 
 $smoke && limit="--queries 20"
 printf '\n| configuration | nDCG@10 | recall@100 | MRR@10 | search wall |\n|---|---|---|---|---|\n'
-for config in text:text dense:dense all:entities,text,dense; do
+# all-rrf: the memory side fused by reciprocal rank (the original's fusion) instead of by score.
+for config in text:text dense:dense all:entities,text,dense all-rrf:entities,text,dense; do
     name=${config%%:*}
     channels=${config#*:}
+    tuning='{}'
+    [ "$name" = all-rrf ] && tuning='{"memory_fusion": "rrf"}'
     # shellcheck disable=SC2086
-    $py requests "$data/queries.jsonl" "$qrels" "$channels" $limit > "$work/requests-$name.jsonl"
+    $py requests "$data/queries.jsonl" "$qrels" "$channels" --tuning "$tuning" $limit > "$work/requests-$name.jsonl"
     s=$(date +%s%N)
     "$bin/slayer-search" --batch "$work/requests-$name.jsonl" > "$work/responses-$name.jsonl"
     took=$(secs "$s")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The data and scoring side of scripts/eval-schema.sh (standard library only).
 
-  eval_schema.py requests QUESTIONS CHANNELS [--evidence] [--limit N]
+  eval_schema.py requests QUESTIONS CHANNELS [--evidence] [--limit N] [--tuning JSON]
                                         slayer-search --batch requests, one per question
   eval_schema.py score QUESTIONS RESPONSES [--limit N] [--by-difficulty]
                                         T@k T+c@k C@k for k = 1, 3, 5, 10, 20 (one line each
@@ -39,8 +39,8 @@ def text_of(q, evidence):
     return q["question"]
 
 
-def request(q, channels, evidence):
-    return {
+def request(q, channels, evidence, tuning=None):
+    req = {
         "question": text_of(q, evidence),
         "datasource": q["datasource"],
         "max_entities": 50,
@@ -48,6 +48,9 @@ def request(q, channels, evidence):
         "max_example_queries": 0,
         "channels": channels,
     }
+    if tuning:
+        req["tuning"] = tuning
+    return req
 
 
 def table_recall(ranking, gold_tables, k, with_columns):
@@ -165,8 +168,9 @@ def main(argv):
     if cmd == "requests":
         questions = read_jsonl(rest[0])[: opt("--limit", None)]
         channels = rest[1].split(",")
+        tuning = json.loads(rest[rest.index("--tuning") + 1]) if "--tuning" in rest else None
         for q in questions:
-            print(json.dumps(request(q, channels, flag("--evidence"))))
+            print(json.dumps(request(q, channels, flag("--evidence"), tuning)))
     elif cmd == "score":
         questions = read_jsonl(rest[0])[: opt("--limit", None)]
         score(questions, read_jsonl(rest[1]), flag("--by-difficulty"))

@@ -87,9 +87,10 @@ def main():
         texts = {q["_id"]: q["text"] for q in read_jsonl(sys.argv[2])}
         limit = int(arg("--queries", 0)) or None
         channels = sys.argv[4].split(",")
+        tuning = json.loads(arg("--tuning", "{}"))
         for q in test_queries(read_qrels(sys.argv[3]), limit):
             print(json.dumps({"question": texts[q], "max_memories": 100, "max_example_queries": 0,
-                              "max_entities": 0, "channels": channels}))
+                              "max_entities": 0, "channels": channels, "tuning": tuning}))
     elif cmd == "score":
         qrels = read_qrels(sys.argv[2])
         limit = int(arg("--queries", 0)) or None

@@ -1,4 +1,4 @@
-//! Stages 4 and 5, fuse and fill buckets: each side's rankings are fused (RRF, read only as
+//! Stages 4 and 5, fuse and fill buckets: each side's rankings are fused (§8, read only as
 //! deep as the buckets need, see [`Deepening::fill`]) and the fused order is walked into the
 //! response's buckets, each to its own cap. So a bucket depends only on corpus, inputs and its
 //! own cap, and a smaller cap gives a prefix.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Parser;
 use slayer_common::cli::CommonArgs;
 
-const ABOUT: &str = "Search memories and semantic-layer entities: entity-overlap BM25, the full-text index and dense similarity, fused by reciprocal rank fusion into memories, example_queries and entities.";
+const ABOUT: &str = "Search memories and semantic-layer entities: entity-overlap BM25, the full-text index and dense similarity, fused (memories by score, entities by reciprocal rank with model-level evidence) into memories, example_queries and entities.";
 
 const EXAMPLES: &str = "Examples:
   $ slayer-search --question \"what's the revenue of returned orders?\" --format text
@@ -47,7 +47,7 @@ pub struct Cli {
     /// Cap of the entities bucket.
     #[arg(long, default_value_t = 5)]
     pub max_entities: usize,
-    /// Add each channel's rank, raw score and RRF contribution to every hit.
+    /// Add each channel's rank, raw score and contribution to every hit.
     #[arg(long)]
     pub explain: bool,
     /// The channels that run, comma-separated (default: all). For ablations and debugging.

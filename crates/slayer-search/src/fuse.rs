@@ -31,7 +31,7 @@ pub struct Contribution {
 pub struct Fused {
     /// The key.
     pub key: String,
-    /// RRF score, or the raw score when a single ranking with raw scores took part.
+    /// The fused score, or the raw score when a single ranking with raw scores took part.
     pub score: f64,
     /// Per-channel detail.
     pub contributions: Vec<Contribution>,
@@ -306,6 +306,89 @@ mod tests {
         let final_part: Vec<&Fused> = part.iter().filter(|f| f.score > bound).collect();
         assert!(!final_part.is_empty());
         for (p, w) in final_part.iter().zip(&whole) {
+            assert_eq!(*p, w);
+        }
+    }
+
+    #[test]
+    fn score_fusion_normalises_by_each_ranking_s_best_and_weighs_channels() {
+        let text = Ranking {
+            channel: "fulltext",
+            hits: vec![("a".into(), Some(8.0)), ("b".into(), Some(2.0))],
+        };
+        let dense = Ranking {
+            channel: "dense",
+            hits: vec![("b".into(), Some(0.5)), ("a".into(), Some(0.25))],
+        };
+        let fusion = Fusion {
+            method: Method::Score,
+            weights: Weights {
+                dense: 0.5,
+                ..Weights::default()
+            },
+        };
+        let partials = [Partial::whole(&text, 1.0), Partial::whole(&dense, 0.5)];
+        let (fused, bound) = fuse_partial(&partials, &fusion);
+        // a: 8/8 + 0.5 * 0.25/0.5 = 1.25; b: 2/8 + 0.5 * 0.5/0.5 = 0.75.
+        assert_eq!(fused[0].key, "a");
+        assert!((fused[0].score - 1.25).abs() < 1e-15);
+        assert!((fused[1].score - 0.75).abs() < 1e-15);
+        assert_eq!(fused[1].contributions[1].contribution, 0.5);
+        assert_eq!(bound, f64::NEG_INFINITY, "both read whole");
+        // A ranking without raw scores adds its weight; one whose best is not positive, nothing.
+        let named = Ranking {
+            channel: "named",
+            hits: vec![("n".into(), None)],
+        };
+        let negative = Ranking {
+            channel: "dense",
+            hits: vec![("n".into(), Some(-0.1))],
+        };
+        let (fused, _) = fuse_partial(
+            &[Partial::whole(&named, 1.0), Partial::whole(&negative, 1.0)],
+            &fusion,
+        );
+        assert_eq!(fused[0].score, 1.0);
+    }
+
+    #[test]
+    fn a_partial_score_fusion_agrees_with_the_whole_above_its_bound() {
+        // Text is long with falling scores; only its top 3 are read, dense's keys located.
+        let b_keys: Vec<String> = (0..40).map(|i| format!("k{i}")).collect();
+        let text = Ranking {
+            channel: "fulltext",
+            hits: b_keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (k.clone(), Some(40.0 - i as f64)))
+                .collect(),
+        };
+        let dense = Ranking {
+            channel: "dense",
+            hits: vec![
+                ("k30".into(), Some(0.9)),
+                ("k1".into(), Some(0.5)),
+                ("x".into(), Some(0.4)),
+            ],
+        };
+        let fusion = Fusion {
+            method: Method::Score,
+            weights: Weights::default(),
+        };
+        let whole = fuse_partial(
+            &[Partial::whole(&text, 1.0), Partial::whole(&dense, 1.0)],
+            &fusion,
+        )
+        .0;
+        let mut part_text = Partial::whole(&text, 1.0);
+        part_text.top.truncate(3);
+        part_text.beyond.insert("k30".into(), (30, Some(10.0)));
+        let (part, bound) = fuse_partial(&[part_text, Partial::whole(&dense, 1.0)], &fusion);
+        // An unread text hit adds at most 38/40.
+        assert!((bound - 38.0 / 40.0).abs() < 1e-15);
+        let settled: Vec<&Fused> = part.iter().filter(|f| f.score > bound).collect();
+        assert!(settled.len() >= 3, "{part:?}");
+        for (p, w) in settled.iter().zip(&whole) {
             assert_eq!(*p, w);
         }
     }

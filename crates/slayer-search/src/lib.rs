@@ -7,7 +7,8 @@
 //! - [`lexical`]: channel 2, the persistent tantivy index, queried leniently, datasource-filtered
 //!   with the subset's own statistics.
 //! - [`dense`]: channel 3, cosine over the active embedding model's stored rows.
-//! - [`fuse`]: reciprocal rank fusion, k = 60, first-insertion tie order.
+//! - [`fuse`]: fusion by reciprocal rank (k = 60) or by normalised score, weighted per
+//!   channel, first-insertion tie order.
 //! - [`deepening`]: fusion that reads the text ranking only as deep as the buckets need.
 //! - [`model_evidence`]: the derived ranking of models from their best leaves, fused in.
 //! - [`corpus`]: what a search reads from the store (through `slayer_common::store`), and

@@ -75,9 +75,9 @@ fn is_model(key: &str) -> bool {
     !key.starts_with("memory:") && key.matches('.').count() == 1
 }
 
-/// The RRF part of a fused score (the sum of its contributions): the reported score is a raw
-/// channel score when one channel took part, and evidence must add like with like.
-fn rrf(f: &Fused) -> f64 {
+/// A fused entry's contributions summed: the reported score is a raw channel score when one
+/// channel took part, and evidence must add like with like.
+fn contribution_sum(f: &Fused) -> f64 {
     f.contributions.iter().map(|c| c.contribution).sum()
 }
 
@@ -97,9 +97,12 @@ pub fn derived(window: &[Fused], leaves: usize) -> Vec<(String, f64)> {
             order.push(model);
         }
         if is_leaf {
-            leaf_scores.entry(model).or_default().push(rrf(f));
+            leaf_scores
+                .entry(model)
+                .or_default()
+                .push(contribution_sum(f));
         } else {
-            own.insert(model, rrf(f));
+            own.insert(model, contribution_sum(f));
         }
     }
     let mut ranked: Vec<(String, f64)> = order
@@ -177,7 +180,7 @@ pub fn apply(
     }
     for f in window.iter_mut() {
         // Scores become RRF sums throughout, so that evidence and channels add up.
-        f.score = rrf(f);
+        f.score = contribution_sum(f);
         let place = |key: &str| taking_part.iter().position(|(t, _)| t == key);
         // An entity taking part itself weighs `model_weight`; a leaf of a model taking part,
         // `leaf_weight`.
@@ -203,7 +206,7 @@ pub fn apply(
     // A stable sort: equal scores keep the fused order.
     window.sort_by(|a, b| b.score.total_cmp(&a.score));
     for f in rest.iter_mut() {
-        f.score = rrf(f);
+        f.score = contribution_sum(f);
     }
     window.extend(rest);
     Ok(window)

@@ -70,7 +70,7 @@ impl Default for Request {
 pub struct MemoryHit {
     /// Memory id (`slayer-memory forget <id>` works).
     pub id: String,
-    /// RRF-fused, or the channel's raw score when one channel ranked memories.
+    /// Fused (docs/spec.md §8), or the channel's raw score when one channel ranked memories.
     pub score: f64,
     /// The full indexed text.
     pub text: String,
@@ -106,7 +106,8 @@ pub struct EntityHit {
     pub id: String,
     /// datasource, model, column, measure or aggregation.
     pub kind: String,
-    /// RRF-fused, or the channel's raw score when one channel with scores ranked entities.
+    /// Fused (docs/spec.md §8), or the channel's raw score when one channel with scores ranked
+    /// entities.
     pub score: f64,
     /// The full rendered text.
     pub text: String,

@@ -50,7 +50,7 @@ fn a_smoke_run_scores_every_configuration() {
     let rows: Vec<Vec<&str>> = scores.lines().map(|l| l.split(' ').collect()).collect();
     assert_eq!(
         rows.iter().map(|r| r[0]).collect::<Vec<_>>(),
-        ["text", "dense", "all"]
+        ["text", "dense", "all", "all-rrf"]
     );
     for row in &rows {
         for value in &row[1..] {

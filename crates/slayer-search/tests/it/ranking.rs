@@ -43,7 +43,10 @@ fn a_camel_case_name_matches_the_words_of_a_question_and_its_table_leads() {
     assert_eq!(entities[0], "w.Customers", "{r}");
     // The column named by the words outranks the one whose description merely uses them.
     let at = |id: &str| entities.iter().position(|e| e == id).unwrap();
-    assert!(at("w.Customers.AvgOrderValue") < at("w.Customers.notes"), "{r}");
+    assert!(
+        at("w.Customers.AvgOrderValue") < at("w.Customers.notes"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -52,7 +55,12 @@ fn the_levers_can_be_turned_off_to_see_the_plain_ranking() {
     let off = r#"{"model_evidence": {"models": 0}, "name_weight": 0}"#;
     let r = search(
         &store,
-        &["--question", "What is the avg order value?", "--tuning", off],
+        &[
+            "--question",
+            "What is the avg order value?",
+            "--tuning",
+            off,
+        ],
     );
     // Without evidence the model doc, which names no column words of the question, is not first.
     assert_ne!(ids(&r, "entities")[0], "w.Customers", "{r}");
