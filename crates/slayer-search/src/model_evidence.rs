@@ -123,12 +123,12 @@ pub fn derived(window: &[Fused], leaves: usize) -> Vec<(String, f64)> {
     ranked
 }
 
-/// Applies the evidence to the fused list's first `ev.window` entries: the derived ranking's
-/// first `ev.models` models (and, with a leaf weight, their leaves) gain a `models`
-/// contribution, and the window is re-sorted (ties keep their fused order). A taking-part model
-/// that the window does not hold is brought in with its exact fused entry from `exact` (one
-/// that no channel ranked enters with the evidence alone). Entries past the window keep their
-/// order after it.
+/// Applies the evidence to the fused list's first `ev.window` entries: the named entities of
+/// the window, then the derived ranking's first `ev.models` models, gain an `evidence`
+/// contribution (their leaves a `leaf_weight` one), and the window is re-sorted (ties keep
+/// their fused order). A taking-part model that the window does not hold is brought in with its
+/// exact fused entry from `exact` (one that no channel ranked enters with the evidence alone).
+/// Entries past the window keep their order after it.
 pub fn apply(
     fused: Vec<Fused>,
     ev: &ModelEvidence,
