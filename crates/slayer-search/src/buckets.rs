@@ -137,6 +137,7 @@ pub fn fill_entity_bucket<H>(
     fusion: &mut Deepening<'_, '_>,
     cap: usize,
     evidence: &ModelEvidence,
+    question: Option<&str>,
     mut hit: impl FnMut(&Fused) -> Result<Option<H>, SearchError>,
 ) -> Result<Vec<H>, SearchError> {
     // The evidence reads a fixed window whatever the cap, so that a smaller cap is a prefix.
@@ -151,7 +152,8 @@ pub fn fill_entity_bucket<H>(
             Ok((settled, full))
         })?;
         let exhausted = settled.len() < need;
-        let ordered = model_evidence::apply(settled, evidence, |keys| fusion.exact(keys))?;
+        let ordered =
+            model_evidence::apply(settled, evidence, question, |keys| fusion.exact(keys))?;
         let mut bucket = Vec::new();
         for f in &ordered {
             if bucket.len() >= cap {
@@ -277,7 +279,7 @@ mod tests {
         let dense = ranking("dense", &["db.c", "db.a"]);
         let fill = |cap: usize| {
             let mut fusion = Deepening::new(&named, None, &dense, 64, Fusion::RRF).unwrap();
-            fill_entity_bucket(&mut fusion, cap, &ModelEvidence::OFF, |f| {
+            fill_entity_bucket(&mut fusion, cap, &ModelEvidence::OFF, None, |f| {
                 Ok((f.key != "db.gone").then(|| f.key.clone()))
             })
             .unwrap()
@@ -299,7 +301,7 @@ mod tests {
         let fill = |cap: usize| {
             let mut fusion =
                 Deepening::new(&ranking("named", &[]), None, &dense, 64, Fusion::RRF).unwrap();
-            fill_entity_bucket(&mut fusion, cap, &ModelEvidence::default(), |f| {
+            fill_entity_bucket(&mut fusion, cap, &ModelEvidence::default(), None, |f| {
                 Ok(Some(f.key.clone()))
             })
             .unwrap()

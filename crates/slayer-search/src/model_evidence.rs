@@ -67,6 +67,27 @@ fn model_of(key: &str) -> Option<&str> {
     Some(&key[..second])
 }
 
+/// A question that may be an entity's name or dotted path: trimmed, without quotes or a
+/// trailing `?`, lowercased; `None` when it has spaces (a sentence, not a name).
+fn bare_name(question: &str) -> Option<String> {
+    let name = question
+        .trim()
+        .trim_end_matches('?')
+        .trim_matches(|c| c == '"' || c == '\'' || c == '`')
+        .trim();
+    (!name.is_empty() && !name.contains(char::is_whitespace)).then(|| name.to_lowercase())
+}
+
+/// Whether a lowercased bare name is this id, or its tail of whole segments (`orders.amount`,
+/// `amount`), ignoring case.
+fn names(key: &str, name: &str) -> bool {
+    let key = key.to_lowercase();
+    key == name
+        || key
+            .strip_suffix(name)
+            .is_some_and(|head| head.ends_with('.'))
+}
+
 /// The channel of the named refs, which take part first.
 const NAMED: &str = "named";
 
@@ -132,6 +153,7 @@ pub fn derived(window: &[Fused], leaves: usize) -> Vec<(String, f64)> {
 pub fn apply(
     fused: Vec<Fused>,
     ev: &ModelEvidence,
+    question: Option<&str>,
     exact: impl FnOnce(&[&str]) -> Result<Vec<Fused>, SearchError>,
 ) -> Result<Vec<Fused>, SearchError> {
     if !ev.is_on() || fused.is_empty() {
@@ -140,9 +162,13 @@ pub fn apply(
     let mut fused = fused;
     let rest = fused.split_off(ev.window.min(fused.len()));
     let mut window = fused;
+    let asked = question.and_then(bare_name);
     let named = window
         .iter()
-        .filter(|f| f.contributions.iter().any(|c| c.channel == NAMED))
+        .filter(|f| {
+            f.contributions.iter().any(|c| c.channel == NAMED)
+                || asked.as_deref().is_some_and(|name| names(&f.key, name))
+        })
         .map(|f| (f.key.clone(), None));
     let models = derived(&window, ev.leaves)
         .into_iter()
@@ -271,7 +297,7 @@ mod tests {
             models: 2,
             ..ModelEvidence::default()
         };
-        let out = apply(fused, &ev, no_exact).unwrap();
+        let out = apply(fused, &ev, None, no_exact).unwrap();
         assert_eq!(
             keys(&out),
             ["db.o", "db.c", "db.o.a", "db.o.b", "db.c.x", "db", "db.p"]
@@ -290,7 +316,7 @@ mod tests {
             models: 1,
             ..ModelEvidence::default()
         };
-        let out = apply(fused, &ev, |keys| {
+        let out = apply(fused, &ev, None, |keys| {
             assert_eq!(keys, ["db.o"]);
             Ok(vec![entry("db.o", 40)])
         })
@@ -307,7 +333,7 @@ mod tests {
             models: 1,
             ..ModelEvidence::default()
         };
-        let out = apply(fused, &ev, no_exact).unwrap();
+        let out = apply(fused, &ev, None, no_exact).unwrap();
         assert_eq!(keys(&out), ["db.c.x", "db.o", "db.o.a", "db.o.b", "db.c"]);
         let evidence = out[0].contributions.last().unwrap();
         assert_eq!((evidence.channel, evidence.rank), (CHANNEL, 1));
@@ -319,9 +345,26 @@ mod tests {
     }
 
     #[test]
+    fn a_question_that_is_an_entity_s_name_puts_that_entity_first() {
+        let fused = list(&["db.o.a", "db.o.b", "db.c.x", "db.o", "db.c"]);
+        let ev = ModelEvidence::default();
+        for question in ["c.X", " `X`? ", "db.c.x"] {
+            let out = apply(fused.clone(), &ev, Some(question), no_exact).unwrap();
+            assert_eq!(keys(&out)[0], "db.c.x", "{question}");
+        }
+        // A sentence, or a name that is only a character suffix, is not an exact name.
+        for question in ["c x", "x y", ".x", "b.x"] {
+            let out = apply(fused.clone(), &ev, Some(question), no_exact).unwrap();
+            assert_eq!(keys(&out)[0], "db.o", "{question}");
+        }
+        assert!(names("db.orders.amount", "orders.amount"));
+        assert!(!names("db.orders.amount", "rders.amount"));
+    }
+
+    #[test]
     fn off_changes_nothing() {
         let fused = list(&["db.o.a", "db.o"]);
-        let out = apply(fused.clone(), &ModelEvidence::OFF, no_exact).unwrap();
+        let out = apply(fused.clone(), &ModelEvidence::OFF, None, no_exact).unwrap();
         assert_eq!(out, fused);
     }
 }

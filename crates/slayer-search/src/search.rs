@@ -119,6 +119,7 @@ impl Context<'_> {
             &mut rankings.entities(caps.entity_depth(), req.tuning.entities())?,
             caps.entities,
             &evidence,
+            inputs.question,
             |f| hits::entity(self.conn, f, req.explain),
         )?;
         let returned = response.example_queries.iter().map(|h| h.id.clone());

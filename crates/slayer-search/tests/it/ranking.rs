@@ -50,6 +50,23 @@ fn a_camel_case_name_matches_the_words_of_a_question_and_its_table_leads() {
 }
 
 #[test]
+fn a_question_that_is_an_entity_name_or_path_wins_outright() {
+    let (_dir, store) = loaded();
+    for question in [
+        "AvgOrderValue",
+        "customers.avgordervalue?",
+        "`w.Customers.AvgOrderValue`",
+    ] {
+        let r = search(&store, &["--question", question]);
+        assert_eq!(
+            ids(&r, "entities")[0],
+            "w.Customers.AvgOrderValue",
+            "{question}: {r}"
+        );
+    }
+}
+
+#[test]
 fn the_levers_can_be_turned_off_to_see_the_plain_ranking() {
     let (_dir, store) = loaded();
     let off = r#"{"model_evidence": {"models": 0}, "name_weight": 0}"#;
