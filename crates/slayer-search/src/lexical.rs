@@ -1,7 +1,7 @@
 //! Channel 2: the persistent tantivy index, queried leniently.
 //!
-//! A question is never parsed as query syntax: it goes through the index's own `en_stem`
-//! analyzer and every token becomes an OR'ed term, so `what's revenue?`, `kind:memory`, `NOT`,
+//! A question is never parsed as query syntax: it goes through the index's own analyzer
+//! (`slayer_index::analysis`) and every token becomes an OR'ed term, so `what's revenue?`, `kind:memory`, `NOT`,
 //! quotes and parentheses are all just words. With a datasource, documents outside it are
 //! filtered before scoring and BM25's IDF and average length come from the filtered subset.
 

@@ -249,3 +249,42 @@ fn real_world_names_load_and_render() {
         "{ids:?}"
     );
 }
+
+#[test]
+fn an_index_built_with_the_previous_analyzer_is_rebuilt_on_open() {
+    let s = TempStore::new();
+    assert_success(
+        &s.cmd(&["load", "tests/fixtures/catalog.jsonl"])
+            .output()
+            .unwrap(),
+    );
+    // What an earlier slayer left: the same fields but `en_stem` and no `name` field.
+    let dir = std::path::PathBuf::from(format!("{}.index", s.store.display()));
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut builder = tantivy::schema::Schema::builder();
+    builder.add_text_field("id", tantivy::schema::STRING | tantivy::schema::STORED);
+    builder.add_text_field("text", tantivy::schema::TEXT | tantivy::schema::STORED);
+    let old = tantivy::Index::create_in_dir(&dir, builder.build()).unwrap();
+    drop(old);
+
+    let mut store = s.open();
+    let (fulltext, report) = FullText::open_synced(&mut store).unwrap();
+    assert!(report.rebuilt, "{report:?}");
+    assert_eq!(
+        fulltext.index().schema(),
+        slayer_index::fulltext::schema().0
+    );
+    let stats = s.stats_json();
+    assert_eq!(stats["index"]["agrees_with_store"], true, "{stats}");
+    // The name field holds leaf names, split like the text: `customer_id` → custom, id.
+    let searcher = fulltext.searcher();
+    let parser = QueryParser::for_index(fulltext.index(), vec![fulltext.fields().name]);
+    let hits = searcher
+        .search(
+            &parser.parse_query("custom").unwrap(),
+            &TopDocs::with_limit(10).order_by_score(),
+        )
+        .unwrap();
+    assert!(!hits.is_empty());
+}
