@@ -26,6 +26,14 @@ pub struct Dense {
     questions: RefCell<HashMap<String, Result<Vec<f32>, String>>>,
 }
 
+impl Dense {
+    /// Drops the embedding rows read so far (the store changed); the loaded model and the
+    /// question embeddings stay.
+    pub fn forget_rows(&mut self) {
+        self.rows = OnceCell::new();
+    }
+}
+
 impl Default for Dense {
     fn default() -> Self {
         Dense::new(active_name())

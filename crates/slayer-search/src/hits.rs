@@ -11,7 +11,8 @@ use crate::response::{EntityHit, ExampleQueryHit, MemoryHit, Response};
 use crate::SearchError;
 
 /// Adds a memory's hit to the bucket its query flag names, with its doc text and (query-
-/// bearing) its attached query.
+/// bearing) its attached query. A memory whose doc is gone (forgotten since the ranking was
+/// read) is skipped, never returned with an empty text.
 pub fn push_memory(
     conn: &Connection,
     response: &mut Response,
@@ -20,9 +21,9 @@ pub fn push_memory(
     matched_entities: Vec<String>,
     explain: Option<Vec<Contribution>>,
 ) -> Result<(), SearchError> {
-    let text = docs::get(conn, &m.self_ref)?
-        .map(|d| d.doc.text)
-        .unwrap_or_default();
+    let Some(text) = docs::get(conn, &m.self_ref)?.map(|d| d.doc.text) else {
+        return Ok(());
+    };
     if m.has_query {
         let query = memories::get(conn, &m.id)?
             .and_then(|mm| mm.query)

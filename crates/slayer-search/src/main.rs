@@ -12,8 +12,7 @@ use slayer_common::cli::{Format, UsageError};
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::{read_lines, write_line, ReadError};
 use slayer_common::store::{OpenMode, Store};
-use slayer_search::corpus::Corpus;
-use slayer_search::search::{render_text, Context, Request, TextIndex};
+use slayer_search::search::{render_text, Context, Request};
 use slayer_search::tuning::Tuning;
 use slayer_search::SearchError;
 
@@ -48,12 +47,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     let mut output = cli.common.output.output(Format::Json)?;
     let store_path = &cli.common.store;
     let store = Store::open(store_path, OpenMode::ReadOnly).map_err(SearchError::Store)?;
-    let ctx = Context {
-        conn: store.conn(),
-        text: TextIndex::new(store_path.clone()),
-        corpus: Corpus::load(store.conn()).map_err(SearchError::Memory)?,
-        dense: Default::default(),
-    };
+    let mut ctx = Context::new(store.conn(), store_path)?;
     if let Some(batch) = &cli.batch {
         let mut out = BufWriter::new(io::stdout().lock());
         let mut defaults = serde_json::Map::new();
@@ -63,7 +57,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         defaults.insert("explain".into(), cli.explain.into());
         defaults.insert("channels".into(), serde_json::to_value(&cli.channels)?);
         defaults.insert("tuning".into(), serde_json::to_value(tuning)?);
-        let status = run_batch(&ctx, batch, &defaults, &mut out)?;
+        let status = run_batch(&mut ctx, batch, &defaults, &mut out)?;
         out.flush()?;
         return Ok(status);
     }
@@ -93,7 +87,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
 /// the exit status 1 at the end. The flags `--max-*`, `--explain` and `--channels` are the
 /// defaults of every line.
 fn run_batch(
-    ctx: &Context<'_>,
+    ctx: &mut Context<'_>,
     file: &std::path::Path,
     defaults: &serde_json::Map<String, serde_json::Value>,
     out: &mut impl Write,
@@ -111,7 +105,10 @@ fn run_batch(
             Ok((no, text)) => batch_request(&text, defaults)
                 .map_err(|e| (no, format!("line {no}: bad request: {e}")))
                 .and_then(|req| {
-                    ctx.search(&req)
+                    // Another process may have written since the last line: a store that
+                    // changed is read afresh, an unchanged one costs one pragma.
+                    ctx.refresh_if_changed()
+                        .and_then(|_| ctx.search(&req))
                         .map_err(|e| (no, format!("line {no}: {e}")))
                 }),
             Err(ReadError::Utf8(no)) => Err((

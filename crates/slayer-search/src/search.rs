@@ -54,7 +54,7 @@ impl TextIndex {
     }
 }
 
-/// Everything a search reads, opened once.
+/// Everything a search reads, opened once and kept while the store does not change.
 pub struct Context<'a> {
     /// The store connection.
     pub conn: &'a Connection,
@@ -64,6 +64,41 @@ pub struct Context<'a> {
     pub corpus: Corpus<'a>,
     /// Channel 3, opened on the first question.
     pub dense: crate::dense::Dense,
+    /// SQLite's `data_version` when the caches above were filled.
+    data_version: std::cell::Cell<Option<i64>>,
+}
+
+impl<'a> Context<'a> {
+    /// A context on the store at `path`, read through `conn`.
+    pub fn new(conn: &'a Connection, path: &std::path::Path) -> Result<Context<'a>, SearchError> {
+        Ok(Context {
+            conn,
+            text: TextIndex::new(path.to_owned()),
+            corpus: Corpus::load(conn)?,
+            dense: Default::default(),
+            data_version: std::cell::Cell::new(None),
+        })
+    }
+
+    /// For a process that stays open (`--batch`): when another connection has committed since
+    /// the caches were filled (SQLite's `PRAGMA data_version`, one cheap read), drops what may
+    /// be stale (the catalog, the memory cache and query-bearing ids, the index searcher, the
+    /// embedding rows) and keeps what cannot be (the loaded embedding model, question
+    /// embeddings). Whether anything was dropped.
+    pub fn refresh_if_changed(&mut self) -> Result<bool, SearchError> {
+        let now: i64 = self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(slayer_common::store::StoreError::from)?;
+        let before = self.data_version.replace(Some(now));
+        if before.is_none_or(|b| b == now) {
+            return Ok(false);
+        }
+        self.corpus = Corpus::load(self.conn)?;
+        self.text = TextIndex::new(self.text.store.clone());
+        self.dense.forget_rows();
+        Ok(true)
+    }
 }
 
 impl Context<'_> {

@@ -10,6 +10,7 @@ mod filters;
 mod help_examples;
 #[path = "../../../../tests/kit/mod.rs"]
 mod kit;
+mod long_lived;
 #[path = "../../../../tests/kit/model.rs"]
 mod model;
 mod ranking;

@@ -1,0 +1,149 @@
+//! A `--batch` process that stays open sees every write made after it started: a memory
+//! forgotten, a memory saved, a catalog re-loaded (docs/spec.md §9.1). An unchanged store is
+//! never re-read.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+use slayer_common::store::{settings, OpenMode, Store};
+use slayer_search::search::Context;
+
+use crate::kit::output as run;
+use crate::support::{ids, Fixture};
+
+/// A `--batch -` coprocess: `ask` writes one request line and waits for its reply.
+struct Coprocess {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    replies: mpsc::Receiver<String>,
+}
+
+impl Coprocess {
+    fn start(f: &Fixture) -> Coprocess {
+        let mut child = crate::kit::command("slayer-search")
+            .env("SLAYER_MODEL_DIR", "/nonexistent/slayer-models")
+            .env("SLAYER_STORE", &f.store)
+            .args([
+                "--batch",
+                "-",
+                "--channels",
+                "entities,text",
+                "--max-entities",
+                "20",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, replies) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                if tx.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        Coprocess {
+            child,
+            input,
+            replies,
+        }
+    }
+
+    fn ask(&mut self, request: &str) -> Value {
+        writeln!(self.input, "{request}").unwrap();
+        self.input.flush().unwrap();
+        let line = self
+            .replies
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a reply");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    fn finish(self) {
+        drop(self.input);
+        let mut child = self.child;
+        assert!(child.wait().unwrap().success());
+    }
+}
+
+fn tool(name: &str, f: &Fixture, args: &[&str], stdin: Option<&str>) {
+    let mut cmd = crate::kit::command(name);
+    cmd.env("SLAYER_MODEL_DIR", "/nonexistent/slayer-models")
+        .env("SLAYER_STORE", &f.store)
+        .args(args);
+    let out = run(cmd, stdin.map(str::as_bytes));
+    assert_eq!(out.code, 0, "{name} {args:?}: {}", out.stderr);
+}
+
+#[test]
+fn a_batch_process_sees_forgets_saves_and_reloads_made_after_it_started() {
+    let f = Fixture::new();
+    let mut search = Coprocess::start(&f);
+    let question = r#"{"question": "refunded orders revenue"}"#;
+    let before = search.ask(question);
+    assert_eq!(ids(&before, "memories")[0], "1", "{before}");
+
+    tool("slayer-memory", &f, &["forget", "1"], None);
+    let after = search.ask(question);
+    assert!(
+        !ids(&after, "memories").contains(&"1".to_owned()),
+        "{after}"
+    );
+    for hit in after["memories"].as_array().unwrap() {
+        assert_ne!(hit["text"], "", "{after}");
+    }
+
+    tool(
+        "slayer-memory",
+        &f,
+        &[
+            "save",
+            "--id",
+            "ledger-note",
+            "--learning",
+            "Refund ledger rows are booked nightly",
+            "--entities",
+            "mydb.orders",
+        ],
+        None,
+    );
+    let saved = search.ask(r#"{"question": "refund ledger"}"#);
+    assert_eq!(ids(&saved, "memories")[0], "ledger-note", "{saved}");
+
+    let model =
+        r#"{"kind":"model","name":"ledger","data_source":"mydb","columns":[{"name":"booked_at"}]}"#;
+    tool("slayer-index", &f, &["load", "-"], Some(model));
+    let reloaded = search.ask(r#"{"question": "ledger booked"}"#);
+    assert!(
+        ids(&reloaded, "entities").contains(&"mydb.ledger.booked_at".to_owned()),
+        "{reloaded}"
+    );
+    search.finish();
+}
+
+#[test]
+fn an_unchanged_store_is_not_read_again_and_a_changed_one_is() {
+    let f = Fixture::new();
+    let store = Store::open(&f.store, OpenMode::ReadOnly).unwrap();
+    let mut ctx = Context::new(store.conn(), &f.store).unwrap();
+    assert!(
+        !ctx.refresh_if_changed().unwrap(),
+        "the first look fills nothing"
+    );
+    assert!(!ctx.refresh_if_changed().unwrap());
+    let mut writer = Store::open(&f.store, OpenMode::MustExist).unwrap();
+    let tx = writer.write().unwrap();
+    settings::set(&tx, "test_marker", "1").unwrap();
+    tx.commit().unwrap();
+    assert!(
+        ctx.refresh_if_changed().unwrap(),
+        "another connection committed"
+    );
+    assert!(!ctx.refresh_if_changed().unwrap());
+}
