@@ -5,14 +5,13 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
-use slayer_common::canonical::{check_memory_id, memory_ref};
+use slayer_common::canonical::check_memory_id;
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::{read_lines, record_from_value, tagged, ReadError, Record};
 use slayer_common::records::Memory;
 use slayer_common::store::{memories, OpenMode, Store};
-use slayer_index::fulltext::FullText;
-use slayer_index::IndexError;
 use slayer_memory::service::{self, ImportStatus, SaveRequest};
+use slayer_memory::write;
 use slayer_memory::MemoryError;
 
 use slayer_common::cli::{Format, Output, UsageError};
@@ -65,52 +64,6 @@ fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
     Store::open(path, mode).map_err(|e| MemoryError::Store(e).into())
 }
 
-/// Brings the full-text index up to date after a commit. A failure here does not undo the
-/// write: it is reported, and the next command that opens the index catches up.
-fn sync_index(store: &mut Store) -> Option<String> {
-    match FullText::open_synced(store) {
-        Ok(_) => None,
-        Err(e) => Some(format!(
-            "the full-text index was not updated ({e}); the next slayer command that opens it catches up"
-        )),
-    }
-}
-
-/// Embeds the saved memories under the active model (docs/spec.md §4.1 step 8). A model that
-/// cannot be used, or a text that fails, is a warning: the memory is saved either way and
-/// search still finds it by tags and text.
-fn embed_memories(store: &mut Store, ids: &[String], out: &mut Output) {
-    use slayer_embed::provider::{active_name, Embedder};
-    let model = active_name();
-    if let Err(why) = Embedder::check(&model) {
-        out.note(&format!(
-            "Warning: not embedded: the embedding model '{model}' is unavailable ({why}); search still finds the memory by tags and text"
-        ));
-        return;
-    }
-    let docs: Vec<String> = ids.iter().map(|id| memory_ref(id)).collect();
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let options = slayer_embed::refresh::Options {
-        batch_size: 32,
-        threads,
-    };
-    match slayer_embed::refresh::refresh(
-        store,
-        &model,
-        &docs,
-        options,
-        || Embedder::open(&model),
-        &|_| {},
-    ) {
-        Ok(reports) => {
-            for warning in reports.iter().filter_map(|r| r.warning.as_ref()) {
-                out.note(&format!("Warning: {warning}"));
-            }
-        }
-        Err(e) => out.note(&format!("Warning: not embedded: {e}")),
-    }
-}
-
 fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
     slayer_memory::parse_query_arg(arg).map_err(UsageError)
 }
@@ -155,9 +108,8 @@ fn save(store_path: &Path, input: SaveInput, out: &mut Output) -> Result<ExitSta
         (None, Some(q)) => (None, Some(parse_query(&q)?)),
     };
     let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
-    let tx = store.write()?;
-    let mut outcome = service::save(
-        &tx,
+    let saved = write::save(
+        &mut store,
         SaveRequest {
             learning,
             entities,
@@ -165,12 +117,12 @@ fn save(store_path: &Path, input: SaveInput, out: &mut Output) -> Result<ExitSta
             id,
             description,
         },
+        embed,
     )?;
-    tx.commit().context("cannot commit the save")?;
-    outcome.warnings.extend(sync_index(&mut store));
-    if embed {
-        embed_memories(&mut store, std::slice::from_ref(&outcome.memory_id), out);
+    for warning in &saved.embedding_warnings {
+        out.note(&format!("Warning: {warning}"));
     }
+    let outcome = saved.outcome;
     let mut text = format!("Saved memory {}.", outcome.memory_id);
     if !outcome.resolved_entities.is_empty() {
         text.push_str(&format!(
@@ -188,17 +140,8 @@ fn save(store_path: &Path, input: SaveInput, out: &mut Output) -> Result<ExitSta
 fn forget(store_path: &Path, id: &str, out: &mut Output) -> Result<ExitStatus> {
     check_memory_id(id).map_err(MemoryError::Invalid)?;
     let mut store = open_store(store_path, OpenMode::MustExist)?;
-    let tx = store.write()?;
-    match slayer_index::remove::remove(&tx, &memory_ref(id)) {
-        Ok(_) => {}
-        Err(IndexError::NotFound(_)) => {
-            return Err(MemoryError::Invalid(format!("No memory with id '{id}'.")).into())
-        }
-        Err(e) => return Err(MemoryError::Index(e).into()),
-    }
-    tx.commit().context("cannot commit the deletion")?;
+    let warning = write::forget(&mut store, id)?;
     let mut text = format!("Forgot memory {id}.");
-    let warning = sync_index(&mut store);
     if let Some(w) = &warning {
         text.push_str(&format!("\nWarning: {w}"));
     }
@@ -471,9 +414,11 @@ fn import(
         }
     }
     tx.commit().context("cannot commit the import")?;
-    let index_warning = sync_index(&mut store);
+    let index_warning = write::sync_index(&mut store);
     if embed && !imported.is_empty() {
-        embed_memories(&mut store, &imported, out);
+        for warning in write::embed_memories(&mut store, &imported) {
+            out.note(&format!("Warning: {warning}"));
+        }
     }
     out.records(&results, import_line)?;
     out.note(&format!(

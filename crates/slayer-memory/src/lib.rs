@@ -14,6 +14,7 @@ pub mod aggref;
 pub mod extract;
 pub mod resolve;
 pub mod service;
+pub mod write;
 
 /// Parses a `--query` argument: JSON text, or `@FILE` holding it (messages as the original CLI).
 pub fn parse_query_arg(arg: &str) -> Result<serde_json::Value, String> {
@@ -52,6 +53,15 @@ pub enum MemoryError {
     /// Reading input failed.
     #[error(transparent)]
     Read(#[from] slayer_common::jsonl::ReadError),
+    /// The write's transaction could not commit; nothing was written.
+    #[error("cannot commit the {what}")]
+    Commit {
+        /// What was being written (`save`, `deletion`).
+        what: &'static str,
+        /// SQLite's error.
+        #[source]
+        source: rusqlite::Error,
+    },
 }
 
 impl From<crate::resolve::ResolveError> for MemoryError {

@@ -1,0 +1,104 @@
+//! The write commands as a library: save and forget each run in one transaction, commit, then
+//! bring the full-text index up to date and (save) embed the memory. What fails after the
+//! commit never undoes the write: it comes back as warnings, for the caller to show. The
+//! `slayer-memory` binary calls these, and so can any other front end (an MCP server), so all
+//! of them write, resolve and word their messages the same way.
+
+use slayer_common::canonical::{check_memory_id, memory_ref};
+use slayer_common::store::Store;
+use slayer_index::fulltext::FullText;
+use slayer_index::IndexError;
+
+use crate::service::{self, SaveOutcome, SaveRequest};
+use crate::MemoryError;
+
+/// A save's outcome (its `warnings` include an index that could not be updated) and the
+/// warnings of inline embedding, which are notes rather than part of the record.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    /// What the save did.
+    pub outcome: SaveOutcome,
+    /// Why the memory was not embedded, if it was not (each without a `Warning: ` prefix).
+    pub embedding_warnings: Vec<String>,
+}
+
+/// Saves one memory (docs/spec.md §4.1) in one `BEGIN IMMEDIATE` transaction, then syncs the
+/// index and, with `embed`, embeds it under the active model.
+pub fn save(store: &mut Store, req: SaveRequest, embed: bool) -> Result<Saved, MemoryError> {
+    let tx = store.write()?;
+    let mut outcome = service::save(&tx, req)?;
+    tx.commit().map_err(|source| MemoryError::Commit {
+        what: "save",
+        source,
+    })?;
+    outcome.warnings.extend(sync_index(store));
+    let embedding_warnings = if embed {
+        embed_memories(store, std::slice::from_ref(&outcome.memory_id))
+    } else {
+        Vec::new()
+    };
+    Ok(Saved {
+        outcome,
+        embedding_warnings,
+    })
+}
+
+/// Forgets one memory (docs/spec.md §4.2), cascading to its doc, tags and embeddings; the
+/// index warning, if the index could not be updated.
+pub fn forget(store: &mut Store, id: &str) -> Result<Option<String>, MemoryError> {
+    check_memory_id(id).map_err(MemoryError::Invalid)?;
+    let tx = store.write()?;
+    match slayer_index::remove::remove(&tx, &memory_ref(id)) {
+        Ok(_) => {}
+        Err(IndexError::NotFound(_)) => {
+            return Err(MemoryError::Invalid(format!("No memory with id '{id}'.")))
+        }
+        Err(e) => return Err(MemoryError::Index(e)),
+    }
+    tx.commit().map_err(|source| MemoryError::Commit {
+        what: "deletion",
+        source,
+    })?;
+    Ok(sync_index(store))
+}
+
+/// Brings the full-text index up to date after a commit. A failure here does not undo the
+/// write: it is reported, and the next command that opens the index catches up.
+pub fn sync_index(store: &mut Store) -> Option<String> {
+    match FullText::open_synced(store) {
+        Ok(_) => None,
+        Err(e) => Some(format!(
+            "the full-text index was not updated ({e}); the next slayer command that opens it catches up"
+        )),
+    }
+}
+
+/// Embeds the saved memories under the active model (docs/spec.md §4.1 step 8). A model that
+/// cannot be used, or a text that fails, is a warning: the memory is saved either way and
+/// search still finds it by tags and text.
+pub fn embed_memories(store: &mut Store, ids: &[String]) -> Vec<String> {
+    use slayer_embed::provider::{active_name, Embedder};
+    let model = active_name();
+    if let Err(why) = Embedder::check(&model) {
+        return vec![format!(
+            "not embedded: the embedding model '{model}' is unavailable ({why}); search still finds the memory by tags and text"
+        )];
+    }
+    let docs: Vec<String> = ids.iter().map(|id| memory_ref(id)).collect();
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let options = slayer_embed::refresh::Options {
+        batch_size: 32,
+        threads,
+    };
+    match slayer_embed::refresh::refresh(
+        store,
+        &model,
+        &docs,
+        options,
+        || Embedder::open(&model),
+        &|_| {},
+    ) {
+        Ok(reports) => reports.into_iter().filter_map(|r| r.warning).collect(),
+        Err(e) => vec![format!("not embedded: {e}")],
+    }
+}
