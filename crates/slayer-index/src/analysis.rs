@@ -57,17 +57,6 @@ pub fn register(index: &Index) {
     index.tokenizers().register(ANALYZER, analyzer());
 }
 
-/// The analyzed terms of a text, in order.
-pub fn terms(text: &str) -> Vec<String> {
-    let mut analyzer = analyzer();
-    let mut stream = analyzer.token_stream(text);
-    let mut out = Vec::new();
-    while let Some(token) = stream.next() {
-        out.push(token.text.clone());
-    }
-    out
-}
-
 /// Splits on every non-alphanumeric character, then each run at case and letter/digit
 /// boundaries; a run that splits is emitted whole first, then its parts.
 #[derive(Clone, Default)]
@@ -176,6 +165,17 @@ fn name_cuts(run: &str) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The analyzed terms of a text, in order.
+    fn terms(text: &str) -> Vec<String> {
+        let mut analyzer = analyzer();
+        let mut stream = analyzer.token_stream(text);
+        let mut out = Vec::new();
+        while let Some(token) = stream.next() {
+            out.push(token.text.clone());
+        }
+        out
+    }
 
     #[test]
     fn names_split_at_case_and_digit_boundaries_and_stay_whole_too() {

@@ -138,7 +138,6 @@ fn save(store_path: &Path, input: SaveInput, out: &mut Output) -> Result<ExitSta
 }
 
 fn forget(store_path: &Path, id: &str, out: &mut Output) -> Result<ExitStatus> {
-    check_memory_id(id).map_err(MemoryError::Invalid)?;
     let mut store = open_store(store_path, OpenMode::MustExist)?;
     let warning = write::forget(&mut store, id)?;
     let mut text = format!("Forgot memory {id}.");

@@ -65,13 +65,18 @@ pub struct Weights {
     pub dense: f64,
 }
 
+impl Weights {
+    /// Every channel weighs 1.
+    pub const ONE: Weights = Weights {
+        entities: 1.0,
+        text: 1.0,
+        dense: 1.0,
+    };
+}
+
 impl Default for Weights {
     fn default() -> Self {
-        Weights {
-            entities: 1.0,
-            text: 1.0,
-            dense: 1.0,
-        }
+        Weights::ONE
     }
 }
 
@@ -88,11 +93,7 @@ impl Fusion {
     /// Plain reciprocal rank fusion, every weight 1: the original's.
     pub const RRF: Fusion = Fusion {
         method: Method::Rrf,
-        weights: Weights {
-            entities: 1.0,
-            text: 1.0,
-            dense: 1.0,
-        },
+        weights: Weights::ONE,
     };
 
     /// A ranking's contribution at 0-based position `at` with raw score `raw`.

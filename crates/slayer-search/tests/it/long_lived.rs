@@ -11,8 +11,7 @@ use serde_json::Value;
 use slayer_common::store::{settings, OpenMode, Store};
 use slayer_search::search::Context;
 
-use crate::kit::output as run;
-use crate::support::{ids, Fixture};
+use crate::support::{ids, run, Fixture};
 
 /// A `--batch -` coprocess: `ask` writes one request line and waits for its reply.
 struct Coprocess {
@@ -73,11 +72,7 @@ impl Coprocess {
 }
 
 fn tool(name: &str, f: &Fixture, args: &[&str], stdin: Option<&str>) {
-    let mut cmd = crate::kit::command(name);
-    cmd.env("SLAYER_MODEL_DIR", "/nonexistent/slayer-models")
-        .env("SLAYER_STORE", &f.store)
-        .args(args);
-    let out = run(cmd, stdin.map(str::as_bytes));
+    let out = run(name, &f.store, args, stdin);
     assert_eq!(out.code, 0, "{name} {args:?}: {}", out.stderr);
 }
 

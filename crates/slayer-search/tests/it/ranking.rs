@@ -2,12 +2,9 @@
 //! convention match the words of a question, a name outweighs a sentence of description, and
 //! the table whose columns match leads them.
 
-use std::path::Path;
-
 use serde_json::Value;
 
-use crate::kit::output as run;
-use crate::support::ids;
+use crate::support::{ids, run, store_with_catalog, TempStore};
 
 const CATALOG: &str = r#"{"kind":"datasource","name":"w"}
 {"kind":"model","name":"Customers","data_source":"w","columns":[{"name":"CustId"},{"name":"AvgOrderValue"},{"name":"notes","description":"What the customer said about an order, its value, and the average delivery."}]}
@@ -15,29 +12,20 @@ const CATALOG: &str = r#"{"kind":"datasource","name":"w"}
 {"kind":"model","name":"shops","data_source":"w","columns":[{"name":"café_name","label":"Storefront"}]}
 "#;
 
-fn loaded() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("s.db");
-    let mut cmd = crate::kit::command("slayer-index");
-    cmd.env("SLAYER_STORE", &store).args(["load", "-"]);
-    let out = run(cmd, Some(CATALOG.as_bytes()));
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    (dir, store)
+fn loaded() -> TempStore {
+    store_with_catalog(CATALOG)
 }
 
-fn search(store: &Path, args: &[&str]) -> Value {
-    let mut cmd = crate::kit::command("slayer-search");
-    cmd.env("SLAYER_STORE", store)
-        .args(["--channels", "entities,text"])
-        .args(args);
-    let out = run(cmd, None);
+fn search(store: &TempStore, args: &[&str]) -> Value {
+    let args = [&["--channels", "entities,text"], args].concat();
+    let out = run("slayer-search", &store.store, &args, None);
     assert_eq!(out.code, 0, "{}", out.stderr);
     serde_json::from_str(&out.stdout).unwrap()
 }
 
 #[test]
 fn a_camel_case_name_matches_the_words_of_a_question_and_its_table_leads() {
-    let (_dir, store) = loaded();
+    let store = loaded();
     let r = search(&store, &["--question", "What is the avg order value?"]);
     let entities = ids(&r, "entities");
     assert_eq!(entities[0], "w.Customers", "{r}");
@@ -51,7 +39,7 @@ fn a_camel_case_name_matches_the_words_of_a_question_and_its_table_leads() {
 
 #[test]
 fn a_question_that_is_an_entity_name_or_path_wins_outright() {
-    let (_dir, store) = loaded();
+    let store = loaded();
     for question in [
         "AvgOrderValue",
         "customers.avgordervalue?",
@@ -68,7 +56,7 @@ fn a_question_that_is_an_entity_name_or_path_wins_outright() {
 
 #[test]
 fn the_levers_can_be_turned_off_to_see_the_plain_ranking() {
-    let (_dir, store) = loaded();
+    let store = loaded();
     let off = r#"{"model_evidence": {"models": 0}, "name_weight": 0}"#;
     let r = search(
         &store,
@@ -85,7 +73,7 @@ fn the_levers_can_be_turned_off_to_see_the_plain_ranking() {
 
 #[test]
 fn accents_fold_and_labels_count_as_names() {
-    let (_dir, store) = loaded();
+    let store = loaded();
     let r = search(&store, &["--question", "cafe name", "--max-entities", "2"]);
     assert_eq!(ids(&r, "entities"), ["w.shops", "w.shops.café_name"], "{r}");
     let r = search(&store, &["--question", "storefront", "--max-entities", "2"]);
@@ -94,7 +82,7 @@ fn accents_fold_and_labels_count_as_names() {
 
 #[test]
 fn a_question_of_stopwords_only_ranks_nothing() {
-    let (_dir, store) = loaded();
+    let store = loaded();
     let r = search(&store, &["--question", "Which of these are the ones?"]);
     assert_eq!(ids(&r, "entities"), Vec::<String>::new(), "{r}");
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::kit::{output as run, Out};
-use crate::support::{ids, strings, Fixture};
+use crate::support::{ids, store_with_catalog, strings, Fixture};
 
 fn bin(name: &str) -> PathBuf {
     assert_cmd::cargo::cargo_bin(name)
@@ -349,16 +349,13 @@ fn the_environment_s_format_does_not_change_what_a_pipe_carries() {
 
 #[test]
 fn search_hops_a_join_by_its_name_and_takes_real_world_names() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("s.db");
-    let catalog = r#"{"kind":"datasource","name":"w"}
+    let loaded = store_with_catalog(
+        r#"{"kind":"datasource","name":"w"}
 {"kind":"model","name":"schools","data_source":"w","columns":[{"name":"id"},{"name":"charter school (y/n)","description":"Y when a charter school."},{"name":"o'brien"}],"joins":[{"target_model":"districts","name":"district","join_pairs":[["did","id"]]}]}
 {"kind":"model","name":"districts","data_source":"w","columns":[{"name":"id"},{"name":"label"}]}
-"#;
-    let mut cmd = command("slayer-index", &store);
-    cmd.args(["load", "-"]);
-    let out = run(cmd, Some(catalog.as_bytes()));
-    assert_eq!(out.code, 0, "{}", out.stderr);
+"#,
+    );
+    let store = loaded.store.clone();
     let mut cmd = command("slayer-search", &store);
     cmd.args([
         "--entity",
@@ -434,17 +431,14 @@ fn embedding_rows_of_another_size_are_left_out_not_truncated() {
 
 #[test]
 fn datasource_names_in_messages_are_quoted_as_python_repr_quotes_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("s.db");
-    let catalog = r#"{"kind":"datasource","name":"o'brien"}
+    let loaded = store_with_catalog(
+        r#"{"kind":"datasource","name":"o'brien"}
 {"kind":"datasource","name":"a\\b"}
 {"kind":"model","name":"m","data_source":"o'brien","columns":[{"name":"x"}]}
 {"kind":"model","name":"n","data_source":"a\\b","columns":[{"name":"y"}]}
-"#;
-    let mut cmd = command("slayer-index", &store);
-    cmd.args(["load", "-"]);
-    let out = run(cmd, Some(catalog.as_bytes()));
-    assert_eq!(out.code, 0, "{}", out.stderr);
+"#,
+    );
+    let store = loaded.store.clone();
     let mut cmd = command("slayer-search", &store);
     cmd.args(["--entity", "n.y", "--datasource", "o'brien"]);
     let out = run(cmd, None);

@@ -9,6 +9,14 @@ use serde_json::Value;
 pub use crate::kit::{workspace_root, Out, TempStore};
 pub use crate::model::models_dir;
 
+/// A temp store loaded with these catalog records (JSON lines).
+pub fn store_with_catalog(catalog: &str) -> TempStore {
+    let store = TempStore::new();
+    let out = run("slayer-index", &store.store, &["load", "-"], Some(catalog));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    store
+}
+
 /// A temp store holding the search fixture.
 pub struct Fixture(TempStore);
 
@@ -20,9 +28,10 @@ impl Deref for Fixture {
     }
 }
 
-/// Where tests look for embedding models: none by default, so channel 3 is skipped with its
-/// warning whatever the machine holds; [`Fixture::dense_search`] points at the real one.
-fn run(bin: &str, store: &Path, args: &[&str], stdin: Option<&str>) -> Out {
+/// A slayer binary on `store`. Where tests look for embedding models: none by default, so
+/// channel 3 is skipped with its warning whatever the machine holds; [`Fixture::dense_search`]
+/// points at the real one.
+pub fn run(bin: &str, store: &Path, args: &[&str], stdin: Option<&str>) -> Out {
     run_with_models(
         bin,
         store,
