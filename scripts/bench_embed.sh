@@ -43,32 +43,11 @@ done
 echo
 python3 scripts/gen_catalog.py 200 20 > "$work/catalog.jsonl"
 gen_memories() { # N
-    python3 - "$1" <<'PY'
-import json, random, sys
-n = int(sys.argv[1]); rng = random.Random(11)
-words = ("revenue refund order payment customer region channel status amount invoice product "
-         "category supplier shipment warehouse discount coupon tax currency country city").split()
-for i in range(n):
-    tags = sorted({f"bench.model_{rng.randrange(200):03d}" for _ in range(rng.randint(1, 3))})
-    print(json.dumps({"kind": "memory", "id": str(i + 1),
-                      "learning": " ".join(rng.choice(words) for _ in range(rng.randint(8, 25))),
-                      "entities": tags, "created_at": f"2026-01-01T00:00:{i % 60:02d}Z"}))
-PY
+    python3 scripts/bench_data.py memories "$1"
 }
 # Rows for every doc: the right hash (so refresh sees them unchanged) and a random unit vector.
 fill_rows() { # store
-    python3 - "$1" <<'PY'
-import hashlib, random, sqlite3, struct, sys
-c = sqlite3.connect(sys.argv[1]); rng = random.Random(5)
-rows = []
-for cid, text, emb in c.execute("select canonical_id, text, embedding_text from docs"):
-    body = emb if emb is not None else text
-    v = [rng.gauss(0, 1) for _ in range(384)]; n = sum(x * x for x in v) ** 0.5
-    rows.append((cid, "local/all-MiniLM-L6-v2", hashlib.sha256(body.encode()).hexdigest(), 384,
-                 struct.pack("<384f", *[x / n for x in v]), "t"))
-c.executemany("insert or replace into embeddings values (?,?,?,?,?,?)", rows); c.commit()
-print(len(rows))
-PY
+    python3 scripts/bench_data.py fill-rows "$1"
 }
 
 export SLAYER_STORE="$work/big.db"

@@ -24,17 +24,7 @@ export SLAYER_NO_EMBED=1
 python3 scripts/gen_catalog.py 200 20 > "$work/catalog.jsonl"
 
 gen_memories() { # N
-    python3 - "$1" <<'PY'
-import json, random, sys
-n = int(sys.argv[1]); rng = random.Random(11)
-words = ("revenue refund order payment customer region channel status amount invoice product "
-         "category supplier shipment warehouse discount coupon tax currency country city").split()
-for i in range(n):
-    tags = sorted({f"bench.model_{rng.randrange(200):03d}" for _ in range(rng.randint(1, 3))})
-    print(json.dumps({"kind": "memory", "id": str(i + 1),
-                      "learning": " ".join(rng.choice(words) for _ in range(rng.randint(8, 25))),
-                      "entities": tags, "created_at": f"2026-01-01T00:00:{i % 60:02d}Z"}))
-PY
+    python3 scripts/bench_data.py memories "$1"
 }
 
 stats() { # file of microseconds -> "median p95" in ms

@@ -123,27 +123,17 @@ fn save(store_path: &Path, input: SaveInput, out: &mut Output) -> Result<ExitSta
         out.note(&format!("Warning: {warning}"));
     }
     let outcome = saved.outcome;
-    let mut text = format!("Saved memory {}.", outcome.memory_id);
-    if !outcome.resolved_entities.is_empty() {
-        text.push_str(&format!(
-            "\nResolved entities: {}",
-            outcome.resolved_entities.join(", ")
-        ));
-    }
-    for w in &outcome.warnings {
-        text.push_str(&format!("\nWarning: {w}"));
-    }
-    out.result(&serde_json::to_value(&outcome)?, &format!("{text}\n"))?;
+    out.result(
+        &serde_json::to_value(&outcome)?,
+        &format!("{}\n", outcome.to_text()),
+    )?;
     Ok(ExitStatus::Success)
 }
 
 fn forget(store_path: &Path, id: &str, out: &mut Output) -> Result<ExitStatus> {
     let mut store = open_store(store_path, OpenMode::MustExist)?;
     let warning = write::forget(&mut store, id)?;
-    let mut text = format!("Forgot memory {id}.");
-    if let Some(w) = &warning {
-        text.push_str(&format!("\nWarning: {w}"));
-    }
+    let text = service::forgotten_text(id, warning.as_deref());
     out.result(&json!({"deleted_id": id}), &format!("{text}\n"))?;
     Ok(ExitStatus::Success)
 }

@@ -42,6 +42,33 @@ pub struct SaveOutcome {
     pub warnings: Vec<String>,
 }
 
+impl SaveOutcome {
+    /// The text the CLI prints for a save (`Saved memory <id>.`, the resolved entities,
+    /// `Warning: ` lines); the MCP server's `save_memory` answers with the same.
+    pub fn to_text(&self) -> String {
+        let mut text = format!("Saved memory {}.", self.memory_id);
+        if !self.resolved_entities.is_empty() {
+            text.push_str(&format!(
+                "\nResolved entities: {}",
+                self.resolved_entities.join(", ")
+            ));
+        }
+        for w in &self.warnings {
+            text.push_str(&format!("\nWarning: {w}"));
+        }
+        text
+    }
+}
+
+/// The text the CLI prints for a forget, with the index warning if there was one.
+pub fn forgotten_text(id: &str, warning: Option<&str>) -> String {
+    let mut text = format!("Forgot memory {id}.");
+    if let Some(w) = warning {
+        text.push_str(&format!("\nWarning: {w}"));
+    }
+    text
+}
+
 struct StoreLookup<'a>(&'a Connection);
 
 impl Lookup for StoreLookup<'_> {

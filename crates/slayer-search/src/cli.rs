@@ -16,16 +16,25 @@ const EXAMPLES: &str = "Examples:
   $ slayer-search --question 'gift card payments' --channels text,dense --explain
   $ slayer-search --question 'refunds by region' --tuning '{\"model_evidence\": {\"models\": 0}}'
   $ echo '{\"question\": \"gift card\"}' | slayer-search --batch -
+  $ slayer-search mcp < /dev/null
 
 With no input at all, the newest memories come back by recency (with a warning). Unresolvable
 inputs are warnings and the search goes on; an unknown --datasource is an error (exit 2).
 Default --format: json.";
 
 #[derive(Debug, Parser)]
-#[command(name = "slayer-search", version, about = ABOUT, after_help = EXAMPLES)]
+#[command(
+    name = "slayer-search",
+    version,
+    about = ABOUT,
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
     /// An entity reference (repeatable): canonical ids, bare names, `revenue:sum`, `memory:<id>`.
     #[arg(long)]
     pub entity: Vec<String>,
@@ -67,4 +76,14 @@ pub struct Cli {
     /// Read one JSON request per line (the flags' fields) and write one response per line.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["entity", "query", "question", "datasource"])]
     pub batch: Option<PathBuf>,
+}
+
+/// What else `slayer-search` can be.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Serve the Model Context Protocol on stdin/stdout (tools: search, save_memory,
+    /// forget_memory, show, list_datasources) until stdin closes. Every call sees the store as
+    /// it is then, writes by other processes included. Register it with an MCP client as the
+    /// command `slayer-search` with the arguments `mcp --store /path/to/slayer.db`.
+    Mcp,
 }

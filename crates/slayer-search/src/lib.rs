@@ -14,6 +14,7 @@
 //! - [`corpus`]: what a search reads from the store (through `slayer_common::store`), and
 //!   [`corpus::Scope`], the one answer to "does this count under the datasource".
 //! - [`response`]: the request and response types and the text form.
+//! - [`results`]: the Python original's flat view of a response (the MCP `search` tool).
 //! - [`tuning`]: fusion methods and weights per side, the name weight, model-level evidence.
 //!
 //! Rules: a search never writes; unresolvable inputs are warnings, an unknown datasource is an
@@ -33,6 +34,7 @@ pub mod inputs;
 pub mod lexical;
 pub mod model_evidence;
 pub mod response;
+pub mod results;
 pub mod search;
 pub mod tuning;
 pub mod warnings;

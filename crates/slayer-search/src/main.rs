@@ -1,6 +1,7 @@
 //! `slayer-search`: see `slayer-search --help`.
 
 mod cli;
+mod mcp;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
@@ -16,7 +17,7 @@ use slayer_search::search::{render_text, Context, Request};
 use slayer_search::tuning::Tuning;
 use slayer_search::SearchError;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -43,6 +44,10 @@ fn parse_tuning(arg: Option<&str>) -> Result<Tuning, UsageError> {
 }
 
 fn run(cli: Cli) -> Result<ExitStatus> {
+    if let Some(Command::Mcp) = cli.command {
+        mcp::serve(&cli.common.store)?;
+        return Ok(ExitStatus::Success);
+    }
     let tuning = parse_tuning(cli.tuning.as_deref())?;
     let mut output = cli.common.output.output(Format::Json)?;
     let store_path = &cli.common.store;

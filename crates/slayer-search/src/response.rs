@@ -34,7 +34,9 @@ pub struct Request {
 }
 
 /// A ranking channel, for `--channels` (ablations and debugging).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Channel {
     /// Channel 1: BM25Plus over memory tags, and the named entities.

@@ -11,6 +11,7 @@ mod help_examples;
 #[path = "../../../../tests/kit/mod.rs"]
 mod kit;
 mod long_lived;
+mod mcp;
 #[path = "../../../../tests/kit/model.rs"]
 mod model;
 mod ranking;

@@ -1,0 +1,301 @@
+//! The one thread that touches the store. A search context is single-threaded by design (one
+//! read connection, caches that live as long as the store's `data_version` does), so it
+//! stays on this thread, and the async MCP handler sends it calls and awaits the replies.
+//! Calls run one after another, each on a fresh view of the store: another process's write is
+//! seen by the next call.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use serde_json::{json, Value};
+use slayer_common::canonical::{memory_id_of, memory_ref};
+use slayer_common::cli::error_message;
+use slayer_common::store::{catalog, docs, memories, OpenMode, Store};
+use slayer_memory::service::{self, SaveRequest};
+use slayer_memory::write;
+use slayer_search::results::{flatten, render_flat_text};
+use slayer_search::search::{Context, Request, ALL_CHANNELS};
+use slayer_search::tuning::Tuning;
+use tokio::sync::oneshot;
+
+use super::tools::{
+    ForgetMemoryArgs, LinkedEntities, QueryArg, SaveMemoryArgs, SearchArgs, ShowArgs,
+};
+
+/// The original's default `max_results`.
+const DEFAULT_MAX_RESULTS: i64 = 10;
+
+/// What a tool call asks the store.
+#[derive(Debug)]
+pub enum Call {
+    /// `search`.
+    Search(SearchArgs),
+    /// `save_memory`.
+    SaveMemory(SaveMemoryArgs),
+    /// `forget_memory`.
+    ForgetMemory(ForgetMemoryArgs),
+    /// `show`.
+    Show(ShowArgs),
+    /// `list_datasources`.
+    ListDatasources,
+}
+
+/// A tool's answer: structured content and its text rendering.
+#[derive(Debug)]
+pub struct Reply {
+    /// The structured content.
+    pub structured: Value,
+    /// The same, for models that read text.
+    pub text: String,
+}
+
+/// A reply, or the message of a tool error (the CLI's message for the same failure).
+pub type Outcome = Result<Reply, String>;
+
+/// A call and where its outcome goes.
+pub struct Job {
+    /// The call.
+    pub call: Call,
+    /// The outcome's way back.
+    pub reply: oneshot::Sender<Outcome>,
+}
+
+/// Starts the worker on the store at `path`; returns once the store is open (or failed to
+/// open). The worker ends when every sender is dropped.
+pub fn start(path: PathBuf) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>)> {
+    let (jobs, inbox) = mpsc::channel::<Job>();
+    let (ready, opened) = mpsc::sync_channel::<anyhow::Result<()>>(1);
+    let handle = std::thread::Builder::new()
+        .name("slayer-store".into())
+        .spawn(move || {
+            let store = match Store::open(&path, OpenMode::ReadOnly) {
+                Ok(store) => store,
+                Err(e) => {
+                    let _ = ready.send(Err(slayer_search::SearchError::Store(e).into()));
+                    return;
+                }
+            };
+            let mut worker = match Context::new(store.conn(), &path) {
+                Ok(ctx) => Worker {
+                    ctx,
+                    path: &path,
+                    writer: None,
+                },
+                Err(e) => {
+                    let _ = ready.send(Err(e.into()));
+                    return;
+                }
+            };
+            let _ = ready.send(Ok(()));
+            for job in inbox {
+                let outcome = worker.run(job.call);
+                // The client may have cancelled the call; its outcome then goes nowhere.
+                let _ = job.reply.send(outcome);
+            }
+        })?;
+    match opened.recv() {
+        Ok(Ok(())) => Ok((jobs, handle)),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(anyhow::anyhow!(
+            "the store thread stopped while opening the store"
+        )),
+    }
+}
+
+struct Worker<'a> {
+    ctx: Context<'a>,
+    path: &'a Path,
+    /// A write connection, opened on the first save or forget.
+    writer: Option<Store>,
+}
+
+/// The message the CLI prints for an error.
+fn message(err: impl Into<anyhow::Error>) -> String {
+    error_message(&err.into())
+}
+
+impl Worker<'_> {
+    fn run(&mut self, call: Call) -> Outcome {
+        // One pragma when nothing changed; a store another process (or our own writer)
+        // changed is read afresh.
+        self.ctx.refresh_if_changed().map_err(message)?;
+        match call {
+            Call::Search(args) => self.search(args),
+            Call::SaveMemory(args) => self.save(args),
+            Call::ForgetMemory(args) => self.forget(&args.id),
+            Call::Show(args) => self.show(&args.ids),
+            Call::ListDatasources => self.list_datasources(),
+        }
+    }
+
+    fn search(&self, args: SearchArgs) -> Outcome {
+        let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
+        if max_results < 1 {
+            return Err(format!("max_results must be >= 1; got {max_results}."));
+        }
+        if args.cypher_filter.is_some() {
+            return Err(
+                "cypher_filter is not supported: slayer keeps no graph. Narrow the search \
+                 with `datasource`, `entities` or the question instead."
+                    .into(),
+            );
+        }
+        let query = match args.query {
+            None => None,
+            Some(QueryArg::Object(map)) => Some(Value::Object(map)),
+            Some(QueryArg::Json(text)) => Some(
+                serde_json::from_str(&text)
+                    .map_err(|e| format!("invalid JSON for query argument: {e}"))?,
+            ),
+        };
+        let cap = usize::try_from(max_results).unwrap_or(usize::MAX);
+        let request = Request {
+            entities: args.entities.unwrap_or_default(),
+            query,
+            question: args.question,
+            datasource: args.datasource,
+            max_memories: args.max_memories.unwrap_or(cap),
+            max_example_queries: args.max_example_queries.unwrap_or(cap),
+            max_entities: args.max_entities.unwrap_or(cap),
+            explain: args.explain.unwrap_or(false),
+            channels: args.channels.unwrap_or_else(|| ALL_CHANNELS.to_vec()),
+            tuning: Tuning::default(),
+        };
+        let response = self.ctx.search(&request).map_err(message)?;
+        let flat =
+            flatten(self.ctx.conn, response, cap, args.compact.unwrap_or(true)).map_err(message)?;
+        Ok(Reply {
+            text: render_flat_text(&flat),
+            structured: serde_json::to_value(&flat).map_err(message)?,
+        })
+    }
+
+    fn writer(&mut self) -> Result<&mut Store, String> {
+        if self.writer.is_none() {
+            let store = Store::open(self.path, OpenMode::MustExist)
+                .map_err(|e| message(slayer_memory::MemoryError::Store(e)))?;
+            self.writer = Some(store);
+        }
+        Ok(self.writer.as_mut().expect("opened above"))
+    }
+
+    fn save(&mut self, args: SaveMemoryArgs) -> Outcome {
+        let (entities, query) = match args.linked_entities {
+            LinkedEntities::References(refs) => (Some(refs), None),
+            LinkedEntities::Query(map) => (None, Some(Value::Object(map))),
+        };
+        let request = SaveRequest {
+            learning: args.learning,
+            entities,
+            query,
+            id: args.id,
+            description: args.description,
+        };
+        let saved = write::save(self.writer()?, request, true).map_err(message)?;
+        for warning in &saved.embedding_warnings {
+            // A note for whoever reads the server's log, as slayer-memory prints it.
+            let _ = writeln!(std::io::stderr(), "Warning: {warning}");
+        }
+        Ok(Reply {
+            structured: serde_json::to_value(&saved.outcome).map_err(message)?,
+            text: saved.outcome.to_text(),
+        })
+    }
+
+    fn forget(&mut self, id: &str) -> Outcome {
+        let warning = write::forget(self.writer()?, id).map_err(message)?;
+        Ok(Reply {
+            structured: json!({"deleted_id": id}),
+            text: service::forgotten_text(id, warning.as_deref()),
+        })
+    }
+
+    /// Each reference's docs: a memory id (bare or `memory:<id>`) or an entity reference,
+    /// resolved strictly; the first that resolves to nothing fails the call.
+    fn show(&self, ids: &[String]) -> Outcome {
+        if ids.is_empty() {
+            return Err("ids must name at least one entity or memory".into());
+        }
+        let conn = self.ctx.conn;
+        let mut catalog = None;
+        let mut shown: Vec<String> = Vec::new();
+        for raw in ids {
+            let canonical = if memory_id_of(raw).is_some() {
+                vec![raw.clone()]
+            } else if memories::exists(conn, raw).map_err(message)? {
+                vec![memory_ref(raw)]
+            } else {
+                if catalog.is_none() {
+                    catalog = Some(service::load_catalog(conn).map_err(message)?);
+                }
+                let catalog = catalog.as_ref().expect("loaded above");
+                service::resolve_ref(conn, catalog, raw)
+                    .map_err(|e| format!("{raw}: {}", message(e)))?
+                    .canonical_forms
+            };
+            if canonical.is_empty() {
+                return Err(format!("{raw}: resolves to nothing to show"));
+            }
+            for id in canonical {
+                if !shown.contains(&id) {
+                    shown.push(id);
+                }
+            }
+        }
+        let mut found = Vec::new();
+        let mut text = String::new();
+        for id in &shown {
+            let Some(stored) = docs::get(conn, id).map_err(message)? else {
+                return Err(match memory_id_of(id) {
+                    Some(m) => format!("No memory with id '{m}'."),
+                    None => format!("{id}: no document; `slayer-index load` indexes the catalog"),
+                });
+            };
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&format!(
+                "== {} ({}) ==\n{}\n",
+                id, stored.doc.doc_kind, stored.doc.text
+            ));
+            found.push(json!({
+                "id": id,
+                "kind": stored.doc.doc_kind,
+                "datasource": stored.doc.datasource,
+                "text": stored.doc.text,
+            }));
+        }
+        Ok(Reply {
+            structured: json!({ "docs": found }),
+            text,
+        })
+    }
+
+    fn list_datasources(&self) -> Outcome {
+        let conn = self.ctx.conn;
+        let described = catalog::datasources(conn).map_err(message)?;
+        let skeletons = catalog::model_skeletons(conn).map_err(message)?;
+        let names = catalog::datasource_names(conn).map_err(message)?;
+        let mut list = Vec::new();
+        let mut text = format!("Datasources ({}):\n", names.len());
+        for name in &names {
+            let description = described
+                .iter()
+                .find(|d| &d.name == name)
+                .and_then(|d| d.description.clone());
+            let models = skeletons.iter().filter(|m| &m.data_source == name).count();
+            text.push_str(&format!("  {name} ({models} models)"));
+            if let Some(d) = &description {
+                text.push_str(&format!(": {}", d.lines().next().unwrap_or("")));
+            }
+            text.push('\n');
+            list.push(json!({"name": name, "description": description, "models": models}));
+        }
+        Ok(Reply {
+            structured: json!({ "datasources": list }),
+            text,
+        })
+    }
+}

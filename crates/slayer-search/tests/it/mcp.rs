@@ -1,0 +1,203 @@
+//! `slayer-search mcp`: driven by the official MCP Python SDK (a real client), and on the wire
+//! by hand for what a client library never sends (bad JSON, bad messages, old versions).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::kit::{bin_dir, workspace_root};
+use crate::support::Fixture;
+
+/// The Python with the `mcp` SDK that `scripts/fetch-mcp-client.sh` installs.
+fn sdk_python() -> PathBuf {
+    if let Some(python) = std::env::var_os("SLAYER_MCP_PYTHON") {
+        return python.into();
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
+    let python = cache.join("slayer/mcp-client/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/fetch-mcp-client.sh (it installs the MCP Python SDK into \
+         that virtual environment), or point SLAYER_MCP_PYTHON at a Python that has `mcp`",
+        python.display()
+    );
+    python
+}
+
+#[test]
+fn the_python_sdk_drives_the_server() {
+    let f = Fixture::new();
+    let update = f.dir.path().join("shipments.jsonl");
+    std::fs::write(
+        &update,
+        r#"{"kind":"model","name":"shipments","data_source":"mydb","sql_table":"shipments","description":"Warehouse shipments by carrier.","columns":[{"name":"carrier","type":"TEXT","description":"The shipping carrier."}]}"#,
+    )
+    .unwrap();
+    let script = workspace_root().join("crates/slayer-search/tests/mcp_client.py");
+    let out = Command::new(sdk_python())
+        .arg(script)
+        .arg(bin_dir())
+        .arg(&f.store)
+        .arg(&update)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("ok"),
+        "the MCP client failed:\n{stderr}\n{stdout}"
+    );
+}
+
+/// Writes `lines` to a fresh server, closes stdin and returns every stdout line as JSON (each
+/// must be one), after checking the server exited 0.
+fn session(f: &Fixture, lines: &[String]) -> Vec<Value> {
+    let mut child = crate::kit::command("slayer-search")
+        .env("SLAYER_MODEL_DIR", "/nonexistent/slayer-models")
+        .args(["mcp", "--store"])
+        .arg(&f.store)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdin EOF ends the server: {stderr}"
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("stdout is not protocol: {l}: {e}"))
+        })
+        .collect()
+}
+
+fn initialize(version: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}})
+    .to_string()
+}
+
+fn reply(replies: &[Value], id: i64) -> &Value {
+    replies
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no reply to {id} in {replies:?}"))
+}
+
+#[test]
+fn the_protocol_version_is_negotiated() {
+    let f = Fixture::new();
+    let old = session(&f, &[initialize("2024-11-05")]);
+    assert_eq!(reply(&old, 1)["result"]["protocolVersion"], "2024-11-05");
+    assert_eq!(
+        reply(&old, 1)["result"]["serverInfo"]["name"],
+        "slayer-search"
+    );
+    // A version the server does not know: it answers with one it speaks.
+    let unknown = session(&f, &[initialize("1999-01-01")]);
+    let offered = reply(&unknown, 1)["result"]["protocolVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(offered.as_str() >= "2025-06-18", "{offered}");
+}
+
+#[test]
+fn bad_messages_get_protocol_errors_and_the_server_goes_on() {
+    let f = Fixture::new();
+    let call = |id: i64, name: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": arguments}})
+        .to_string()
+    };
+    let replies = session(
+        &f,
+        &[
+            initialize("2025-06-18"),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+            // Not JSON: ignored, as every official SDK does (answering it can start an error
+            // storm with a peer that echoes); the next request is still served.
+            "this is not json".into(),
+            // JSON, but not a JSON-RPC message: Invalid Request.
+            json!({"jsonrpc": "2.0", "id": 2, "method": 42}).to_string(),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}).to_string(),
+            call(4, "no_such_tool", json!({})),
+            call(
+                5,
+                "search",
+                json!({"question": "order amount", "datasource": "nope"}),
+            ),
+            call(
+                6,
+                "search",
+                json!({"question": "order amount", "max_results": 2}),
+            ),
+            json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}).to_string(),
+        ],
+    );
+    let invalid = replies
+        .iter()
+        .find(|r| r["error"]["code"] == -32600)
+        .unwrap_or_else(|| panic!("no Invalid Request error in {replies:?}"));
+    assert!(invalid["error"]["message"].is_string());
+    assert_eq!(reply(&replies, 3)["error"]["code"], -32601);
+    assert_eq!(reply(&replies, 4)["error"]["code"], -32602);
+    let tool_error = &reply(&replies, 5)["result"];
+    assert_eq!(tool_error["isError"], true);
+    assert_eq!(
+        tool_error["content"][0]["text"],
+        "datasource 'nope' not found; known: ['mydb', 'prod', 'prod_v2']."
+    );
+    let found = &reply(&replies, 6)["result"];
+    assert_eq!(found["isError"], false);
+    let results = found["structuredContent"]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(reply(&replies, 7)["result"], json!({}));
+}
+
+#[test]
+fn results_interleave_the_buckets_and_a_smaller_cap_is_a_prefix() {
+    let f = Fixture::new();
+    let search = |id: i64, max: i64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "search",
+            "arguments": {"question": "orders amount revenue paid", "entities": ["mydb.orders"],
+                          "max_results": max, "channels": ["entities", "text"]}}})
+        .to_string()
+    };
+    let replies = session(&f, &[initialize("2025-06-18"), search(2, 9), search(3, 4)]);
+    let hits = |id| reply(&replies, id)["result"]["structuredContent"]["results"].clone();
+    let all = hits(2);
+    let few = hits(3);
+    assert_eq!(few.as_array().unwrap()[..], all.as_array().unwrap()[..4]);
+    // Round robin: a memory, an example query, an entity, while each bucket lasts.
+    let kinds: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(
+            |h| match (h["kind"].as_str().unwrap(), h["query"].is_null()) {
+                ("memory", true) => "M",
+                ("memory", false) => "Q",
+                _ => "E",
+            },
+        )
+        .collect();
+    assert_eq!(&kinds[..3], ["M", "Q", "E"], "{all}");
+}
