@@ -267,8 +267,8 @@ mod tests {
     #[test]
     fn entity_keys_never_enter_the_memory_buckets() {
         let bm25 = ranking("bm25", &["db.orders", "memory:1"]);
-        let mut fusion =
-            Deepening::new(&bm25, None, &ranking("dense", &[]), 64, Fusion::RRF).unwrap();
+        let dense = ranking("dense", &[]);
+        let mut fusion = Deepening::new(&bm25, None, &dense, 64, Fusion::RRF).unwrap();
         let b = fill_memory_buckets(&mut fusion, &FxHashSet::default(), &caps(5, 5), 0).unwrap();
         assert_eq!(ids(&b.memories), ["memory:1"]);
     }

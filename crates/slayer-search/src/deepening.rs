@@ -1,28 +1,38 @@
-//! Fusion that reads the text ranking only as deep as the buckets need.
+//! Fusion that reads the text and dense rankings only as deep as the buckets need.
 //!
-//! The other channels' rankings are read whole (they are small or already in memory); the
-//! text ranking (every full-text match) is read to a depth, and the whole rankings' keys
-//! beyond it are located in it, so every fused entry above the bound is final.
+//! Channel 1's ranking is read whole (it is small). The text ranking (every full-text match)
+//! and the dense ranking (every stored row, already scored in memory) are read to a depth; the
+//! keys of each read top are located in the other rankings, so every fused entry above the
+//! bound is final. Locating a key in the text ranking is an index lookup, in the dense ranking
+//! a hash lookup: neither grows with the rankings' length.
+
+use std::cell::OnceCell;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::fuse::{fuse_keys, fuse_partial, Fused, Fusion, Partial, Ranking};
 use crate::lexical::TextRanking;
 use crate::SearchError;
 
-/// How deep the text rankings are read at first, and how much deeper each time fusion cannot
-/// yet vouch for enough entries.
+/// How deep the text and dense rankings are read at first, and how much deeper each time
+/// fusion cannot yet vouch for enough entries.
 pub const FIRST_DEPTH: usize = 64;
 /// The growth factor of the depth.
 pub const DEEPER: usize = 4;
 
-/// One side's three rankings, the text one read only as deep as the buckets need. Fusion
-/// order (and so tie order) is channel 1 (BM25 for memories, the named refs for entities),
-/// text, dense.
+/// One side's three rankings, the text and dense ones read only as deep as the buckets need.
+/// Fusion order (and so tie order) is channel 1 (BM25 for memories, the named refs for
+/// entities), text, dense.
 pub struct Deepening<'t, 's> {
     channel1: Partial,
     text: Option<&'t TextRanking<'s>>,
-    dense: Partial,
-    /// Where the whole rankings' keys sit in the text ranking.
-    located: rustc_hash::FxHashMap<String, usize>,
+    dense: &'t Ranking,
+    /// Where each key sits in the dense ranking, built on the first lookup.
+    dense_at: OnceCell<FxHashMap<&'t str, usize>>,
+    /// Where keys of channel 1 and of the dense top sit in the text ranking.
+    located: FxHashMap<String, usize>,
+    /// The keys already looked up in the text ranking (found or not).
+    asked: FxHashSet<String>,
     depth: usize,
     fusion: Fusion,
 }
@@ -32,15 +42,17 @@ impl<'t, 's> Deepening<'t, 's> {
     pub fn new(
         channel1: &Ranking,
         text: Option<&'t TextRanking<'s>>,
-        dense: &Ranking,
+        dense: &'t Ranking,
         depth: usize,
         fusion: Fusion,
     ) -> Result<Self, SearchError> {
         let mut d = Deepening {
             channel1: Partial::whole(channel1, fusion.weights.entities),
             text,
-            dense: Partial::whole(dense, fusion.weights.dense),
+            dense,
+            dense_at: OnceCell::new(),
             located: Default::default(),
+            asked: Default::default(),
             depth,
             fusion,
         };
@@ -48,16 +60,75 @@ impl<'t, 's> Deepening<'t, 's> {
         Ok(d)
     }
 
+    fn dense_top(&self) -> &'t [(String, Option<f64>)] {
+        &self.dense.hits[..self.depth.min(self.dense.hits.len())]
+    }
+
+    /// Looks up, in the text ranking, the keys of channel 1 and of the dense top not looked
+    /// up yet; only while the text ranking is longer than its read top.
     fn locate_if_needed(&mut self) -> Result<(), SearchError> {
         let Some(text) = self.text else {
             return Ok(());
         };
-        let has_keys = !self.channel1.top.is_empty() || !self.dense.top.is_empty();
-        if self.located.is_empty() && has_keys && text.len() > self.depth {
-            let keys = self.channel1.top.iter().chain(&self.dense.top);
-            self.located = text.locate(keys.map(|(k, _)| k.as_str()))?;
+        if text.len() <= self.depth {
+            return Ok(());
         }
+        let new: Vec<&str> = self
+            .channel1
+            .top
+            .iter()
+            .chain(self.dense_top())
+            .map(|(k, _)| k.as_str())
+            .filter(|k| !self.asked.contains(*k))
+            .collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        self.located.extend(text.locate(new.iter().copied())?);
+        self.asked.extend(new.into_iter().map(str::to_owned));
         Ok(())
+    }
+
+    /// Where `key` sits in the dense ranking.
+    fn dense_position(&self, key: &str) -> Option<usize> {
+        self.dense_at
+            .get_or_init(|| {
+                self.dense
+                    .hits
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (k, _))| (k.as_str(), i))
+                    .collect()
+            })
+            .get(key)
+            .copied()
+    }
+
+    /// The dense ranking as fusion sees it: its top, and the given keys that sit beyond it.
+    fn dense_partial<'k>(
+        &self,
+        top: &[(String, Option<f64>)],
+        keys: impl IntoIterator<Item = &'k str>,
+    ) -> Partial {
+        let beyond = if self.dense.hits.len() > top.len() {
+            keys.into_iter()
+                .filter_map(|k| {
+                    let at = self.dense_position(k).filter(|&at| at >= top.len())?;
+                    Some((k.to_owned(), (at, self.dense.hits[at].1)))
+                })
+                .collect()
+        } else {
+            Default::default()
+        };
+        Partial {
+            channel: self.dense.channel,
+            top: top.to_vec(),
+            len: self.dense.hits.len(),
+            beyond,
+            raw_scores: true,
+            weight: self.fusion.weights.dense,
+            best: self.dense.hits.first().and_then(|(_, raw)| *raw),
+        }
     }
 
     fn text_partial(&self, top: Vec<(String, Option<f64>)>, text: &TextRanking) -> Partial {
@@ -79,16 +150,19 @@ impl<'t, 's> Deepening<'t, 's> {
     }
 
     /// The fused entries whose place and score no unread hit can change, and whether the
-    /// text ranking has been read whole.
+    /// text and dense rankings have been read whole.
     pub fn settled(&self) -> Result<(Vec<Fused>, bool), SearchError> {
         let mut rankings = vec![self.channel1.clone()];
-        let mut read_whole = true;
+        let dense_top = self.dense_top();
+        let mut read_whole = dense_top.len() == self.dense.hits.len();
+        let mut text_top = Vec::new();
         if let Some(text) = self.text {
-            let top = text.top(self.depth)?;
-            read_whole = top.len() == text.len();
-            rankings.push(self.text_partial(top, text));
+            text_top = text.top(self.depth)?;
+            read_whole &= text_top.len() == text.len();
+            rankings.push(self.text_partial(text_top.clone(), text));
         }
-        rankings.push(self.dense.clone());
+        let others = self.channel1.top.iter().chain(&text_top);
+        rankings.push(self.dense_partial(dense_top, others.map(|(k, _)| k.as_str())));
         let (fused, bound) = fuse_partial(&rankings, &self.fusion);
         let settled = fused.into_iter().take_while(|f| f.score > bound).collect();
         Ok((settled, read_whole))
@@ -116,13 +190,13 @@ impl<'t, 's> Deepening<'t, 's> {
                 best: (!text.is_empty()).then(|| text.score(0)),
             });
         }
-        rankings.push(self.dense.clone());
+        rankings.push(self.dense_partial(&[], keys.iter().copied()));
         Ok(fuse_keys(&rankings, keys, &self.fusion))
     }
 
     /// Bounded fusion for a bucket stage: `fill` turns the settled entries into buckets and
     /// says whether they are full; until they are, and while there is more to read, the text
-    /// ranking is read deeper and the buckets refilled. Both sides fill through this.
+    /// and dense rankings are read deeper and the buckets refilled. Both sides fill through this.
     pub fn fill<T>(
         &mut self,
         mut fill: impl FnMut(Vec<Fused>) -> Result<(T, bool), SearchError>,
@@ -138,14 +212,84 @@ impl<'t, 's> Deepening<'t, 's> {
 
     /// Reads deeper; `false` when there is nothing more to read.
     pub fn deepen(&mut self) -> Result<bool, SearchError> {
-        let Some(text) = self.text else {
-            return Ok(false);
-        };
-        if self.depth >= text.len() {
+        let text_len = self.text.map_or(0, TextRanking::len);
+        if self.depth >= text_len.max(self.dense.hits.len()) {
             return Ok(false);
         }
         self.depth = self.depth.saturating_mul(DEEPER);
         self.locate_if_needed()?;
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuse::{Method, Weights};
+
+    fn ranking(channel: &'static str, hits: Vec<(String, f64)>) -> Ranking {
+        Ranking {
+            channel,
+            hits: hits.into_iter().map(|(k, s)| (k, Some(s))).collect(),
+        }
+    }
+
+    /// Whatever the cap, bounded fusion over a long dense ranking gives the prefix of whole
+    /// fusion, scores and contributions included, for both fusion methods.
+    #[test]
+    fn a_dense_ranking_read_in_steps_gives_prefixes_of_the_whole_fusion() {
+        // Dense: 500 keys, scores falling with ties in runs of three; channel 1: 40 keys
+        // scattered through it, some of them absent from dense.
+        let dense = ranking(
+            "dense",
+            (0..500)
+                .map(|i| (format!("k{}", (i * 37) % 500), 1.0 - (i / 3) as f64 / 200.0))
+                .collect(),
+        );
+        let channel1 = ranking(
+            "bm25",
+            (0..40)
+                .map(|i| (format!("k{}", (i * 113 + 7) % 620), 5.0 - i as f64 / 10.0))
+                .collect(),
+        );
+        for method in [Method::Rrf, Method::Score] {
+            let fusion = Fusion {
+                method,
+                weights: Weights {
+                    entities: 1.0,
+                    text: 1.0,
+                    dense: 0.5,
+                },
+            };
+            let whole = {
+                let rankings = [
+                    Partial::whole(&channel1, fusion.weights.entities),
+                    Partial::whole(&dense, fusion.weights.dense),
+                ];
+                let keys: Vec<&str> = channel1
+                    .hits
+                    .iter()
+                    .chain(&dense.hits)
+                    .map(|(k, _)| k.as_str())
+                    .collect();
+                let mut seen = FxHashSet::default();
+                let keys: Vec<&str> = keys.into_iter().filter(|k| seen.insert(*k)).collect();
+                fuse_keys(&rankings, &keys, &fusion)
+            };
+            for cap in [1, 3, 10, 50, 200, 531, 600] {
+                let mut d = Deepening::new(&channel1, None, &dense, 4, fusion).unwrap();
+                let got = d
+                    .fill(|settled| {
+                        let taken: Vec<Fused> = settled.into_iter().take(cap).collect();
+                        let full = taken.len() == cap;
+                        Ok((taken, full))
+                    })
+                    .unwrap();
+                let want = &whole[..cap.min(whole.len())];
+                assert_eq!(got, want, "{method:?} cap {cap}");
+                let exact = d.exact(&[want.last().unwrap().key.as_str()]).unwrap();
+                assert_eq!(exact[0], *want.last().unwrap(), "{method:?} exact");
+            }
+        }
     }
 }

@@ -7,12 +7,13 @@ use std::collections::HashMap;
 use rusqlite::Connection;
 use slayer_common::store::embeddings;
 use slayer_embed::provider::{active_name, Embedder};
+use slayer_embed::similar::{normalized, rank_unit};
 
 use crate::channels::ChannelOutcome;
 use crate::corpus::Scope;
 use crate::SearchError;
 
-/// A stored row: canonical id, doc kind, vector.
+/// A stored row: canonical id, doc kind, vector (scaled to unit length).
 type Row = (String, String, Vec<f32>);
 
 /// One side's ranking: `(canonical id, cosine)`, best first.
@@ -67,7 +68,11 @@ impl Dense {
             )));
         }
         if self.rows.get().is_none() {
-            let rows = embeddings::live_rows(conn, &self.model)?;
+            // Scaled to unit length once, so each question costs one dot product per row.
+            let rows = embeddings::live_rows(conn, &self.model)?
+                .into_iter()
+                .map(|(id, kind, v)| (id, kind, normalized(&v)))
+                .collect();
             let _ = self.rows.set(rows);
         }
         let rows = self.rows.get().map(Vec::as_slice).unwrap_or_default();
@@ -103,8 +108,9 @@ impl Dense {
         }
         let (memory_rows, entity_rows): (Vec<&Row>, Vec<&Row>) =
             eligible.into_iter().partition(|r| r.1 == "memory");
+        let query = normalized(&query);
         let side = |rows: &[&Row]| -> DenseHits {
-            slayer_embed::similar::rank(&query, rows.iter().map(|r| r.2.as_slice()))
+            rank_unit(&query, rows.iter().map(|r| r.2.as_slice()))
                 .into_iter()
                 .map(|(i, score)| (rows[i].0.clone(), Some(score)))
                 .collect()

@@ -21,6 +21,12 @@ use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A search embeds one short question at a time: candle's matrix products are too small to
+    // gain from threads and lose to their hand-offs (a question's forward pass: 15 ms on two
+    // threads, 10 ms on one, measured). candle reads this on every call; a caller's setting wins.
+    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        std::env::set_var("RAYON_NUM_THREADS", "1");
+    }
     slayer_common::cli::main_with(
         || run(cli),
         |err| {
