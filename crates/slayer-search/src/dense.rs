@@ -13,25 +13,45 @@ use crate::channels::ChannelOutcome;
 use crate::corpus::Scope;
 use crate::SearchError;
 
-/// A stored row: canonical id, doc kind, vector (scaled to unit length).
-type Row = (String, String, Vec<f32>);
+/// A stored row, its vector scaled to unit length.
+struct Row {
+    id: String,
+    kind: String,
+    /// Changes whenever the row is written (`embeddings::live_row_versions`).
+    version: String,
+    unit: Vec<f32>,
+}
 
 /// One side's ranking: `(canonical id, cosine)`, best first.
 pub type DenseHits = Vec<(String, Option<f64>)>;
+
+/// The live rows and their `embeddings::live_fingerprint`.
+struct Rows {
+    rows: Vec<Row>,
+    fingerprint: (i64, f64, f64),
+}
+
+/// Past this share of changed rows, reading every row again is cheaper than one by one.
+const REREAD_ALL_SHARE: usize = 8;
 
 /// The active model, opened on the first question and kept for a `--batch` run.
 pub struct Dense {
     model: String,
     embedder: OnceCell<Result<Embedder, String>>,
-    rows: OnceCell<Vec<Row>>,
+    rows: OnceCell<Rows>,
+    /// The rows read before the store changed, reused where they still hold.
+    previous: RefCell<Option<Rows>>,
     questions: RefCell<HashMap<String, Result<Vec<f32>, String>>>,
 }
 
 impl Dense {
-    /// Drops the embedding rows read so far (the store changed); the loaded model and the
-    /// question embeddings stay.
+    /// The store changed: the rows read so far are checked against it on the next question
+    /// (one fingerprint of the live rows; if it moved, each row's version), and only new and
+    /// rewritten rows are read again. The loaded model and the question embeddings stay.
     pub fn forget_rows(&mut self) {
-        self.rows = OnceCell::new();
+        if let Some(rows) = self.rows.take() {
+            *self.previous.get_mut() = Some(rows);
+        }
     }
 }
 
@@ -48,8 +68,68 @@ impl Dense {
             model,
             embedder: OnceCell::new(),
             rows: OnceCell::new(),
+            previous: RefCell::default(),
             questions: RefCell::default(),
         }
+    }
+
+    /// The live rows of the model, in canonical id order: all read, or (after a change) the
+    /// previous ones kept where they still hold and the rest read one by one.
+    fn load_rows(&self, conn: &Connection) -> Result<Rows, SearchError> {
+        let fingerprint = embeddings::live_fingerprint(conn, &self.model)?;
+        let read_all = || -> Result<Rows, SearchError> {
+            let rows = embeddings::live_rows(conn, &self.model)?
+                .into_iter()
+                .map(|r| Row {
+                    id: r.canonical_id,
+                    kind: r.doc_kind,
+                    version: r.version,
+                    unit: normalized(&r.vector),
+                })
+                .collect();
+            Ok(Rows { rows, fingerprint })
+        };
+        let Some(previous) = self.previous.borrow_mut().take() else {
+            return read_all();
+        };
+        if previous.fingerprint == fingerprint {
+            // Writes elsewhere in the store (a memory saved without embedding, a catalog
+            // loaded) leave the vectors as they were.
+            return Ok(previous);
+        }
+        let versions = embeddings::live_row_versions(conn, &self.model)?;
+        let mut kept: rustc_hash::FxHashMap<String, Row> = previous
+            .rows
+            .into_iter()
+            .map(|r| (r.id.clone(), r))
+            .collect();
+        let changed = versions
+            .iter()
+            .filter(|(id, _, version)| kept.get(id).is_none_or(|r| &r.version != version))
+            .count();
+        if changed * REREAD_ALL_SHARE > versions.len() {
+            return read_all();
+        }
+        let mut rows = Vec::with_capacity(versions.len());
+        for (id, kind, version) in versions {
+            match kept.remove(&id) {
+                Some(row) if row.version == version => rows.push(Row { kind, ..row }),
+                // Read in the same snapshot as the versions, so the row is there.
+                _ => {
+                    if let Some((v, version)) =
+                        embeddings::vector_and_version(conn, &id, &self.model)?
+                    {
+                        rows.push(Row {
+                            id,
+                            kind,
+                            version,
+                            unit: normalized(&v),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(Rows { rows, fingerprint })
     }
 
     /// Ranks memory docs and entity docs by cosine to the question, after the datasource
@@ -69,16 +149,17 @@ impl Dense {
         }
         if self.rows.get().is_none() {
             // Scaled to unit length once, so each question costs one dot product per row.
-            let rows = embeddings::live_rows(conn, &self.model)?
-                .into_iter()
-                .map(|(id, kind, v)| (id, kind, normalized(&v)))
-                .collect();
+            let rows = self.load_rows(conn)?;
             let _ = self.rows.set(rows);
         }
-        let rows = self.rows.get().map(Vec::as_slice).unwrap_or_default();
+        let rows = self
+            .rows
+            .get()
+            .map(|r| r.rows.as_slice())
+            .unwrap_or_default();
         let mut eligible: Vec<&Row> = Vec::with_capacity(rows.len());
         for row in rows {
-            if scope.keeps_doc(&row.0)? {
+            if scope.keeps_doc(&row.id)? {
                 eligible.push(row);
             }
         }
@@ -98,8 +179,8 @@ impl Dense {
         };
         // Rows of another size (written by another model under this name) cannot be compared:
         // they are left out, never truncated to fit.
-        let corpus_dim = eligible[0].2.len();
-        eligible.retain(|r| r.2.len() == query.len());
+        let corpus_dim = eligible[0].unit.len();
+        eligible.retain(|r| r.unit.len() == query.len());
         if eligible.is_empty() {
             return Ok(ChannelOutcome::Skipped(format!(
                 "embedding channel skipped: dim mismatch (query={}, corpus={corpus_dim}). Re-run `slayer-embed refresh --all` to refresh embeddings against the current model.",
@@ -107,12 +188,12 @@ impl Dense {
             )));
         }
         let (memory_rows, entity_rows): (Vec<&Row>, Vec<&Row>) =
-            eligible.into_iter().partition(|r| r.1 == "memory");
+            eligible.into_iter().partition(|r| r.kind == "memory");
         let query = normalized(&query);
         let side = |rows: &[&Row]| -> DenseHits {
-            rank_unit(&query, rows.iter().map(|r| r.2.as_slice()))
+            rank_unit(&query, rows.iter().map(|r| r.unit.as_slice()))
                 .into_iter()
-                .map(|(i, score)| (rows[i].0.clone(), Some(score)))
+                .map(|(i, score)| (rows[i].id.clone(), Some(score)))
                 .collect()
         };
         Ok(ChannelOutcome::Ran((

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use super::{under_sql, StoreError};
 
@@ -89,25 +89,84 @@ pub fn put(
     Ok(())
 }
 
-/// Every row of one model name whose doc is still in the store, in canonical id order:
-/// `(canonical_id, doc_kind, vector)`. Rows of removed docs are inert and left out.
-pub fn live_rows(
-    conn: &Connection,
-    model: &str,
-) -> Result<Vec<(String, String, Vec<f32>)>, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT e.canonical_id, d.doc_kind, e.vector FROM embeddings e
+/// One stored row as a long-lived reader keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveRow {
+    /// The doc's canonical id.
+    pub canonical_id: String,
+    /// The doc's kind (`memory`, `column`, …).
+    pub doc_kind: String,
+    /// Changes whenever the row is written: its rowid, content hash and write time.
+    pub version: String,
+    /// The vector as stored.
+    pub vector: Vec<f32>,
+}
+
+const VERSION_SQL: &str = "e.rowid || ' ' || e.content_hash || ' ' || e.updated_at";
+
+/// Every row of one model name whose doc is still in the store, in canonical id order. Rows
+/// of removed docs are inert and left out.
+pub fn live_rows(conn: &Connection, model: &str) -> Result<Vec<LiveRow>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT e.canonical_id, d.doc_kind, {VERSION_SQL}, e.vector FROM embeddings e
          JOIN docs d ON d.canonical_id = e.canonical_id
-         WHERE e.model_name = ?1 ORDER BY e.canonical_id",
-    )?;
+         WHERE e.model_name = ?1 ORDER BY e.canonical_id"
+    ))?;
     let rows = stmt.query_map([model], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            decode(r.get_ref(2)?.as_blob()?),
-        ))
+        Ok(LiveRow {
+            canonical_id: r.get(0)?,
+            doc_kind: r.get(1)?,
+            version: r.get(2)?,
+            vector: decode(r.get_ref(3)?.as_blob()?),
+        })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// [`live_rows`] without the vectors: `(canonical_id, doc_kind, version)` in the same order.
+/// A long-lived reader compares versions to re-read only the rows that changed.
+pub fn live_row_versions(
+    conn: &Connection,
+    model: &str,
+) -> Result<Vec<(String, String, String)>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT e.canonical_id, d.doc_kind, {VERSION_SQL}
+         FROM embeddings e JOIN docs d ON d.canonical_id = e.canonical_id
+         WHERE e.model_name = ?1 ORDER BY e.canonical_id"
+    ))?;
+    let rows = stmt.query_map([model], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// What identifies the set of live rows of a model: their count and two sums over their
+/// rowids (a row written again gets a new rowid, a row whose doc goes leaves). Read from
+/// indexes only, so a long-lived reader can tell cheaply that nothing it caches changed.
+pub fn live_fingerprint(conn: &Connection, model: &str) -> Result<(i64, f64, f64), StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(*), total(e.rowid), total(e.rowid * e.rowid) FROM embeddings e
+             WHERE e.model_name = ?1
+             AND EXISTS (SELECT 1 FROM docs d WHERE d.canonical_id = e.canonical_id)",
+        )?
+        .query_row([model], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
+}
+
+/// One row's vector and version, if the row exists.
+pub fn vector_and_version(
+    conn: &Connection,
+    canonical_id: &str,
+    model: &str,
+) -> Result<Option<(Vec<f32>, String)>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT e.vector, {VERSION_SQL} FROM embeddings e
+         WHERE e.canonical_id = ?1 AND e.model_name = ?2"
+    ))?;
+    let found = stmt
+        .query_row(params![canonical_id, model], |r| {
+            Ok((decode(r.get_ref(0)?.as_blob()?), r.get(1)?))
+        })
+        .optional()?;
+    Ok(found)
 }
 
 /// How many docs have no row under this model name.

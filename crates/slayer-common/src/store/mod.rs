@@ -41,7 +41,7 @@ pub mod memories;
 pub mod settings;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// The version whose migration rewrites every model skeleton (they gained join names).
 const SKELETON_JOIN_NAMES: usize = 5;
@@ -171,6 +171,11 @@ CREATE INDEX idx_memories_with_query ON memories(id) WHERE has_query;
     // Version 5: skeletons keep each join's name (resolution hops by it); the rows are
     // rewritten from the full models by `catalog::rewrite_skeletons`.
     "",
+    r#"
+-- A long-lived search re-checks its cached vectors after every write by their versions
+-- (rowid, content hash, write time): from this index, without reading the vectors' pages.
+CREATE INDEX IF NOT EXISTS idx_embeddings_versions ON embeddings(model_name, canonical_id, content_hash, updated_at);
+"#,
 ];
 
 /// Errors from the store.
@@ -717,7 +722,7 @@ mod tests {
         let err = Store::open(&path, OpenMode::ReadOnly).unwrap_err();
         assert!(
             err.to_string().contains(
-                "has schema version 1, older than this slayer's (5); upgrade it with `slayer-index migrate"
+                "has schema version 1, older than this slayer's (6); upgrade it with `slayer-index migrate"
             ),
             "{err}"
         );

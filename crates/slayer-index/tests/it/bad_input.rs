@@ -1,6 +1,7 @@
 //! Bad input: `line N: …` on stderr, exit 2, nothing written.
 
 use predicates::str::contains;
+use slayer_common::store::SCHEMA_VERSION;
 
 use crate::support::TempStore;
 
@@ -96,11 +97,12 @@ fn a_store_from_a_newer_slayer_is_refused() {
     s.cmd(&["load"]).write_stdin("").assert().success();
     rusqlite::Connection::open(&s.store)
         .unwrap()
-        .pragma_update(None, "user_version", 7)
+        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
         .unwrap();
-    s.cmd(&["stats"]).assert().code(1).stderr(contains(
-        "schema version 7, newer than this slayer understands (5); upgrade slayer",
-    ));
+    s.cmd(&["stats"]).assert().code(1).stderr(contains(format!(
+        "schema version {}, newer than this slayer understands ({SCHEMA_VERSION}); upgrade slayer",
+        SCHEMA_VERSION + 1
+    )));
 }
 
 #[test]

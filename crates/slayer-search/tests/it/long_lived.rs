@@ -3,6 +3,7 @@
 //! never re-read.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use serde_json::Value;
 use slayer_common::store::{settings, OpenMode, Store};
 use slayer_search::search::Context;
 
-use crate::support::{ids, run, Fixture};
+use crate::support::{ids, models_dir, run, Fixture};
 
 /// A `--batch -` coprocess: `ask` writes one request line and waits for its reply.
 struct Coprocess {
@@ -22,17 +23,19 @@ struct Coprocess {
 
 impl Coprocess {
     fn start(f: &Fixture) -> Coprocess {
+        Coprocess::start_with(
+            f,
+            Path::new("/nonexistent/slayer-models"),
+            &["--channels", "entities,text", "--max-entities", "20"],
+        )
+    }
+
+    fn start_with(f: &Fixture, models: &Path, args: &[&str]) -> Coprocess {
         let mut child = crate::kit::command("slayer-search")
-            .env("SLAYER_MODEL_DIR", "/nonexistent/slayer-models")
+            .env("SLAYER_MODEL_DIR", models)
             .env("SLAYER_STORE", &f.store)
-            .args([
-                "--batch",
-                "-",
-                "--channels",
-                "entities,text",
-                "--max-entities",
-                "20",
-            ])
+            .args(["--batch", "-"])
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -141,4 +144,78 @@ fn an_unchanged_store_is_not_read_again_and_a_changed_one_is() {
         "another connection committed"
     );
     assert!(!ctx.refresh_if_changed().unwrap());
+}
+
+/// The dense channel's cached vectors follow every kind of write: a save that adds no vector,
+/// one that adds a vector, a re-save that rewrites one, a forget that removes one. After each,
+/// the open process answers exactly as a fresh one does.
+#[test]
+fn a_batch_process_ranks_dense_rows_as_a_fresh_process_after_each_write() {
+    let f = Fixture::new();
+    let refresh = f.with_model("slayer-embed", &["refresh", "--all"], None);
+    assert_eq!(refresh.code, 0, "{}", refresh.stderr);
+    let flags = [
+        "--channels",
+        "dense",
+        "--max-memories",
+        "20",
+        "--max-example-queries",
+        "20",
+        "--max-entities",
+        "30",
+        "--explain",
+    ];
+    let mut search = Coprocess::start_with(&f, &models_dir(), &flags);
+    let question = "refunded order amounts in dollars";
+    let check = |search: &mut Coprocess, step: &str| {
+        let open = search.ask(&serde_json::json!({ "question": question }).to_string());
+        let mut args = vec!["--question", question];
+        args.extend(flags);
+        let fresh = f.dense_search(&args);
+        assert_eq!(open, fresh, "after {step}");
+    };
+    check(&mut search, "start");
+    let models = models_dir();
+    let save = |args: &[&str]| {
+        // Saves embed inline here (the test kit turns that off by default).
+        let env = [
+            ("SLAYER_MODEL_DIR", models.to_str().unwrap()),
+            ("SLAYER_NO_EMBED", "0"),
+        ];
+        let out = crate::kit::run("slayer-memory", Some(&f.store), args, &env, None);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        assert!(!out.stderr.contains("Warning"), "{args:?}: {}", out.stderr);
+    };
+    save(&[
+        "save",
+        "--no-embed",
+        "--learning",
+        "Order amounts are audited monthly",
+        "--entities",
+        "mydb.orders.amount",
+    ]);
+    check(&mut search, "a save without a vector");
+    save(&[
+        "save",
+        "--id",
+        "refund-cents",
+        "--learning",
+        "Refund amounts were in cents before 2024",
+        "--entities",
+        "mydb.orders.amount",
+    ]);
+    check(&mut search, "a save with a vector");
+    save(&[
+        "save",
+        "--id",
+        "42",
+        "--learning",
+        "Order totals exclude shipping fees",
+        "--entities",
+        "mydb.orders.amount",
+    ]);
+    check(&mut search, "a re-save that rewrites a vector");
+    tool("slayer-memory", &f, &["forget", "1"], None);
+    check(&mut search, "a forget");
+    search.finish();
 }

@@ -10,6 +10,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::Value;
+use slayer_common::store::SCHEMA_VERSION;
 
 use crate::kit::{output as run, Out};
 use crate::support::{ids, store_with_catalog, strings, Fixture};
@@ -192,13 +193,10 @@ fn readers_refuse_an_older_store_and_name_the_command_that_upgrades_it() {
     }
     let out = f.raw(&["--question", "revenue"], None);
     assert_eq!(out.code, 1);
-    assert!(
-        out.stderr.contains(
-            "has schema version 4, older than this slayer's (5); upgrade it with `slayer-index migrate --store"
-        ),
-        "{}",
-        out.stderr
+    let expected = format!(
+        "has schema version 4, older than this slayer's ({SCHEMA_VERSION}); upgrade it with `slayer-index migrate --store"
     );
+    assert!(out.stderr.contains(&expected), "{}", out.stderr);
     let mut cmd = command("slayer-index", &f.store);
     cmd.args(["migrate", "--format", "json"]);
     let out = run(cmd, None);
@@ -206,7 +204,7 @@ fn readers_refuse_an_older_store_and_name_the_command_that_upgrades_it() {
     let report: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(
         (report["from"].as_i64(), report["to"].as_i64()),
-        (Some(4), Some(5))
+        (Some(4), Some(SCHEMA_VERSION))
     );
     let r = f.search(&["--question", "refunded orders revenue"]);
     assert_eq!(ids(&r, "memories")[0], "1");
@@ -215,8 +213,9 @@ fn readers_refuse_an_older_store_and_name_the_command_that_upgrades_it() {
     cmd.args(["migrate", "--format", "text"]);
     let out = run(cmd, None);
     assert!(
-        out.stdout
-            .ends_with("is at schema version 5; nothing to do\n"),
+        out.stdout.ends_with(&format!(
+            "is at schema version {SCHEMA_VERSION}; nothing to do\n"
+        )),
         "{:?}",
         out.stdout
     );
