@@ -25,10 +25,10 @@ struct Row {
 /// One side's ranking: `(canonical id, cosine)`, best first.
 pub type DenseHits = Vec<(String, Option<f64>)>;
 
-/// The live rows and their `embeddings::live_fingerprint`.
+/// The live rows, and `embeddings::change_count` when they were read.
 struct Rows {
     rows: Vec<Row>,
-    fingerprint: (i64, f64, f64),
+    changes: Option<i64>,
 }
 
 /// Past this share of changed rows, reading every row again is cheaper than one by one.
@@ -46,8 +46,9 @@ pub struct Dense {
 
 impl Dense {
     /// The store changed: the rows read so far are checked against it on the next question
-    /// (one fingerprint of the live rows; if it moved, each row's version), and only new and
-    /// rewritten rows are read again. The loaded model and the question embeddings stay.
+    /// (the store's count of embedding changes; if it moved, each row's version), and only
+    /// new and rewritten rows are read again. The loaded model and the question embeddings
+    /// stay.
     pub fn forget_rows(&mut self) {
         if let Some(rows) = self.rows.take() {
             *self.previous.get_mut() = Some(rows);
@@ -76,7 +77,7 @@ impl Dense {
     /// The live rows of the model, in canonical id order: all read, or (after a change) the
     /// previous ones kept where they still hold and the rest read one by one.
     fn load_rows(&self, conn: &Connection) -> Result<Rows, SearchError> {
-        let fingerprint = embeddings::live_fingerprint(conn, &self.model)?;
+        let changes = embeddings::change_count(conn)?;
         let read_all = || -> Result<Rows, SearchError> {
             let rows = embeddings::live_rows(conn, &self.model)?
                 .into_iter()
@@ -87,12 +88,12 @@ impl Dense {
                     unit: normalized(&r.vector),
                 })
                 .collect();
-            Ok(Rows { rows, fingerprint })
+            Ok(Rows { rows, changes })
         };
         let Some(previous) = self.previous.borrow_mut().take() else {
             return read_all();
         };
-        if previous.fingerprint == fingerprint {
+        if changes.is_some() && previous.changes == changes {
             // Writes elsewhere in the store (a memory saved without embedding, a catalog
             // loaded) leave the vectors as they were.
             return Ok(previous);
@@ -129,7 +130,7 @@ impl Dense {
                 }
             }
         }
-        Ok(Rows { rows, fingerprint })
+        Ok(Rows { rows, changes })
     }
 
     /// Ranks memory docs and entity docs by cosine to the question, after the datasource

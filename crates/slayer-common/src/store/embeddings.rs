@@ -138,17 +138,11 @@ pub fn live_row_versions(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// What identifies the set of live rows of a model: their count and two sums over their
-/// rowids (a row written again gets a new rowid, a row whose doc goes leaves). Read from
-/// indexes only, so a long-lived reader can tell cheaply that nothing it caches changed.
-pub fn live_fingerprint(conn: &Connection, model: &str) -> Result<(i64, f64, f64), StoreError> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT count(*), total(e.rowid), total(e.rowid * e.rowid) FROM embeddings e
-             WHERE e.model_name = ?1
-             AND EXISTS (SELECT 1 FROM docs d WHERE d.canonical_id = e.canonical_id)",
-        )?
-        .query_row([model], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
+/// How many writes so far could have changed which embedding rows are live or what they hold
+/// (kept by triggers since schema 6); `None` on an older store. Equal counts mean nothing
+/// changed, so a long-lived reader keeps its vectors after one indexed read.
+pub fn change_count(conn: &Connection) -> Result<Option<i64>, StoreError> {
+    Ok(super::settings::get(conn, "embeddings_changes")?.and_then(|v| v.parse().ok()))
 }
 
 /// One row's vector and version, if the row exists.

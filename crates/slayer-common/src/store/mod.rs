@@ -172,9 +172,35 @@ CREATE INDEX idx_memories_with_query ON memories(id) WHERE has_query;
     // rewritten from the full models by `catalog::rewrite_skeletons`.
     "",
     r#"
--- A long-lived search re-checks its cached vectors after every write by their versions
--- (rowid, content hash, write time): from this index, without reading the vectors' pages.
+-- A long-lived search keeps every vector in memory. `embeddings_changes` counts the writes
+-- that can change which rows are live (a row written or deleted, a doc with a row deleted
+-- or added), so one read tells it that nothing changed; when something did, it compares the
+-- rows' versions (rowid, content hash, write time) from this index, without reading the
+-- vectors' pages, and reads only the rows that changed.
 CREATE INDEX IF NOT EXISTS idx_embeddings_versions ON embeddings(model_name, canonical_id, content_hash, updated_at);
+INSERT OR IGNORE INTO settings (key, value) VALUES ('embeddings_changes', '0');
+CREATE TRIGGER IF NOT EXISTS embeddings_changes_insert AFTER INSERT ON embeddings BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'embeddings_changes';
+END;
+CREATE TRIGGER IF NOT EXISTS embeddings_changes_update AFTER UPDATE ON embeddings BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'embeddings_changes';
+END;
+CREATE TRIGGER IF NOT EXISTS embeddings_changes_delete AFTER DELETE ON embeddings BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'embeddings_changes';
+END;
+CREATE TRIGGER IF NOT EXISTS embeddings_changes_doc_delete AFTER DELETE ON docs
+WHEN EXISTS (SELECT 1 FROM embeddings WHERE canonical_id = OLD.canonical_id) BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'embeddings_changes';
+END;
+CREATE TRIGGER IF NOT EXISTS embeddings_changes_doc_insert AFTER INSERT ON docs
+WHEN EXISTS (SELECT 1 FROM embeddings WHERE canonical_id = NEW.canonical_id) BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'embeddings_changes';
+END;
+CREATE TRIGGER IF NOT EXISTS embeddings_changes_doc_kind AFTER UPDATE OF doc_kind ON docs
+WHEN OLD.doc_kind <> NEW.doc_kind
+AND EXISTS (SELECT 1 FROM embeddings WHERE canonical_id = NEW.canonical_id) BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'embeddings_changes';
+END;
 "#,
 ];
 
@@ -513,6 +539,47 @@ mod tests {
             query: None,
             created_at: "t".into(),
         }
+    }
+
+    #[test]
+    fn the_embedding_change_count_moves_exactly_when_live_rows_may_have_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let conn = store.conn();
+        let count = || embeddings::change_count(conn).unwrap().unwrap();
+        let doc = |id: &str, kind: &str| docs::StoredDoc {
+            doc: crate::records::Doc {
+                canonical_id: id.into(),
+                doc_kind: kind.into(),
+                datasource: Some("db".into()),
+                text: "t".into(),
+                content_hash: "h".into(),
+                embedding_text: None,
+            },
+            model: Some("m".into()),
+            position: 0,
+        };
+        let start = count();
+        docs::upsert(conn, &doc("db.m.a", "column")).unwrap();
+        assert_eq!(count(), start, "a doc without a row");
+        embeddings::put(conn, "db.m.a", "local/x", "h", &[1.0], "t").unwrap();
+        assert_eq!(count(), start + 1, "a row written");
+        embeddings::put(conn, "db.m.a", "local/x", "h2", &[2.0], "t").unwrap();
+        assert_eq!(count(), start + 2, "a row rewritten");
+        docs::upsert(conn, &doc("db.m.a", "column")).unwrap();
+        assert_eq!(count(), start + 2, "its doc re-rendered, same kind");
+        docs::upsert(conn, &doc("db.m.a", "measure")).unwrap();
+        assert_eq!(count(), start + 3, "its doc's kind changed");
+        docs::delete(conn, "db.m.a").unwrap();
+        assert_eq!(
+            count(),
+            start + 4,
+            "its doc deleted: the row is no longer live"
+        );
+        docs::upsert(conn, &doc("db.m.a", "column")).unwrap();
+        assert_eq!(count(), start + 5, "its doc back: the row is live again");
+        embeddings::delete_exact(conn, "db.m.a").unwrap();
+        assert_eq!(count(), start + 6, "a row deleted");
     }
 
     #[test]
