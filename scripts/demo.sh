@@ -85,4 +85,19 @@ echo "   memory tags on it are stripped"
 slayer-index remove shop.payments.payment_method --format text
 
 echo
+echo "== 11. the same search as an agent's MCP client makes it: slayer-search mcp on stdin/stdout"
+echo "   (initialize, then tools/call search with the Python original's arguments)"
+{
+    echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"demo","version":"0"}}}'
+    echo '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    echo '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"question":"net revenue without returns","max_results":4}}}'
+} | slayer-search mcp | python3 -c '
+import json, sys
+for line in sys.stdin:
+    reply = json.loads(line)
+    if reply.get("id") == 2:
+        print(reply["result"]["content"][0]["text"].rstrip())
+'
+
+echo
 echo "Store: $SLAYER_STORE (inspect with: SLAYER_STORE=$SLAYER_STORE $bin/slayer-index stats)"
