@@ -9,14 +9,9 @@ pub fn normalized(v: &[f32]) -> Vec<f32> {
     v.iter().map(|x| x / norm).collect()
 }
 
-/// Positions of `rows` ranked by cosine to `query`, best first; equal scores keep row order.
-pub fn rank<'a>(query: &[f32], rows: impl IntoIterator<Item = &'a [f32]>) -> Vec<(usize, f64)> {
-    let rows: Vec<Vec<f32>> = rows.into_iter().map(normalized).collect();
-    rank_unit(&normalized(query), rows.iter().map(Vec::as_slice))
-}
-
-/// [`rank`] over a query and rows already scaled by [`normalized`] (a long-lived caller
-/// normalises its rows once): the same scores, without a copy of every row per query.
+/// Positions of `rows` ranked by cosine to `query`, best first, equal scores in row order; the
+/// query and the rows already scaled by [`normalized`] (a long-lived caller scales its rows
+/// once, not per query).
 pub fn rank_unit<'a>(
     query: &[f32],
     rows: impl IntoIterator<Item = &'a [f32]>,
@@ -55,6 +50,12 @@ fn dot(a: &[f32], b: &[f32]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Cosine ranking of raw vectors.
+    fn rank<'a>(query: &[f32], rows: impl IntoIterator<Item = &'a [f32]>) -> Vec<(usize, f64)> {
+        let rows: Vec<Vec<f32>> = rows.into_iter().map(normalized).collect();
+        rank_unit(&normalized(query), rows.iter().map(Vec::as_slice))
+    }
 
     #[test]
     fn ranks_by_cosine_with_stable_ties() {

@@ -152,17 +152,21 @@ impl<'t, 's> Deepening<'t, 's> {
     /// The fused entries whose place and score no unread hit can change, and whether the
     /// text and dense rankings have been read whole.
     pub fn settled(&self) -> Result<(Vec<Fused>, bool), SearchError> {
-        let mut rankings = vec![self.channel1.clone()];
         let dense_top = self.dense_top();
         let mut read_whole = dense_top.len() == self.dense.hits.len();
-        let mut text_top = Vec::new();
-        if let Some(text) = self.text {
-            text_top = text.top(self.depth)?;
-            read_whole &= text_top.len() == text.len();
-            rankings.push(self.text_partial(text_top.clone(), text));
+        let text_top = match self.text {
+            Some(text) => Some((text.top(self.depth)?, text)),
+            None => None,
+        };
+        let text_keys = text_top.iter().flat_map(|(top, _)| top);
+        let others = self.channel1.top.iter().chain(text_keys);
+        let dense = self.dense_partial(dense_top, others.map(|(k, _)| k.as_str()));
+        let mut rankings = vec![self.channel1.clone()];
+        if let Some((top, text)) = text_top {
+            read_whole &= top.len() == text.len();
+            rankings.push(self.text_partial(top, text));
         }
-        let others = self.channel1.top.iter().chain(&text_top);
-        rankings.push(self.dense_partial(dense_top, others.map(|(k, _)| k.as_str())));
+        rankings.push(dense);
         let (fused, bound) = fuse_partial(&rankings, &self.fusion);
         let settled = fused.into_iter().take_while(|f| f.score > bound).collect();
         Ok((settled, read_whole))

@@ -70,54 +70,60 @@ pub fn flatten(
         resolved_input_entities,
         warnings,
     } = response;
-    let mut memories = memories.into_iter().map(|h| {
-        let memory = Pending::Memory {
-            id: h.id,
-            score: h.score,
-            text: h.text,
-            matched: h.matched_entities,
-            query: None,
-        };
-        (memory, h.explain)
-    });
-    let mut example_queries = example_queries.into_iter().map(|h| {
-        let memory = Pending::Memory {
-            id: h.id,
-            score: h.score,
-            text: h.text,
-            matched: h.matched_entities,
-            query: Some(h.query),
-        };
-        (memory, h.explain)
-    });
-    let mut entities = entities.into_iter().map(|h| {
-        let entity = Pending::Entity {
-            id: h.id,
+    let memory = |id, score, text, matched_entities, query, explain| FlatHit {
+        kind: "memory".into(),
+        id,
+        score,
+        text,
+        description: None,
+        matched_entities,
+        query,
+        explain,
+    };
+    let memories: Vec<FlatHit> = memories
+        .into_iter()
+        .map(|h| memory(h.id, h.score, h.text, h.matched_entities, None, h.explain))
+        .collect();
+    let example_queries: Vec<FlatHit> = example_queries
+        .into_iter()
+        .map(|h| {
+            let query = Some(h.query);
+            memory(h.id, h.score, h.text, h.matched_entities, query, h.explain)
+        })
+        .collect();
+    let entities: Vec<FlatHit> = entities
+        .into_iter()
+        .map(|h| FlatHit {
             kind: h.kind,
+            id: h.id,
             score: h.score,
             text: h.text,
-        };
-        (entity, h.explain)
-    });
+            description: None,
+            matched_entities: Vec::new(),
+            query: None,
+            explain: h.explain,
+        })
+        .collect();
+    let mut buckets = [
+        memories.into_iter(),
+        example_queries.into_iter(),
+        entities.into_iter(),
+    ];
     let mut results = Vec::new();
-    'rounds: loop {
-        let mut any = false;
-        for bucket in [
-            &mut memories as &mut dyn Iterator<Item = _>,
-            &mut example_queries,
-            &mut entities,
-        ] {
-            if results.len() == max_results {
-                break 'rounds;
-            }
-            if let Some((pending, explain)) = bucket.next() {
-                any = true;
-                results.push(pending.into_hit(conn, compact, explain)?);
+    while results.len() < max_results {
+        let before = results.len();
+        for bucket in &mut buckets {
+            if results.len() < max_results {
+                results.extend(bucket.next());
             }
         }
-        if !any {
+        if results.len() == before {
             break;
         }
+    }
+    // Descriptions are read for the returned hits only.
+    for hit in &mut results {
+        describe(conn, hit, compact)?;
     }
     Ok(FlatResponse {
         results,
@@ -126,74 +132,24 @@ pub fn flatten(
     })
 }
 
-/// A bucket hit before its description is read.
-enum Pending {
-    Memory {
-        id: String,
-        score: f64,
-        text: String,
-        matched: Vec<String>,
-        query: Option<Value>,
-    },
-    Entity {
-        id: String,
-        kind: String,
-        score: f64,
-        text: String,
-    },
-}
-
-impl Pending {
-    fn into_hit(
-        self,
-        conn: &Connection,
-        compact: bool,
-        explain: Option<Vec<Contribution>>,
-    ) -> Result<FlatHit, SearchError> {
-        Ok(match self {
-            Pending::Memory {
-                id,
-                score,
-                text,
-                matched,
-                query,
-            } => {
-                let stored = memories::get(conn, &id)?;
-                let own = stored.as_ref().and_then(|m| m.description.clone());
-                let description = match (compact, own) {
-                    (true, None) => stored
-                        .as_ref()
-                        .map(|m| compact_description_from_learning(&m.learning)),
-                    (_, own) => own,
-                };
-                FlatHit {
-                    kind: "memory".into(),
-                    id,
-                    score,
-                    text: if compact { String::new() } else { text },
-                    description,
-                    matched_entities: matched,
-                    query,
-                    explain,
-                }
+/// Fills a hit's description and, in compact mode, empties its text.
+fn describe(conn: &Connection, hit: &mut FlatHit, compact: bool) -> Result<(), SearchError> {
+    hit.description = if hit.kind == "memory" {
+        let stored = memories::get(conn, &hit.id)?;
+        match stored {
+            Some(m) if compact && m.description.is_none() => {
+                Some(compact_description_from_learning(&m.learning))
             }
-            Pending::Entity {
-                id,
-                kind,
-                score,
-                text,
-            } => FlatHit {
-                description: entity_description(conn, &id, &kind)?,
-                kind,
-                id,
-                score,
-                text: if compact { String::new() } else { text },
-                matched_entities: Vec::new(),
-                query: None,
-                explain,
-            },
-        })
+            Some(m) => m.description,
+            None => None,
+        }
+    } else {
+        entity_description(conn, &hit.id, &hit.kind)?
+    };
+    if compact {
+        hit.text.clear();
     }
+    Ok(())
 }
 
 /// An entity's own description from the catalog: the datasource's, the model's, or the

@@ -65,7 +65,7 @@ pub struct Context<'a> {
     /// Channel 3, opened on the first question.
     pub dense: crate::dense::Dense,
     /// SQLite's `data_version` when the caches above were filled.
-    data_version: std::cell::Cell<Option<i64>>,
+    data_version: Option<i64>,
 }
 
 impl<'a> Context<'a> {
@@ -76,7 +76,7 @@ impl<'a> Context<'a> {
             text: TextIndex::new(path.to_owned()),
             corpus: Corpus::load(conn)?,
             dense: Default::default(),
-            data_version: std::cell::Cell::new(None),
+            data_version: None,
         })
     }
 
@@ -90,7 +90,7 @@ impl<'a> Context<'a> {
             .conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))
             .map_err(slayer_common::store::StoreError::from)?;
-        let before = self.data_version.replace(Some(now));
+        let before = self.data_version.replace(now);
         if before.is_none_or(|b| b == now) {
             return Ok(false);
         }

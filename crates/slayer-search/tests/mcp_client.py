@@ -43,8 +43,7 @@ async def search(session, **arguments):
     result = await session.call_tool("search", arguments)
     check(not result.is_error, f"search {arguments} succeeds", result.content)
     check(result.content and result.content[0].type == "text", "search has a text rendering")
-    check(result.content[0].text.lstrip("\n").startswith("Results (") or "Results (" in result.content[0].text,
-          "the text rendering lists the results", result.content[0].text)
+    check("\nResults (" in result.content[0].text, "the text rendering lists the results", result.content[0].text)
     return result
 
 
