@@ -100,4 +100,25 @@ for line in sys.stdin:
 '
 
 echo
+echo "== 12. a planned search (--plan auto): the question expanded offline by feedback, gated,"
+echo "   retrieved in two passes, 'not' a soft negative, reranked by the local model; the plan"
+slayer-search --plan auto --question "which payments were refunded, not gift cards?" --explain \
+    --max-memories 2 --max-entities 4 | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+p = r["plan"]
+def terms(kind):
+    return ", ".join("%s (%s)" % (t["text"], t["source"]) for t in p["plan"][kind]) or "-"
+print("   sources:", ", ".join(p["sources"]))
+print("   anchors:", terms("anchors"))
+print("   synonyms:", terms("synonyms"))
+print("   soft negatives:", terms("soft"))
+for side in ("entities", "memories"):
+    s = p[side]
+    print("   %s: passA %s -> %s" % (side, s["passA"]["query"], s["counts"]))
+print("   entities:", ", ".join(h["id"] for h in r["entities"]))
+print("   memories:", ", ".join(h["id"] for h in r["memories"]))
+'
+
+echo
 echo "Store: $SLAYER_STORE (inspect with: SLAYER_STORE=$SLAYER_STORE $bin/slayer-index stats)"

@@ -2,11 +2,16 @@
 """The data and scoring side of scripts/eval-schema.sh (standard library only).
 
   eval_schema.py requests QUESTIONS CHANNELS [--evidence] [--limit N] [--tuning JSON]
-                                        slayer-search --batch requests, one per question
+                        [--plan JSON] [--inject-evidence]
+                                        slayer-search --batch requests, one per question;
+                                        --plan merges its fields into each request ({"plan":
+                                        "auto", "rerank": "none"}), --inject-evidence passes
+                                        terms derived from BIRD's evidence as `injected`
   eval_schema.py score QUESTIONS RESPONSES [--limit N] [--by-difficulty]
                                         T@k T+c@k C@k for k = 1, 3, 5, 10, 20 (one line each
                                         group: all, then simple / moderate / challenging)
-  eval_schema.py latency QUESTIONS CHANNELS STORE BIN [--evidence] [--n N]
+  eval_schema.py latency QUESTIONS CHANNELS STORE BIN [--evidence] [--n N] [--plan JSON]
+                        [--inject-evidence]
                                         median whole-process time of N one-shot searches (ms)
   eval_schema.py selftest               the metrics against hand-computed values
 
@@ -19,6 +24,7 @@ kind taking a position. Per question, then averaged over questions:
 A question whose batch line failed scores 0 everywhere.
 """
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -39,7 +45,36 @@ def text_of(q, evidence):
     return q["question"]
 
 
-def request(q, channels, evidence, tuning=None):
+# Words of BIRD's evidence sentences that say how, not what (the hint's grammar).
+EVIDENCE_STOP = {
+    "refers", "refer", "means", "mean", "stands", "indicates", "indicate", "where", "when", "the",
+    "and", "for", "with", "that", "this", "from", "are", "was", "were", "which", "than", "then",
+    "divide", "divided", "sum", "count", "max", "min", "avg", "average", "percentage", "ratio",
+    "total", "number", "calculation", "calculate", "name", "names", "full", "value", "values",
+}
+
+
+def injected_from_evidence(evidence):
+    """Expansion terms as an agent would pass its own hints, derived deterministically from
+    BIRD's evidence: the names it quotes in backticks become phrases (several words) or
+    synonyms (one), and its other content words synonyms; nothing from the gold SQL."""
+    if not evidence:
+        return None
+    quoted = [n.strip() for n in re.findall(r"`([^`]+)`", evidence)]
+    rest = re.sub(r"`[^`]+`|'[^']*'|\"[^\"]*\"", " ", evidence)
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9_]+", rest)
+             if len(w) > 2 and w.lower() not in EVIDENCE_STOP]
+    phrases, synonyms = [], []
+    for name in quoted:
+        (phrases if len(name.split()) > 1 else synonyms).append(name)
+    for w in words:
+        if w.lower() not in (s.lower() for s in synonyms):
+            synonyms.append(w)
+    out = {"phrases": phrases[:6], "synonyms": synonyms[:12]}
+    return out if out["phrases"] or out["synonyms"] else None
+
+
+def request(q, channels, evidence, tuning=None, plan=None, inject=False):
     req = {
         "question": text_of(q, evidence),
         "datasource": q["datasource"],
@@ -50,6 +85,12 @@ def request(q, channels, evidence, tuning=None):
     }
     if tuning:
         req["tuning"] = tuning
+    if plan:
+        req.update(plan)
+    if inject:
+        terms = injected_from_evidence(q.get("evidence"))
+        if terms:
+            req["injected"] = terms
     return req
 
 
@@ -117,7 +158,7 @@ def score(questions, responses, by_difficulty):
         print(name, len(group), " ".join(f"{k}={v:.3f}" for k, v in means.items()))
 
 
-def latency(questions, channels, store, binary, evidence, n):
+def latency(questions, channels, store, binary, evidence, n, plan=None, inject=False):
     """Median wall time of n whole-process searches, spread over the question list."""
     step = max(1, len(questions) // n)
     times = []
@@ -127,6 +168,11 @@ def latency(questions, channels, store, binary, evidence, n):
             "--datasource", q["datasource"], "--max-entities", "50", "--max-memories", "0",
             "--max-example-queries", "0", "--channels", ",".join(channels), "--format", "jsonl",
         ]
+        for key, value in (plan or {}).items():
+            args += ["--" + key, value]
+        terms = injected_from_evidence(q.get("evidence")) if inject else None
+        if terms:
+            args += ["--inject", json.dumps(terms)]
         start = time.perf_counter()
         subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
         times.append((time.perf_counter() - start) * 1000)
@@ -155,6 +201,12 @@ def selftest():
     means = mean_scores([s, none])
     assert means["T@5"] == 0.5 and round(means["C@5"], 4) == 0.6667, means
     assert rankings([{"kind": "error"}, {"entities": [{"id": "db.a"}]}]) == [[], ["db.a"]]
+    terms = injected_from_evidence(
+        "Eligible free rate for K-12 = `Free Meal Count (K-12)` / `Enrollment (K-12)`; "
+        "'Alameda' refers to County Name")
+    assert terms == {"phrases": ["Free Meal Count (K-12)", "Enrollment (K-12)"],
+                     "synonyms": ["Eligible", "free", "rate", "County"]}, terms
+    assert injected_from_evidence("") is None
     print("eval_schema selftest: ok")
 
 
@@ -169,14 +221,18 @@ def main(argv):
         questions = read_jsonl(rest[0])[: opt("--limit", None)]
         channels = rest[1].split(",")
         tuning = json.loads(rest[rest.index("--tuning") + 1]) if "--tuning" in rest else None
+        plan = json.loads(rest[rest.index("--plan") + 1]) if "--plan" in rest else None
         for q in questions:
-            print(json.dumps(request(q, channels, flag("--evidence"), tuning)))
+            print(json.dumps(request(q, channels, flag("--evidence"), tuning, plan,
+                                     flag("--inject-evidence"))))
     elif cmd == "score":
         questions = read_jsonl(rest[0])[: opt("--limit", None)]
         score(questions, read_jsonl(rest[1]), flag("--by-difficulty"))
     elif cmd == "latency":
         questions = read_jsonl(rest[0])
-        latency(questions, rest[1].split(","), rest[2], rest[3], flag("--evidence"), opt("--n", 30))
+        plan = json.loads(rest[rest.index("--plan") + 1]) if "--plan" in rest else None
+        latency(questions, rest[1].split(","), rest[2], rest[3], flag("--evidence"), opt("--n", 30),
+                plan, flag("--inject-evidence"))
     elif cmd == "selftest":
         selftest()
     else:

@@ -2,7 +2,7 @@
 """The data and scoring side of scripts/eval-scifact.sh (standard library only).
 
   eval_scifact.py memories CORPUS [--docs IDS_FILE]      memory records for slayer-memory import
-  eval_scifact.py requests QUERIES QRELS CHANNELS [--queries N]
+  eval_scifact.py requests QUERIES QRELS CHANNELS [--queries N] [--tuning JSON] [--plan JSON]
                                                           slayer-search --batch requests
   eval_scifact.py score QRELS RESPONSES [--queries N]    nDCG@10 recall@100 MRR@10 (one line)
   eval_scifact.py smoke-docs CORPUS QRELS N Q            ids of a small corpus holding the
@@ -88,9 +88,11 @@ def main():
         limit = int(arg("--queries", 0)) or None
         channels = sys.argv[4].split(",")
         tuning = json.loads(arg("--tuning", "{}"))
+        plan = json.loads(arg("--plan", "{}"))
         for q in test_queries(read_qrels(sys.argv[3]), limit):
             print(json.dumps({"question": texts[q], "max_memories": 100, "max_example_queries": 0,
-                              "max_entities": 0, "channels": channels, "tuning": tuning}))
+                              "max_entities": 0, "channels": channels, "tuning": tuning,
+                              **plan}))
     elif cmd == "score":
         qrels = read_qrels(sys.argv[2])
         limit = int(arg("--queries", 0)) or None

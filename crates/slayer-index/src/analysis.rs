@@ -121,7 +121,7 @@ impl TokenStream for NameSplitterStream<'_> {
 }
 
 /// Byte ranges of the maximal alphanumeric runs.
-fn alphanumeric_runs(text: &str) -> Vec<(usize, usize)> {
+pub fn alphanumeric_runs(text: &str) -> Vec<(usize, usize)> {
     let mut runs = Vec::new();
     let mut start = None;
     for (at, c) in text.char_indices() {
@@ -143,7 +143,7 @@ fn alphanumeric_runs(text: &str) -> Vec<(usize, usize)> {
 /// Byte offsets inside one run where a name part starts: `custId` → `cust|Id`, `CDSCode` →
 /// `CDS|Code`, `k12` → `k|12`, `AvgScr2` → `Avg|Scr|2`. All-lowercase or all-caps words and
 /// pure numbers do not split.
-fn name_cuts(run: &str) -> Vec<usize> {
+pub fn name_cuts(run: &str) -> Vec<usize> {
     let chars: Vec<(usize, char)> = run.char_indices().collect();
     let mut cuts = Vec::new();
     for i in 1..chars.len() {

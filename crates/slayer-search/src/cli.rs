@@ -15,6 +15,8 @@ const EXAMPLES: &str = "Examples:
   $ slayer-search --format text
   $ slayer-search --question 'gift card payments' --channels text,dense --explain
   $ slayer-search --question 'refunds by region' --tuning '{\"model_evidence\": {\"models\": 0}}'
+  $ slayer-search --plan auto --question 'customer emails, not test' --explain
+  $ slayer-search --plan auto --question refunds --inject '{\"synonyms\": [\"returned\"]}'
   $ echo '{\"question\": \"gift card\"}' | slayer-search --batch -
   $ slayer-search mcp < /dev/null
 
@@ -73,8 +75,27 @@ pub struct Cli {
     /// For ablations; the defaults are the measured ones.
     #[arg(long, value_name = "JSON")]
     pub tuning: Option<String>,
+    /// Plan the question (seed 002): `auto` expands it (--inject terms, an LLM named by
+    /// SLAYER_LLM_MODEL, or pseudo-relevance feedback), gates the terms against the index,
+    /// retrieves in two budgeted passes, applies negatives, reranks and blends; `--explain`
+    /// shows every step. A question that is an entity's name is looked up exactly.
+    #[arg(long, value_enum, default_value = "off")]
+    pub plan: slayer_search::plan::PlanMode,
+    /// Your own expansion terms, as JSON or @FILE: {"anchors": [..], "phrases": [..],
+    /// "synonyms": [..], "negatives": {"hard": [..], "soft": [..]}, "exceptions":
+    /// [{"negative": "test", "allow": ["ab test"]}]}. Used with --plan auto.
+    #[arg(long, value_name = "JSON|@FILE")]
+    pub inject: Option<String>,
+    /// The planner's configuration (a `[semantic_search]` TOML table); default: slayer.toml
+    /// beside the store, if there is one.
+    #[arg(long, value_name = "FILE")]
+    pub plan_config: Option<PathBuf>,
+    /// The planner's reranker for this run: local (the embedding model), http (the
+    /// configured endpoint) or none (default: the configuration's, `local`).
+    #[arg(long, value_enum)]
+    pub rerank: Option<slayer_search::plan::config::RerankProvider>,
     /// Read one JSON request per line (the flags' fields) and write one response per line.
-    #[arg(long, value_name = "FILE|-", conflicts_with_all = ["entity", "query", "question", "datasource"])]
+    #[arg(long, value_name = "FILE|-", conflicts_with_all = ["entity", "query", "question", "datasource", "inject"])]
     pub batch: Option<PathBuf>,
 }
 

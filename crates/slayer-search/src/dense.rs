@@ -203,6 +203,51 @@ impl Dense {
         )))
     }
 
+    /// The cosine of the question to each doc's stored row (the planner's `local` reranker):
+    /// read from the rows this process holds, or else one row at a time, so a one-shot search
+    /// reads only the candidates' vectors. `None` for a doc without a row of the question's
+    /// size. `Err` (the warning) when the model cannot embed the question.
+    pub fn similarities(
+        &self,
+        conn: &Connection,
+        question: &str,
+        ids: &[&str],
+    ) -> Result<Result<Vec<Option<f64>>, String>, SearchError> {
+        if let Err(why) = Embedder::check(&self.model) {
+            return Ok(Err(format!(
+                "planner: local rerank skipped: the embedding model '{}' is unavailable: {why}.",
+                self.model
+            )));
+        }
+        let query = match self.embed_question(question) {
+            Ok(q) => normalized(&q),
+            Err(_) => {
+                return Ok(Err(
+                    "planner: local rerank skipped: query embedding failed.".to_owned(),
+                ))
+            }
+        };
+        let held = self.rows.get().map(|r| r.rows.as_slice());
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let unit = match held {
+                Some(rows) => rows
+                    .binary_search_by(|r| r.id.as_str().cmp(id))
+                    .ok()
+                    .map(|at| std::borrow::Cow::Borrowed(rows[at].unit.as_slice())),
+                None => embeddings::vector_and_version(conn, id, &self.model)?
+                    .map(|(v, _)| std::borrow::Cow::Owned(normalized(&v))),
+            };
+            out.push(unit.filter(|u| u.len() == query.len()).map(|u| {
+                u.iter()
+                    .zip(&query)
+                    .map(|(a, b)| f64::from(*a) * f64::from(*b))
+                    .sum::<f64>()
+            }));
+        }
+        Ok(Ok(out))
+    }
+
     fn embed_question(&self, question: &str) -> Result<Vec<f32>, String> {
         if let Some(cached) = self.questions.borrow().get(question) {
             return cached.clone();

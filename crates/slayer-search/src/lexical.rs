@@ -249,6 +249,20 @@ pub fn rank<'s>(
             ));
         }
     }
+    ranking.hits = scored(fulltext, searcher, words, side, datasource)?;
+    Ok(ranking)
+}
+
+/// Every doc of one side (and datasource) that matches any of `words`, best first; equal
+/// scores in ascending doc address. With a datasource, BM25's statistics are the subset's.
+pub(crate) fn scored(
+    fulltext: &FullText,
+    searcher: &Searcher,
+    words: Vec<(Occur, Box<dyn Query>)>,
+    side: Side,
+    datasource: Option<&str>,
+) -> tantivy::Result<Vec<(f32, DocAddress)>> {
+    let f: Fields = fulltext.fields();
     let mut clauses: Vec<(Occur, Box<dyn Query>)> =
         vec![(Occur::Must, Box::new(BooleanQuery::new(words)))];
     clauses.push(match side {
@@ -277,13 +291,12 @@ pub fn rank<'s>(
         }
     };
     hits.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    ranking.hits = hits;
-    Ok(ranking)
+    Ok(hits)
 }
 
 /// The `id` of each hit, from the `id` fast field looked up in ordinal order per segment
 /// (decompressing a stored doc, or seeking the term dictionary, per hit would dominate).
-fn ids_of(
+pub(crate) fn ids_of(
     searcher: &Searcher,
     id_field: Field,
     hits: &[(f32, DocAddress)],

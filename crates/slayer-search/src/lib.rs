@@ -16,6 +16,8 @@
 //! - [`response`]: the request and response types and the text form.
 //! - [`results`]: the Python original's flat view of a response (the MCP `search` tool).
 //! - [`tuning`]: fusion methods and weights per side, the name weight, model-level evidence.
+//! - [`plan`]: the query planner of `--plan auto` (seed 002): expansion, gating, two budgeted
+//!   passes, negatives, rerank and blend, all in `--explain`.
 //!
 //! Rules: a search never writes; unresolvable inputs are warnings, an unknown datasource is an
 //! error raised before any work; every bucket depends only on the corpus, the inputs and its
@@ -33,6 +35,7 @@ pub mod hits;
 pub mod inputs;
 pub mod lexical;
 pub mod model_evidence;
+pub mod plan;
 pub mod response;
 pub mod results;
 pub mod search;

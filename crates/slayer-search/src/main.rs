@@ -13,6 +13,9 @@ use slayer_common::cli::{Format, UsageError};
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::{read_lines, write_line, ReadError};
 use slayer_common::store::{OpenMode, Store};
+use slayer_search::plan::config::PlanConfig;
+use slayer_search::plan::terms::Injected;
+use slayer_search::plan::Planner;
 use slayer_search::search::{render_text, Context, Request};
 use slayer_search::tuning::Tuning;
 use slayer_search::SearchError;
@@ -49,16 +52,30 @@ fn parse_tuning(arg: Option<&str>) -> Result<Tuning, UsageError> {
     serde_json::from_str(arg).map_err(|e| UsageError(format!("--tuning: {e}")))
 }
 
+/// `--inject`: the terms as JSON, or `@FILE` holding them.
+fn parse_injected(arg: &str) -> Result<Injected, UsageError> {
+    let text = match arg.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| UsageError(format!("--inject: cannot read {path}: {e}")))?,
+        None => arg.to_owned(),
+    };
+    serde_json::from_str(&text).map_err(|e| UsageError(format!("--inject: {e}")))
+}
+
 fn run(cli: Cli) -> Result<ExitStatus> {
     if let Some(Command::Mcp) = cli.command {
         mcp::serve(&cli.common.store)?;
         return Ok(ExitStatus::Success);
     }
     let tuning = parse_tuning(cli.tuning.as_deref())?;
+    let injected = cli.inject.as_deref().map(parse_injected).transpose()?;
     let mut output = cli.common.output.output(Format::Json)?;
     let store_path = &cli.common.store;
+    let plan_config = PlanConfig::load(cli.plan_config.as_deref(), store_path)
+        .map_err(|e| UsageError(e.to_string()))?;
     let store = Store::open(store_path, OpenMode::ReadOnly).map_err(SearchError::Store)?;
     let mut ctx = Context::new(store.conn(), store_path)?;
+    ctx.planner = Planner::new(plan_config);
     if let Some(batch) = &cli.batch {
         let mut out = BufWriter::new(io::stdout().lock());
         let mut defaults = serde_json::Map::new();
@@ -68,6 +85,10 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         defaults.insert("explain".into(), cli.explain.into());
         defaults.insert("channels".into(), serde_json::to_value(&cli.channels)?);
         defaults.insert("tuning".into(), serde_json::to_value(tuning)?);
+        defaults.insert("plan".into(), serde_json::to_value(cli.plan)?);
+        if let Some(rerank) = cli.rerank {
+            defaults.insert("rerank".into(), serde_json::to_value(rerank)?);
+        }
         let status = run_batch(&mut ctx, batch, &defaults, &mut out)?;
         out.flush()?;
         return Ok(status);
@@ -83,6 +104,9 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         explain: cli.explain,
         channels: cli.channels.clone(),
         tuning,
+        plan: cli.plan,
+        injected,
+        rerank: cli.rerank,
     };
     let response = ctx.search(&request)?;
     let text = match output.format() {
@@ -95,8 +119,8 @@ fn run(cli: Cli) -> Result<ExitStatus> {
 
 /// One request per line in, one response per line out, each flushed as soon as it is written
 /// (a wrapper that keeps the process open waits for it); a bad line is an `error` record and
-/// the exit status 1 at the end. The flags `--max-*`, `--explain` and `--channels` are the
-/// defaults of every line.
+/// the exit status 1 at the end. The flags `--max-*`, `--explain`, `--channels`, `--tuning`,
+/// `--plan` and `--rerank` are the defaults of every line.
 fn run_batch(
     ctx: &mut Context<'_>,
     file: &std::path::Path,

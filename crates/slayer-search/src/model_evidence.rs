@@ -69,7 +69,7 @@ fn model_of(key: &str) -> Option<&str> {
 
 /// A question that may be an entity's name or dotted path: trimmed, without quotes or a
 /// trailing `?`, lowercased; `None` when it has spaces (a sentence, not a name).
-fn bare_name(question: &str) -> Option<String> {
+pub(crate) fn bare_name(question: &str) -> Option<String> {
     let name = question
         .trim()
         .trim_end_matches('?')

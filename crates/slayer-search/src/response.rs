@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::fuse::Contribution;
+use crate::plan::config::RerankProvider;
+use crate::plan::terms::Injected;
+use crate::plan::PlanMode;
 use crate::tuning::Tuning;
 
 /// A search request: the flags, or one `--batch` line.
@@ -31,6 +34,13 @@ pub struct Request {
     pub channels: Vec<Channel>,
     /// Fusion methods, weights, model-level evidence (docs/spec.md §8.6).
     pub tuning: Tuning,
+    /// `auto` plans the question (seed 002); `off` (the default) does not.
+    pub plan: PlanMode,
+    /// Expansion terms the caller did itself (anchors, phrases, synonyms, negatives,
+    /// exceptions), merged into the plan with provenance `caller`.
+    pub injected: Option<Injected>,
+    /// The planner's reranker for this request (default: the configuration's).
+    pub rerank: Option<RerankProvider>,
 }
 
 /// A ranking channel, for `--channels` (ablations and debugging).
@@ -63,6 +73,9 @@ impl Default for Request {
             explain: false,
             channels: ALL_CHANNELS.to_vec(),
             tuning: Tuning::default(),
+            plan: PlanMode::Off,
+            injected: None,
+            rerank: None,
         }
     }
 }
@@ -131,6 +144,9 @@ pub struct Response {
     pub resolved_input_entities: Vec<String>,
     /// One line each, de-duplicated, in emission order.
     pub warnings: Vec<String>,
+    /// What the planner did (`--explain` with `--plan auto`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::plan::run::PlanExplain>,
 }
 
 fn first_line(text: &str) -> &str {

@@ -53,6 +53,9 @@ pub struct FlatResponse {
     pub resolved_input_entities: Vec<String>,
     /// The search's warnings.
     pub warnings: Vec<String>,
+    /// What the planner did (`explain` with `plan: "auto"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::plan::run::PlanExplain>,
 }
 
 /// The flat view of `response`: at most `max_results` hits; `compact` leaves `text` empty and
@@ -69,6 +72,7 @@ pub fn flatten(
         entities,
         resolved_input_entities,
         warnings,
+        plan,
     } = response;
     let memory = |id, score, text, matched_entities, query, explain| FlatHit {
         kind: "memory".into(),
@@ -129,6 +133,7 @@ pub fn flatten(
         results,
         resolved_input_entities,
         warnings,
+        plan,
     })
 }
 

@@ -18,6 +18,7 @@ use crate::buckets::{fill_entity_bucket, fill_memory_buckets, Caps, MemoryBucket
 use crate::corpus::{Corpus, Scope};
 use crate::inputs::{named_entities, warn_off_datasource_memories, Inputs};
 use crate::model_evidence::ModelEvidence;
+use crate::plan::PlanMode;
 pub use crate::response::{
     render_text, Channel, EntityHit, ExampleQueryHit, MemoryHit, Request, Response, ALL_CHANNELS,
 };
@@ -38,6 +39,11 @@ impl TextIndex {
             store,
             opened: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The store this index belongs to.
+    pub fn store(&self) -> &std::path::Path {
+        &self.store
     }
 
     pub(crate) fn get(&self) -> Result<&(FullText, tantivy::Searcher), SearchError> {
@@ -64,6 +70,8 @@ pub struct Context<'a> {
     pub corpus: Corpus<'a>,
     /// Channel 3, opened on the first question.
     pub dense: crate::dense::Dense,
+    /// The query planner (`--plan auto`): its configuration and LLM settings.
+    pub planner: crate::plan::Planner,
     /// SQLite's `data_version` when the caches above were filled.
     data_version: Option<i64>,
 }
@@ -76,6 +84,7 @@ impl<'a> Context<'a> {
             text: TextIndex::new(path.to_owned()),
             corpus: Corpus::load(conn)?,
             dense: Default::default(),
+            planner: Default::default(),
             data_version: None,
         })
     }
@@ -135,11 +144,46 @@ impl Context<'_> {
             response.warnings = warnings.into_vec();
             return Ok(response);
         }
-        let named = named_entities(&inputs, &scope, &mut warnings)?;
-        let rankings = self.run_channels(req, &inputs, named, &scope, &mut warnings)?;
+        let mut named = named_entities(&inputs, &scope, &mut warnings)?;
+        let planned = match inputs.question {
+            Some(q) if req.plan == PlanMode::Auto => {
+                Some(self.plan(req, q, &scope, &mut warnings)?)
+            }
+            _ => None,
+        };
+        let mut fusion = (req.tuning.memories(), req.tuning.entities());
+        let rankings = match planned.as_ref().and_then(|p| p.rankings.clone()) {
+            // The planned rankings take the place of channels 2 and 3, weighted as the text
+            // channel; channel 1 runs as asked.
+            Some((memories, entities)) => {
+                let mut unplanned = req.clone();
+                unplanned.channels.retain(|c| *c == Channel::Entities);
+                let mut r = self.run_channels(&unplanned, &inputs, named, &scope, &mut warnings)?;
+                r.dense_memories = memories;
+                r.dense_entities = entities;
+                fusion.0.weights.dense = fusion.0.weights.text;
+                fusion.1.weights.dense = fusion.1.weights.text;
+                r
+            }
+            None => {
+                // A navigational question: its entity is looked up exactly and leads.
+                if let Some(entity) = planned
+                    .as_ref()
+                    .and_then(|p| p.explain.navigational.clone())
+                {
+                    if !named.contains(&entity) {
+                        named.insert(0, entity);
+                    }
+                }
+                self.run_channels(req, &inputs, named, &scope, &mut warnings)?
+            }
+        };
+        if req.explain {
+            response.plan = planned.map(|p| p.explain);
+        }
         let caps = Caps::of(req);
         let buckets = fill_memory_buckets(
-            &mut rankings.memories(caps.memory_depth(), req.tuning.memories())?,
+            &mut rankings.memories(caps.memory_depth(), fusion.0)?,
             self.corpus.with_query()?,
             &caps,
             EXACT_BUCKET,
@@ -151,7 +195,7 @@ impl Context<'_> {
             ModelEvidence::OFF
         };
         response.entities = fill_entity_bucket(
-            &mut rankings.entities(caps.entity_depth(), req.tuning.entities())?,
+            &mut rankings.entities(caps.entity_depth(), fusion.1)?,
             caps.entities,
             &evidence,
             inputs.question,

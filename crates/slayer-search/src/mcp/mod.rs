@@ -53,7 +53,7 @@ fn parse_call(params: CallToolRequestParams) -> Option<Result<Call, String>> {
     let name = params.name.as_ref();
     let arguments = params.arguments;
     Some(match name {
-        SEARCH => tools::parse(name, arguments).map(Call::Search),
+        SEARCH => tools::parse(name, arguments).map(|a| Call::Search(Box::new(a))),
         SAVE_MEMORY => tools::parse(name, arguments).map(Call::SaveMemory),
         FORGET_MEMORY => tools::parse(name, arguments).map(Call::ForgetMemory),
         SHOW => tools::parse(name, arguments).map(Call::Show),

@@ -42,6 +42,12 @@ pub struct SearchArgs {
     pub channels: Option<Vec<Channel>>,
     /// Add each channel's rank, raw score and contribution to every hit.
     pub explain: Option<bool>,
+    /// `auto` plans the question (expansion, gating, two passes, negatives, rerank); `off`
+    /// (default) does not.
+    pub plan: Option<slayer_search::plan::PlanMode>,
+    /// Your own expansion of the question: `anchors`, `phrases`, `synonyms`,
+    /// `negatives: {hard, soft}`, `exceptions: [{negative, allow}]` (with `plan: "auto"`).
+    pub injected: Option<slayer_search::plan::terms::Injected>,
 }
 
 /// A SlayerQuery: an object, or a string holding its JSON.

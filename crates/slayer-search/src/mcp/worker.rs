@@ -31,7 +31,7 @@ const DEFAULT_MAX_RESULTS: i64 = 10;
 #[derive(Debug)]
 pub enum Call {
     /// `search`.
-    Search(SearchArgs),
+    Search(Box<SearchArgs>),
     /// `save_memory`.
     SaveMemory(SaveMemoryArgs),
     /// `forget_memory`.
@@ -77,9 +77,19 @@ pub fn start(path: PathBuf) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>
                     return;
                 }
             };
+            let config = match slayer_search::plan::config::PlanConfig::load(None, &path) {
+                Ok(config) => config,
+                Err(e) => {
+                    let _ = ready.send(Err(e.into()));
+                    return;
+                }
+            };
             let mut worker = match Context::new(store.conn(), &path) {
-                Ok(ctx) => Worker {
-                    ctx,
+                Ok(mut ctx) => Worker {
+                    ctx: {
+                        ctx.planner = slayer_search::plan::Planner::new(config);
+                        ctx
+                    },
                     path: &path,
                     writer: None,
                 },
@@ -122,7 +132,7 @@ impl Worker<'_> {
         // changed is read afresh.
         self.ctx.refresh_if_changed().map_err(message)?;
         match call {
-            Call::Search(args) => self.search(args),
+            Call::Search(args) => self.search(*args),
             Call::SaveMemory(args) => self.save(args),
             Call::ForgetMemory(args) => self.forget(&args.id),
             Call::Show(args) => self.show(&args.ids),
@@ -162,6 +172,9 @@ impl Worker<'_> {
             explain: args.explain.unwrap_or(false),
             channels: args.channels.unwrap_or_else(|| ALL_CHANNELS.to_vec()),
             tuning: Tuning::default(),
+            plan: args.plan.unwrap_or_default(),
+            injected: args.injected,
+            rerank: None,
         };
         let response = self.ctx.search(&request).map_err(message)?;
         let flat =

@@ -14,6 +14,7 @@ mod long_lived;
 mod mcp;
 #[path = "../../../../tests/kit/model.rs"]
 mod model;
+mod plan;
 mod ranking;
 mod real_use;
 mod support;

@@ -1,0 +1,302 @@
+//! Two budgeted passes over our tantivy index (seed 002 §Building queries, §Candidate
+//! budgets): pass A ORs the anchors, the anchors as one phrase with slop, and the phrases;
+//! pass B ORs the synonyms alone. Pass A gets N₁ candidates, pass B N₂ — topped up when A is
+//! short, halved when A overflows (more than twice N₁ matches) — and the merge keeps A's order,
+//! then B's, without duplicates, up to `max_candidates`.
+
+use serde::Serialize;
+use tantivy::query::{BoostQuery, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
+
+use slayer_index::fulltext::FullText;
+
+use crate::lexical::{scored, Side};
+use crate::plan::config::PlanConfig;
+use crate::plan::gate::{Gated, PlanTerm};
+
+/// Which pass found a candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Pass {
+    /// Anchors and phrases.
+    A,
+    /// Synonyms only.
+    B,
+}
+
+/// A retrieved doc, with what negatives, shaping and the blend read.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// The doc id (canonical id, or `memory:<id>`).
+    pub id: String,
+    /// The doc kind.
+    pub kind: String,
+    /// The rendered doc text.
+    pub text: String,
+    /// The pass that found it.
+    pub pass: Pass,
+    /// Its BM25 score in that pass.
+    pub score: f32,
+}
+
+/// What one pass did, for `--explain`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PassReport {
+    /// The query as run, in the seed's notation.
+    pub query: String,
+    /// Docs that matched.
+    pub matched: usize,
+    /// The budget in force.
+    pub budget: usize,
+    /// Candidates taken (pass B: new ones only).
+    pub taken: usize,
+    /// Why the budget moved: `top_up` (A was short) or `trimmed` (A overflowed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adjusted: Option<&'static str>,
+}
+
+/// Both passes' candidates, merged.
+#[derive(Debug, Clone, Default)]
+pub struct Retrieved {
+    /// A's then B's, de-duplicated, capped.
+    pub candidates: Vec<Candidate>,
+    /// Pass A.
+    pub pass_a: PassReport,
+    /// Pass B.
+    pub pass_b: PassReport,
+}
+
+/// The anchors joined as one phrase only while that is a phrase a doc can hold.
+const MAX_JOINT_ANCHOR_TOKENS: usize = 4;
+
+/// Runs both passes on one side.
+pub fn retrieve(
+    fulltext: &FullText,
+    searcher: &Searcher,
+    gated: &Gated,
+    side: Side,
+    datasource: Option<&str>,
+    config: &PlanConfig,
+    name_weight: f32,
+) -> tantivy::Result<Retrieved> {
+    let builder = Builder {
+        fulltext,
+        side,
+        slop: config.phrase_slop,
+        name_weight,
+    };
+    let (words_a, query_a) = builder.pass_a(gated);
+    let (words_b, query_b) = builder.pass_b(gated);
+    let hits_a = if words_a.is_empty() {
+        Vec::new()
+    } else {
+        scored(fulltext, searcher, words_a, side, datasource)?
+    };
+    let budgets = config.budgets;
+    let taken_a = hits_a.len().min(budgets.anchors);
+    let (budget_b, adjusted) = if hits_a.len() > 2 * budgets.anchors {
+        (budgets.synonyms / 2, Some("trimmed"))
+    } else if taken_a < budgets.anchors && !words_b.is_empty() {
+        (budgets.synonyms + budgets.anchors - taken_a, Some("top_up"))
+    } else {
+        (budgets.synonyms, None)
+    };
+    let hits_b = if words_b.is_empty() {
+        Vec::new()
+    } else {
+        scored(fulltext, searcher, words_b, side, datasource)?
+    };
+    let mut seen: rustc_hash::FxHashSet<DocAddress> = Default::default();
+    let mut merged: Vec<(Pass, f32, DocAddress)> = Vec::new();
+    for &(score, addr) in &hits_a[..taken_a] {
+        seen.insert(addr);
+        merged.push((Pass::A, score, addr));
+    }
+    let mut taken_b = 0;
+    for &(score, addr) in &hits_b {
+        if taken_b == budget_b {
+            break;
+        }
+        if seen.insert(addr) {
+            merged.push((Pass::B, score, addr));
+            taken_b += 1;
+        }
+    }
+    merged.truncate(config.max_candidates);
+    let candidates = merged
+        .into_iter()
+        .map(|(pass, score, addr)| candidate(fulltext, searcher, pass, score, addr))
+        .collect::<tantivy::Result<Vec<_>>>()?;
+    Ok(Retrieved {
+        candidates,
+        pass_a: PassReport {
+            query: query_a,
+            matched: hits_a.len(),
+            budget: budgets.anchors,
+            taken: taken_a,
+            adjusted: None,
+        },
+        pass_b: PassReport {
+            query: query_b,
+            matched: hits_b.len(),
+            budget: budget_b,
+            taken: taken_b,
+            adjusted: adjusted.filter(|_| !hits_b.is_empty() || adjusted == Some("trimmed")),
+        },
+    })
+}
+
+struct Builder<'f> {
+    fulltext: &'f FullText,
+    side: Side,
+    slop: u32,
+    name_weight: f32,
+}
+
+type Clauses = Vec<(Occur, Box<dyn Query>)>;
+
+impl Builder<'_> {
+    fn pass_a(&self, gated: &Gated) -> (Clauses, String) {
+        let mut clauses = Clauses::new();
+        let mut shown = Vec::new();
+        let joint: Vec<String> = gated
+            .anchors
+            .iter()
+            .flat_map(|a| a.tokens.clone())
+            .collect();
+        if gated.anchors.len() >= 2 && joint.len() <= MAX_JOINT_ANCHOR_TOKENS {
+            clauses.push((Occur::Should, self.phrase(&joint)));
+            shown.push(format!("\"{}\"~{}", joint.join(" "), self.slop));
+        }
+        for term in gated.anchors.iter().chain(&gated.phrases) {
+            self.add(term, &mut clauses, &mut shown);
+        }
+        (clauses, shown.join(" OR "))
+    }
+
+    fn pass_b(&self, gated: &Gated) -> (Clauses, String) {
+        let mut clauses = Clauses::new();
+        let mut shown = Vec::new();
+        for term in &gated.synonyms {
+            self.add(term, &mut clauses, &mut shown);
+        }
+        (clauses, shown.join(" OR "))
+    }
+
+    fn add(&self, term: &PlanTerm, clauses: &mut Clauses, shown: &mut Vec<String>) {
+        let f = self.fulltext.fields();
+        if let [token] = term.tokens.as_slice() {
+            clauses.push((
+                Occur::Should,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(f.text, token),
+                    IndexRecordOption::WithFreqs,
+                )),
+            ));
+            // As channel 2 does: a word in an entity's own name counts again, weighted.
+            if self.side == Side::Entities && self.name_weight > 0.0 {
+                let on_name = TermQuery::new(
+                    Term::from_field_text(f.name, token),
+                    IndexRecordOption::WithFreqs,
+                );
+                clauses.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(on_name), self.name_weight)),
+                ));
+            }
+            shown.push(token.clone());
+        } else {
+            clauses.push((Occur::Should, self.phrase(&term.tokens)));
+            shown.push(format!("\"{}\"~{}", term.tokens.join(" "), self.slop));
+        }
+    }
+
+    fn phrase(&self, tokens: &[String]) -> Box<dyn Query> {
+        let field = self.fulltext.fields().text;
+        let terms: Vec<Term> = tokens
+            .iter()
+            .map(|t| Term::from_field_text(field, t))
+            .collect();
+        let mut q = PhraseQuery::new(terms);
+        q.set_slop(self.slop);
+        Box::new(q)
+    }
+}
+
+/// Documents of the whole index holding a term (one token) or a phrase (several, in order
+/// within the slop): the frequency gating compares.
+pub fn doc_freq(fulltext: &FullText, searcher: &Searcher, tokens: &[String], slop: u32) -> u64 {
+    let field = fulltext.fields().text;
+    match tokens {
+        [] => 0,
+        [one] => searcher
+            .doc_freq(&Term::from_field_text(field, one))
+            .unwrap_or(0),
+        many => {
+            let mut q = PhraseQuery::new(
+                many.iter()
+                    .map(|t| Term::from_field_text(field, t))
+                    .collect(),
+            );
+            q.set_slop(slop);
+            searcher
+                .search(&q, &tantivy::collector::Count)
+                .map(|n| n as u64)
+                .unwrap_or(0)
+        }
+    }
+}
+
+/// The top `n` docs of pass A on one side, best first: what pseudo-relevance feedback reads
+/// (after the negatives have had their say).
+#[allow(clippy::too_many_arguments)] // retrieve's arguments and the depth
+pub fn pass_a_top(
+    fulltext: &FullText,
+    searcher: &Searcher,
+    gated: &Gated,
+    side: Side,
+    datasource: Option<&str>,
+    config: &PlanConfig,
+    name_weight: f32,
+    n: usize,
+) -> tantivy::Result<Vec<Candidate>> {
+    let builder = Builder {
+        fulltext,
+        side,
+        slop: config.phrase_slop,
+        name_weight,
+    };
+    let (words, _) = builder.pass_a(gated);
+    if words.is_empty() {
+        return Ok(Vec::new());
+    }
+    let hits = scored(fulltext, searcher, words, side, datasource)?;
+    hits.iter()
+        .take(n)
+        .map(|&(score, addr)| candidate(fulltext, searcher, Pass::A, score, addr))
+        .collect()
+}
+
+fn candidate(
+    fulltext: &FullText,
+    searcher: &Searcher,
+    pass: Pass,
+    score: f32,
+    addr: DocAddress,
+) -> tantivy::Result<Candidate> {
+    let f = fulltext.fields();
+    let doc: TantivyDocument = searcher.doc(addr)?;
+    let text = |field| {
+        doc.get_first(field)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    Ok(Candidate {
+        id: text(f.id),
+        kind: text(f.kind),
+        text: text(f.text),
+        pass,
+        score,
+    })
+}

@@ -1,0 +1,585 @@
+//! A planned question, stage by stage (seed 002 §Pseudocode): classify, expand, gate, pass A
+//! and pass B per side, negatives, rerank, blend. Every stage's decisions and time go into the
+//! [`PlanExplain`] that `--explain` returns.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use slayer_common::records::content_hash;
+use slayer_common::store::{settings, OpenMode, Store};
+
+use crate::corpus::Scope;
+use crate::fuse::Ranking;
+use crate::lexical::Side;
+use crate::plan::config::{Budgets, RerankProvider};
+use crate::plan::gate::{gate, Gated, Proposed, Role, Source};
+use crate::plan::http_rerank::{self, RerankSettings};
+use crate::plan::llm;
+use crate::plan::negatives::Negatives;
+use crate::plan::passes::{self, Candidate, Pass, PassReport};
+use crate::plan::prf::{authored_text, feedback_terms, split_negations, FeedbackDoc};
+use crate::plan::rerank::{anchor_hits, blend, shape};
+use crate::plan::terms::{Exception, Injected};
+use crate::plan::words::IndexWords;
+use crate::response::Request;
+use crate::search::Context;
+use crate::warnings::Warnings;
+use crate::SearchError;
+
+/// The channel name of a planned ranking in `--explain` contributions.
+pub const PLAN_CHANNEL: &str = "plan";
+/// Pass-A docs read for feedback, per doc feedback uses (the rest make up for dropped ones).
+const FEEDBACK_READ: usize = 3;
+/// Dropped candidates and top candidates listed per side in `--explain`.
+const EXPLAIN_LIST: usize = 20;
+
+/// Everything the planner did for one question (`--explain`'s `plan`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PlanExplain {
+    /// The entity a navigational question named (looked up exactly, not planned).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub navigational: Option<String>,
+    /// The expansion sources that gave terms, in merge order.
+    pub sources: Vec<Source>,
+    /// The gated plan: terms with provenance and document frequency, and every decision.
+    pub plan: Gated,
+    /// Exceptions in force besides the configured ones.
+    pub exceptions: Vec<Exception>,
+    /// The band synonyms were held to, relative to `plan.df_reference`.
+    pub df_ratio_band: [f64; 2],
+    /// The configured budgets (each pass's budget in force is in its side's report).
+    pub budgets: Budgets,
+    /// The reranker that scored the candidates.
+    pub reranker: Option<RerankProvider>,
+    /// The LLM's part, when one is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm: Option<LlmReport>,
+    /// The entity side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entities: Option<SideReport>,
+    /// The memory side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memories: Option<SideReport>,
+    /// Milliseconds per stage, in order.
+    pub latency_ms: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The LLM's part of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LlmReport {
+    /// The model asked.
+    pub model: String,
+    /// Whether the answer came from the store's cache.
+    pub cached: bool,
+    /// Whether the call failed (its warning is in the response's warnings).
+    pub failed: bool,
+}
+
+/// One side's passes, counts and top candidates.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SideReport {
+    /// Pass A (anchors + phrases).
+    #[serde(rename = "passA")]
+    pub pass_a: PassReport,
+    /// Pass B (synonyms).
+    #[serde(rename = "passB")]
+    pub pass_b: PassReport,
+    /// The seed's counts.
+    pub counts: Counts,
+    /// Candidates the hard negatives dropped (the first few).
+    pub dropped: Vec<Dropped>,
+    /// The best candidates after the blend (the first few), with its parts.
+    pub top: Vec<Blended>,
+}
+
+/// The seed's counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Counts {
+    /// Taken from pass A.
+    #[serde(rename = "passA")]
+    pub pass_a: usize,
+    /// Taken from pass B (new ones).
+    #[serde(rename = "passB")]
+    pub pass_b: usize,
+    /// After the merge and the `max_candidates` cap.
+    pub merged: usize,
+    /// After the hard negatives.
+    pub after_negatives: usize,
+    /// Scored by the reranker.
+    pub reranked: usize,
+}
+
+/// A dropped candidate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dropped {
+    /// Its id.
+    pub id: String,
+    /// The pattern or term.
+    pub by: String,
+}
+
+/// A candidate's blend.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Blended {
+    /// Its id.
+    pub id: String,
+    /// The pass that found it.
+    pub pass: Pass,
+    /// The reranker's raw score.
+    pub rerank: f64,
+    /// Anchors and phrases in its high-signal fields.
+    pub anchor_hits: usize,
+    /// Soft terms that buried it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub soft: Vec<String>,
+    /// Its soft-negative penalty.
+    pub penalty: f64,
+    /// The blended score.
+    pub score: f64,
+}
+
+/// What the planner gives the pipeline.
+pub struct Planned {
+    /// Its explanation.
+    pub explain: PlanExplain,
+    /// Memory side and entity side rankings; `None` for a navigational question (the
+    /// unplanned pipeline answers, the named entity first).
+    pub rankings: Option<(Ranking, Ranking)>,
+}
+
+struct Clock {
+    at: Instant,
+    laps: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Clock {
+    fn new() -> Clock {
+        Clock {
+            at: Instant::now(),
+            laps: Default::default(),
+        }
+    }
+
+    fn lap(&mut self, stage: &str) {
+        let now = Instant::now();
+        let ms = (now - self.at).as_secs_f64() * 1e3;
+        let total = self.laps.get(stage).and_then(|v| v.as_f64()).unwrap_or(0.0) + ms;
+        self.laps
+            .insert(stage.to_owned(), ((total * 1000.0).round() / 1000.0).into());
+        self.at = now;
+    }
+}
+
+impl Context<'_> {
+    /// Plans one question.
+    pub(crate) fn plan(
+        &self,
+        req: &Request,
+        question: &str,
+        scope: &Scope<'_, '_>,
+        warnings: &mut Warnings,
+    ) -> Result<Planned, SearchError> {
+        let config = &self.planner.config;
+        let mut clock = Clock::new();
+        let mut explain = PlanExplain {
+            df_ratio_band: config.df_ratio_band,
+            budgets: config.budgets,
+            ..PlanExplain::default()
+        };
+        if let Some(entity) = self.navigational(question, scope)? {
+            explain.navigational = Some(entity);
+            clock.lap("classify");
+            explain.latency_ms = clock.laps;
+            return Ok(Planned {
+                explain,
+                rankings: None,
+            });
+        }
+        clock.lap("classify");
+        let (fulltext, searcher) = self.text.get()?;
+        let mut words = IndexWords::of(fulltext);
+
+        // Expansion: the caller's terms, the LLM's, the question's own words and negations,
+        // the configured soft terms.
+        let mut proposals: Vec<Proposed> = Vec::new();
+        let mut exceptions: Vec<Exception> = Vec::new();
+        let mut push = |terms: &Injected, source: Source, proposals: &mut Vec<Proposed>| {
+            let roles = [
+                (&terms.anchors, Role::Anchor),
+                (&terms.phrases, Role::Phrase),
+                (&terms.synonyms, Role::Synonym),
+                (&terms.negatives.hard, Role::HardNegative),
+                (&terms.negatives.soft, Role::SoftNegative),
+            ];
+            for (list, role) in roles {
+                proposals.extend(list.iter().map(|t| Proposed {
+                    text: t.clone(),
+                    role,
+                    source,
+                }));
+            }
+            exceptions.extend(terms.all_exceptions().cloned());
+        };
+        if let Some(injected) = req.injected.as_ref().filter(|i| !i.is_empty()) {
+            push(injected, Source::Caller, &mut proposals);
+            explain.sources.push(Source::Caller);
+        }
+        if let Some(answer) = self.llm_terms(question, &mut explain, warnings)? {
+            push(&answer, Source::Llm, &mut proposals);
+            explain.sources.push(Source::Llm);
+        }
+        let expanded = !explain.sources.is_empty();
+        let (wanted, negated) = split_negations(question, &mut words);
+        if !proposals
+            .iter()
+            .any(|p| matches!(p.role, Role::Anchor | Role::Phrase))
+        {
+            proposals.extend(wanted.into_iter().map(|w| Proposed {
+                text: w,
+                role: Role::Anchor,
+                source: Source::Query,
+            }));
+            explain.sources.push(Source::Query);
+        }
+        proposals.extend(negated.into_iter().map(|w| Proposed {
+            text: w,
+            role: Role::SoftNegative,
+            source: Source::Query,
+        }));
+        proposals.extend(config.negatives.soft_terms.iter().map(|w| Proposed {
+            text: w.clone(),
+            role: Role::SoftNegative,
+            source: Source::Config,
+        }));
+        clock.lap("expand");
+
+        let slop = config.phrase_slop;
+        let mut df = |tokens: &[String]| passes::doc_freq(fulltext, searcher, tokens, slop);
+        let mut gated = gate(&proposals, config, &mut words, &mut df);
+        clock.lap("gate");
+
+        // Neither the caller nor an LLM expanded the question: feedback from pass A does.
+        let name_weight = req.tuning.name_weight;
+        let ds = scope.datasource();
+        if !expanded && config.prf.docs > 0 && config.prf.terms > 0 && !gated.anchors.is_empty() {
+            // Docs the negatives would drop vote for nothing (a scratch copy's words are
+            // not what the question is about).
+            let pre = Negatives::new(config, &gated, &exceptions, &mut words);
+            let mut docs: Vec<(String, f32)> = Vec::new();
+            for side in [Side::Entities, Side::Memories] {
+                let n = FEEDBACK_READ * config.prf.docs;
+                let top = passes::pass_a_top(
+                    fulltext,
+                    searcher,
+                    &gated,
+                    side,
+                    ds,
+                    config,
+                    name_weight,
+                    n,
+                )?;
+                let kept = top
+                    .into_iter()
+                    .filter(|c| pre.judge(c, &mut words).dropped_by.is_none())
+                    .take(config.prf.docs);
+                docs.extend(kept.map(|c| (authored_text(&c.text), c.score)));
+            }
+            let feedback: Vec<FeedbackDoc<'_>> = docs
+                .iter()
+                .map(|(text, score)| FeedbackDoc {
+                    text,
+                    score: *score,
+                })
+                .collect();
+            let anchors: rustc_hash::FxHashSet<String> = gated
+                .anchors
+                .iter()
+                .flat_map(|a| a.tokens.clone())
+                .collect();
+            let total = searcher.num_docs() as f64;
+            let field = fulltext.fields().text;
+            let mut idf = |token: &str| {
+                let n = searcher
+                    .doc_freq(&tantivy::Term::from_field_text(field, token))
+                    .unwrap_or(0) as f64;
+                (1.0 + (total - n + 0.5) / (n + 0.5)).ln()
+            };
+            let terms = feedback_terms(
+                &feedback,
+                config.prf.terms,
+                &|t| anchors.contains(t),
+                &mut idf,
+                &mut words,
+            );
+            if !terms.is_empty() {
+                proposals.extend(terms.into_iter().map(|(w, _)| Proposed {
+                    text: w,
+                    role: Role::Synonym,
+                    source: Source::Prf,
+                }));
+                explain.sources.push(Source::Prf);
+                gated = gate(&proposals, config, &mut words, &mut df);
+            }
+            clock.lap("prf");
+        }
+        let negatives = Negatives::new(config, &gated, &exceptions, &mut words);
+        let provider = req.rerank.unwrap_or(config.reranker.provider);
+        explain.reranker = Some(provider);
+
+        let mut rankings = Vec::new();
+        for side in [Side::Memories, Side::Entities] {
+            let retrieved =
+                passes::retrieve(fulltext, searcher, &gated, side, ds, config, name_weight)?;
+            clock.lap("passes");
+            let mut report = SideReport {
+                counts: Counts {
+                    pass_a: retrieved.pass_a.taken,
+                    pass_b: retrieved.pass_b.taken,
+                    merged: retrieved.candidates.len(),
+                    ..Counts::default()
+                },
+                pass_a: retrieved.pass_a,
+                pass_b: retrieved.pass_b,
+                ..SideReport::default()
+            };
+            let mut kept: Vec<(Candidate, crate::plan::negatives::Verdict)> = Vec::new();
+            for c in retrieved.candidates {
+                let verdict = negatives.judge(&c, &mut words);
+                match &verdict.dropped_by {
+                    Some(by) => report.dropped.push(Dropped {
+                        id: c.id.clone(),
+                        by: by.clone(),
+                    }),
+                    None => kept.push((c, verdict)),
+                }
+            }
+            report.counts.after_negatives = kept.len();
+            report.dropped.truncate(EXPLAIN_LIST);
+            clock.lap("negatives");
+            let candidates: Vec<&Candidate> = kept.iter().map(|(c, _)| c).collect();
+            let (scores, used) = self.rerank_scores(provider, question, &candidates, warnings)?;
+            report.counts.reranked = if used == RerankProvider::None {
+                0
+            } else {
+                candidates.len()
+            };
+            explain.reranker = Some(used);
+            clock.lap("rerank");
+            let hits: Vec<usize> = candidates
+                .iter()
+                .map(|c| anchor_hits(c, &gated, &mut words))
+                .collect();
+            let penalties: Vec<f64> = kept.iter().map(|(_, v)| v.penalty).collect();
+            let finals = blend(&scores, &hits, &penalties, config.reranker.blend);
+            let mut order: Vec<usize> = (0..kept.len()).collect();
+            order.sort_by(|&a, &b| finals[b].total_cmp(&finals[a]).then(a.cmp(&b)));
+            report.top = order
+                .iter()
+                .take(EXPLAIN_LIST)
+                .map(|&i| Blended {
+                    id: kept[i].0.id.clone(),
+                    pass: kept[i].0.pass,
+                    rerank: scores[i],
+                    anchor_hits: hits[i],
+                    soft: kept[i].1.soft.clone(),
+                    penalty: kept[i].1.penalty,
+                    score: finals[i],
+                })
+                .collect();
+            clock.lap("blend");
+            let ranking = Ranking {
+                channel: PLAN_CHANNEL,
+                hits: order
+                    .iter()
+                    .map(|&i| (kept[i].0.id.clone(), Some(finals[i])))
+                    .collect(),
+            };
+            match side {
+                Side::Memories => explain.memories = Some(report),
+                Side::Entities => explain.entities = Some(report),
+            }
+            rankings.push(ranking);
+        }
+        explain.plan = gated;
+        explain.exceptions = exceptions;
+        explain.latency_ms = clock.laps;
+        let entities = rankings.pop().unwrap_or_else(|| Ranking {
+            channel: PLAN_CHANNEL,
+            hits: Vec::new(),
+        });
+        let memories = rankings.pop().unwrap_or_else(|| Ranking {
+            channel: PLAN_CHANNEL,
+            hits: Vec::new(),
+        });
+        Ok(Planned {
+            explain,
+            rankings: Some((memories, entities)),
+        })
+    }
+
+    /// A question that is an entity's name or dotted path (no spaces; quotes and a trailing
+    /// `?` aside) and resolves to exactly one entity under the datasource.
+    fn navigational(
+        &self,
+        question: &str,
+        scope: &Scope<'_, '_>,
+    ) -> Result<Option<String>, SearchError> {
+        let Some(name) = crate::model_evidence::bare_name(question) else {
+            return Ok(None);
+        };
+        let catalog = self.corpus.catalog()?;
+        let lookup: &dyn slayer_memory::resolve::Lookup = &self.corpus;
+        let Ok(resolution) = catalog.resolve(&name, None, lookup) else {
+            return Ok(None);
+        };
+        Ok(match resolution.canonical_forms.as_slice() {
+            [one] if !one.starts_with("memory:") && scope.keeps_doc(one)? => Some(one.clone()),
+            _ => None,
+        })
+    }
+
+    /// The LLM's terms: from the store's cache, or asked and cached. `None` when no LLM is
+    /// configured or it failed (a warning).
+    fn llm_terms(
+        &self,
+        question: &str,
+        explain: &mut PlanExplain,
+        warnings: &mut Warnings,
+    ) -> Result<Option<Injected>, SearchError> {
+        let settings = match &self.planner.llm {
+            Ok(None) => return Ok(None),
+            Ok(Some(s)) => s,
+            Err(why) => {
+                warnings.push(why.clone());
+                return Ok(None);
+            }
+        };
+        let datasources: Vec<String> = self.corpus.datasources.iter().cloned().collect();
+        let key = format!(
+            "planner.llm:{}:{}",
+            settings.model,
+            content_hash(&format!("{question}\u{0}{}", datasources.join("\u{0}")))
+        );
+        let mut report = LlmReport {
+            model: settings.model.clone(),
+            cached: false,
+            failed: false,
+        };
+        if let Some(cached) = settings::get(self.conn, &key)? {
+            if let Ok(terms) = serde_json::from_str::<Injected>(&cached) {
+                report.cached = true;
+                explain.llm = Some(report);
+                return Ok(Some(terms));
+            }
+        }
+        let stoplist = &self.planner.config.stoplist;
+        let answer = match llm::expand(settings, question, &datasources, stoplist) {
+            Ok(answer) => answer,
+            Err(why) => {
+                warnings.push(why);
+                report.failed = true;
+                explain.llm = Some(report);
+                return Ok(None);
+            }
+        };
+        for w in answer.warnings {
+            warnings.push(w);
+        }
+        // A read-only store is searched all the same; the answer is then asked again next time.
+        if let Ok(store) = Store::open(self.text.store(), OpenMode::MustExist) {
+            if let Ok(text) = serde_json::to_string(&answer.terms) {
+                let _ = settings::set(store.conn(), &key, &text);
+            }
+        }
+        explain.llm = Some(report);
+        Ok(Some(answer.terms))
+    }
+
+    /// The reranker's score of each candidate, and the reranker that gave them (`none` when
+    /// the asked one failed: a warning).
+    fn rerank_scores(
+        &self,
+        provider: RerankProvider,
+        question: &str,
+        candidates: &[&Candidate],
+        warnings: &mut Warnings,
+    ) -> Result<(Vec<f64>, RerankProvider), SearchError> {
+        let retrieval_order = || -> Vec<f64> {
+            let n = candidates.len().max(1) as f64;
+            (0..candidates.len()).map(|i| 1.0 - i as f64 / n).collect()
+        };
+        if candidates.is_empty() {
+            return Ok((Vec::new(), provider));
+        }
+        match provider {
+            RerankProvider::None => Ok((retrieval_order(), provider)),
+            RerankProvider::Local => {
+                let ids: Vec<&str> = candidates.iter().map(|c| c.id.as_str()).collect();
+                match self.dense.similarities(self.conn, question, &ids)? {
+                    Ok(scores) => {
+                        let missing = scores.iter().filter(|s| s.is_none()).count();
+                        if missing == scores.len() {
+                            warnings.push(format!(
+                                "planner: local rerank skipped: none of the {} candidates has an embedding row; run `slayer-embed refresh`.",
+                                scores.len()
+                            ));
+                            return Ok((retrieval_order(), RerankProvider::None));
+                        }
+                        let floor = scores
+                            .iter()
+                            .flatten()
+                            .copied()
+                            .fold(f64::INFINITY, f64::min);
+                        if missing > 0 {
+                            warnings.push(format!(
+                                "planner: {missing} of {} candidates have no embedding row and rank as the least similar; run `slayer-embed refresh`.",
+                                scores.len()
+                            ));
+                        }
+                        Ok((
+                            scores.into_iter().map(|s| s.unwrap_or(floor)).collect(),
+                            provider,
+                        ))
+                    }
+                    Err(warning) => {
+                        warnings.push(warning);
+                        Ok((retrieval_order(), RerankProvider::None))
+                    }
+                }
+            }
+            RerankProvider::Http => {
+                let r = &self.planner.config.reranker;
+                let settings = RerankSettings {
+                    url: r.url.clone().unwrap_or_default(),
+                    model: r.model.clone(),
+                    api: r.api,
+                    api_key: std::env::var(&r.api_key_env).ok().filter(|k| !k.is_empty()),
+                    timeout: std::time::Duration::from_secs_f64(r.timeout_s),
+                    max_retries: r.retries,
+                    backoff: std::time::Duration::from_millis(200),
+                };
+                let mut blocks = Vec::with_capacity(candidates.len());
+                for c in candidates {
+                    let mut describe = |col: &str| {
+                        slayer_common::store::docs::get(self.conn, &format!("{}.{col}", c.id))
+                            .ok()
+                            .flatten()
+                            .and_then(|d| {
+                                d.doc.text.lines().find_map(|l| {
+                                    l.strip_prefix("Description: ").map(str::to_owned)
+                                })
+                            })
+                    };
+                    blocks.push(shape(c, &mut describe));
+                }
+                match http_rerank::rerank(&settings, question, &blocks) {
+                    Ok(scores) => Ok((scores, provider)),
+                    Err(warning) => {
+                        warnings.push(warning);
+                        Ok((retrieval_order(), RerankProvider::None))
+                    }
+                }
+            }
+        }
+    }
+}

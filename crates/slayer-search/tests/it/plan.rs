@@ -1,0 +1,731 @@
+//! `--plan auto` (seed 002) through the binary: the seed's worked example end to end on a
+//! catalog with pii, email and phone columns and tmp/staging/test models; navigational
+//! questions; the offline (PRF) expansion; the configuration file; the LLM and HTTP rerank
+//! paths against in-process servers speaking the real wire formats; the response contract.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use crate::support::{ids, models_dir, run, run_with_models, TempStore};
+
+const CATALOG: &str = "crates/slayer-search/tests/fixtures/plan-catalog.jsonl";
+
+fn loaded() -> TempStore {
+    let store = TempStore::new();
+    let out = run("slayer-index", &store.store, &["load", CATALOG], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    store
+}
+
+fn search_env(store: &TempStore, args: &[&str], env: &[(&str, &str)]) -> Value {
+    let mut env = env.to_vec();
+    env.push(("SLAYER_MODEL_DIR", "/nonexistent/slayer-models"));
+    let out = store.run("slayer-search", args, &env, None);
+    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+fn search(store: &TempStore, args: &[&str]) -> Value {
+    search_env(store, args, &[])
+}
+
+/// The seed's LLM JSON after gating (§Examples).
+const SEED_TERMS: &str = r#"{
+  "anchors": ["pii", "email"],
+  "phrases": ["phone number"],
+  "synonyms": ["phone", "phone_number", "gdpr"],
+  "negatives": {"hard": ["tmp", "sandbox"], "soft": ["dev", "test"],
+                "exceptions": [{"negative": "test", "allow": ["ab test"]}]}
+}"#;
+
+const SEED_QUESTION: &str =
+    "find pii tables with emails and phone numbers in snowflake marketing, not test";
+
+fn side<'v>(r: &'v Value, side: &str) -> &'v Value {
+    &r["plan"][side]
+}
+
+#[test]
+fn the_seeds_worked_example_end_to_end() {
+    let store = loaded();
+    let r = search(
+        &store,
+        &[
+            "--plan",
+            "auto",
+            "--question",
+            SEED_QUESTION,
+            "--inject",
+            SEED_TERMS,
+            "--rerank",
+            "none",
+            "--explain",
+            "--max-entities",
+            "50",
+        ],
+    );
+    let entities = ids(&r, "entities");
+    // Hard: the default name pattern drops tmp and staging models and everything under them.
+    for gone in ["mkt.customers_tmp", "mkt.staging_contacts"] {
+        assert!(
+            !entities.iter().any(|e| e.starts_with(gone)),
+            "{gone}: {entities:?}"
+        );
+    }
+    let dropped: Vec<&str> = side(&r, "entities")["dropped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        dropped.contains(&"mkt.customers_tmp") && dropped.contains(&"mkt.staging_contacts"),
+        "{dropped:?}"
+    );
+    // Soft: the test model is kept with its penalty (the seed's blend makes it a tie-breaker:
+    // 0.05 × 0.5); the ab test is protected by its exception.
+    let at = |id: &str| entities.iter().position(|e| e == id).unwrap_or(usize::MAX);
+    assert!(at("mkt.customers") < at("mkt.test_users"), "{entities:?}");
+    let top = side(&r, "entities")["top"].as_array().unwrap();
+    let blended = |id: &str| top.iter().find(|t| t["id"] == id).cloned();
+    let test_users = blended("mkt.test_users").expect("test_users is a candidate");
+    assert_eq!(test_users["soft"], json!(["test"]));
+    assert_eq!(test_users["penalty"], json!(0.5));
+    if let Some(ab) = blended("mkt.ab_test_results") {
+        assert_eq!(ab["penalty"], json!(0.0), "{ab}");
+    }
+    // The plan, with provenance, and the queries as run.
+    let plan = &r["plan"]["plan"];
+    assert_eq!(plan["anchors"][0]["text"], "pii");
+    assert_eq!(plan["anchors"][0]["source"], "caller");
+    assert_eq!(plan["phrases"][0]["tokens"], json!(["phone", "number"]));
+    let a = &side(&r, "entities")["passA"];
+    assert_eq!(
+        a["query"],
+        r#""pii email"~2 OR pii OR email OR "phone number"~2"#
+    );
+    let decisions = plan["decisions"].as_array().unwrap();
+    let decision = |term: &str| {
+        decisions
+            .iter()
+            .find(|d| d["term"] == term)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        decision("phone_number")["reason"],
+        "duplicate",
+        "phone_number is the phrase"
+    );
+    assert_eq!(decision("gdpr")["reason"], "no_match");
+    let counts = &side(&r, "entities")["counts"];
+    for key in ["passA", "passB", "merged", "after_negatives", "reranked"] {
+        assert!(counts[key].is_u64(), "{key}: {counts}");
+    }
+    assert_eq!(
+        counts["merged"].as_u64().unwrap() - counts["after_negatives"].as_u64().unwrap(),
+        dropped.len() as u64
+    );
+    assert_eq!(r["plan"]["sources"], json!(["caller"]));
+    for stage in [
+        "classify",
+        "expand",
+        "gate",
+        "passes",
+        "negatives",
+        "rerank",
+        "blend",
+    ] {
+        assert!(
+            r["plan"]["latency_ms"][stage].is_number(),
+            "{stage}: {}",
+            r["plan"]["latency_ms"]
+        );
+    }
+}
+
+#[test]
+fn a_heavier_negatives_weight_buries_what_the_question_excludes() {
+    let store = loaded();
+    let config = store.dir.path().join("bury.toml");
+    std::fs::write(
+        &config,
+        "[semantic_search.reranker]\nblend = { rerank = 0.85, anchors = 0.10, negatives = 0.5 }\n",
+    )
+    .unwrap();
+    let args = [
+        "--plan",
+        "auto",
+        "--question",
+        SEED_QUESTION,
+        "--inject",
+        SEED_TERMS,
+        "--rerank",
+        "none",
+        "--max-entities",
+        "50",
+    ];
+    let seed = ids(&search(&store, &args), "entities");
+    let buried = ids(
+        &search(
+            &store,
+            &[&args[..], &["--plan-config", config.to_str().unwrap()]].concat(),
+        ),
+        "entities",
+    );
+    let at = |list: &[String], id: &str| list.iter().position(|e| e == id).unwrap();
+    assert!(
+        at(&buried, "mkt.test_users") > at(&seed, "mkt.test_users"),
+        "{seed:?} → {buried:?}"
+    );
+    assert!(
+        at(&buried, "mkt.leads") < at(&buried, "mkt.test_users"),
+        "{buried:?}"
+    );
+}
+
+#[test]
+fn the_response_keeps_its_shape_and_the_plan_shows_only_with_explain() {
+    let store = loaded();
+    let planned = search(&store, &["--plan", "auto", "--question", SEED_QUESTION]);
+    let plain = search(&store, &["--question", SEED_QUESTION]);
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&planned), keys(&plain));
+    assert_eq!(
+        keys(&planned),
+        [
+            "memories",
+            "example_queries",
+            "entities",
+            "resolved_input_entities",
+            "warnings"
+        ]
+    );
+    let off = search(&store, &["--plan", "off", "--question", SEED_QUESTION]);
+    assert_eq!(off, plain, "off is the default");
+}
+
+#[test]
+fn a_navigational_question_is_looked_up_exactly_without_expansion() {
+    let store = loaded();
+    for question in [
+        "mkt.customers.phone_number",
+        "customers.pii",
+        "`refund_amount`?",
+    ] {
+        let r = search(
+            &store,
+            &["--plan", "auto", "--question", question, "--explain"],
+        );
+        let want = r["plan"]["navigational"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{question}: {r}"));
+        assert_eq!(ids(&r, "entities")[0], want, "{question}");
+        assert!(r["plan"]["plan"]["anchors"].as_array().unwrap().is_empty());
+    }
+    let r = search(
+        &store,
+        &["--plan", "auto", "--question", "email", "--explain"],
+    );
+    assert!(
+        r["plan"]["navigational"].is_null(),
+        "email names several columns: {}",
+        r["plan"]
+    );
+}
+
+#[test]
+fn without_terms_the_question_is_expanded_by_feedback_offline() {
+    let store = loaded();
+    let r = search(
+        &store,
+        &[
+            "--plan",
+            "auto",
+            "--question",
+            "money given back",
+            "--rerank",
+            "none",
+            "--explain",
+        ],
+    );
+    assert_eq!(
+        r["plan"]["sources"],
+        json!(["query", "prf"]),
+        "{}",
+        r["plan"]
+    );
+    let synonyms = r["plan"]["plan"]["synonyms"].as_array().unwrap();
+    assert!(
+        synonyms.iter().all(|s| s["source"] == "prf"),
+        "{synonyms:?}"
+    );
+    assert_eq!(ids(&r, "entities")[0], "mkt.refunds", "{r}");
+    // The question's own negation becomes a soft negative.
+    let r = search(
+        &store,
+        &[
+            "--plan",
+            "auto",
+            "--question",
+            "pii emails, not test",
+            "--explain",
+        ],
+    );
+    let soft = r["plan"]["plan"]["soft"].as_array().unwrap();
+    assert!(
+        soft.iter()
+            .any(|s| s["text"] == "test" && s["source"] == "query"),
+        "{soft:?}"
+    );
+}
+
+#[test]
+fn budgets_come_from_the_configuration_and_pass_b_tops_up() {
+    let store = loaded();
+    let config = store.dir.path().join("plan.toml");
+    std::fs::write(
+        &config,
+        "[semantic_search]\nbudgets = { anchors = 1, synonyms = 1 }\n",
+    )
+    .unwrap();
+    let r = search(
+        &store,
+        &[
+            "--plan",
+            "auto",
+            "--plan-config",
+            config.to_str().unwrap(),
+            "--question",
+            "pii data",
+            "--inject",
+            r#"{"anchors": ["pii"], "synonyms": ["phone"]}"#,
+            "--rerank",
+            "none",
+            "--explain",
+        ],
+    );
+    let s = side(&r, "entities");
+    assert_eq!(s["passA"]["taken"], 1);
+    assert!(s["passA"]["matched"].as_u64().unwrap() > 2);
+    assert_eq!(
+        s["passB"]["budget"], 0,
+        "pass A overflowed: B is trimmed to half of 1"
+    );
+    assert_eq!(s["passB"]["adjusted"], "trimmed");
+    std::fs::write(
+        &config,
+        "[semantic_search]\nbudgets = { anchors = 5, synonyms = 1 }\n",
+    )
+    .unwrap();
+    let r = search(
+        &store,
+        &[
+            "--plan",
+            "auto",
+            "--plan-config",
+            config.to_str().unwrap(),
+            "--question",
+            "refunds given",
+            "--inject",
+            r#"{"anchors": ["refund"], "synonyms": ["email"]}"#,
+            "--rerank",
+            "none",
+            "--explain",
+        ],
+    );
+    let s = side(&r, "entities");
+    let a = s["passA"]["taken"].as_u64().unwrap();
+    assert!(a < 5, "{s}");
+    assert_eq!(s["passB"]["adjusted"], "top_up");
+    assert_eq!(s["passB"]["budget"].as_u64().unwrap(), 1 + 5 - a);
+}
+
+#[test]
+fn a_configuration_beside_the_store_is_read_and_an_unknown_key_is_an_error() {
+    let store = loaded();
+    std::fs::write(
+        store.dir.path().join("slayer.toml"),
+        "[semantic_search]\nmax_synonym = 3\n",
+    )
+    .unwrap();
+    let out = store.run("slayer-search", &["--question", "pii"], &[], None);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("max_synonym") && out.stderr.contains("slayer.toml"),
+        "{}",
+        out.stderr
+    );
+    std::fs::write(
+        store.dir.path().join("slayer.toml"),
+        "[semantic_search.reranker]\nprovider = \"none\"\n",
+    )
+    .unwrap();
+    let r = search(
+        &store,
+        &["--plan", "auto", "--question", "pii emails", "--explain"],
+    );
+    assert_eq!(r["plan"]["reranker"], "none");
+}
+
+#[test]
+fn batch_lines_carry_plan_and_injected_terms() {
+    let store = loaded();
+    let lines = format!(
+        "{}\n{}\n",
+        json!({"question": SEED_QUESTION, "plan": "auto", "injected": serde_json::from_str::<Value>(SEED_TERMS).unwrap(), "rerank": "none", "explain": true}),
+        json!({"question": SEED_QUESTION}),
+    );
+    let out = store.run(
+        "slayer-search",
+        &["--batch", "-", "--max-entities", "50"],
+        &[("SLAYER_MODEL_DIR", "/nonexistent")],
+        Some(&lines),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let responses = out.lines();
+    assert_eq!(responses[0]["plan"]["sources"], json!(["caller"]));
+    assert!(!ids(&responses[0], "entities").contains(&"mkt.customers_tmp".to_owned()));
+    assert!(responses[1].get("plan").is_none());
+    let bad = store.run(
+        "slayer-search",
+        &["--batch", "-"],
+        &[],
+        Some("{\"question\": \"x\", \"injected\": {\"anchor\": []}}\n"),
+    );
+    assert_eq!(bad.code, 1);
+    assert!(
+        bad.stdout.contains("unknown field `anchor`"),
+        "{}",
+        bad.stdout
+    );
+}
+
+#[test]
+fn a_bad_inject_is_a_usage_error() {
+    let store = loaded();
+    let out = store.run(
+        "slayer-search",
+        &["--question", "x", "--inject", "{\"anchors\": 3}"],
+        &[],
+        None,
+    );
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--inject"), "{}", out.stderr);
+}
+
+/// An HTTP/1.1 server on loopback that answers each request with the next canned
+/// `(status, body)` and records the request bodies.
+struct Server {
+    url: String,
+    bodies: Arc<Mutex<Vec<String>>>,
+}
+
+fn serve(replies: Vec<(u16, String)>) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let seen = bodies.clone();
+    std::thread::spawn(move || {
+        for (status, body) in replies {
+            let Ok((mut stream, _)) = listener.accept() else {
+                return;
+            };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut request = vec![0; length];
+            let _ = reader.read_exact(&mut request);
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&request).into_owned());
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    Server { url, bodies }
+}
+
+fn chat(content: &str) -> String {
+    json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}).to_string()
+}
+
+#[test]
+fn the_llm_expands_the_question_and_its_answer_is_cached_in_the_store() {
+    let store = loaded();
+    let server = serve(vec![(200, chat(SEED_TERMS))]);
+    let env = [
+        ("SLAYER_LLM_MODEL", "openai/test-model"),
+        ("SLAYER_LLM_BASE_URL", server.url.as_str()),
+        ("SLAYER_LLM_API_KEY", "sk-secret-123"),
+    ];
+    let args = [
+        "--plan",
+        "auto",
+        "--question",
+        SEED_QUESTION,
+        "--rerank",
+        "none",
+        "--explain",
+        "--max-entities",
+        "50",
+    ];
+    let first = search_env(&store, &args, &env);
+    assert_eq!(
+        first["plan"]["sources"],
+        json!(["llm"]),
+        "{}",
+        first["plan"]
+    );
+    assert_eq!(first["plan"]["llm"]["cached"], false);
+    assert!(!ids(&first, "entities").contains(&"mkt.customers_tmp".to_owned()));
+    let sent = server.bodies.lock().unwrap()[0].clone();
+    let sent: Value = serde_json::from_str(&sent).unwrap();
+    assert_eq!(sent["model"], "test-model");
+    assert_eq!(sent["temperature"], 0);
+    let prompt = sent["messages"].to_string();
+    assert!(
+        prompt.contains("mkt"),
+        "the datasource names are the allowed enums"
+    );
+    assert!(
+        !prompt.contains("customers_tmp") && !prompt.contains("Customer master"),
+        "no catalog contents: {prompt}"
+    );
+    // The second run asks nobody (the server has no reply left) and plans the same.
+    let second = search_env(&store, &args, &env);
+    assert_eq!(second["plan"]["llm"]["cached"], true);
+    assert_eq!(ids(&second, "entities"), ids(&first, "entities"));
+    assert!(!second.to_string().contains("sk-secret-123"));
+}
+
+#[test]
+fn a_failing_llm_is_a_warning_and_feedback_plans_instead() {
+    let store = loaded();
+    let server = serve(vec![(200, chat("this is not json"))]);
+    let env = [
+        ("SLAYER_LLM_MODEL", "openai/m"),
+        ("SLAYER_LLM_BASE_URL", server.url.as_str()),
+    ];
+    let r = search_env(
+        &store,
+        &[
+            "--plan",
+            "auto",
+            "--question",
+            "pii emails",
+            "--rerank",
+            "none",
+            "--explain",
+        ],
+        &env,
+    );
+    let warnings = r["warnings"].to_string();
+    assert!(
+        warnings.contains("planner: LLM expansion failed"),
+        "{warnings}"
+    );
+    assert_eq!(r["plan"]["llm"]["failed"], true);
+    assert!(
+        r["plan"]["sources"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("prf")),
+        "{}",
+        r["plan"]
+    );
+    let r = search_env(
+        &store,
+        &["--plan", "auto", "--question", "pii emails"],
+        &[("SLAYER_LLM_MODEL", "gpt-4")],
+    );
+    assert!(
+        r["warnings"].to_string().contains("SLAYER_LLM_MODEL"),
+        "{}",
+        r["warnings"]
+    );
+}
+
+#[test]
+fn an_http_reranker_decides_the_order_and_a_failing_one_falls_back() {
+    let store = loaded();
+    // The reranker scores the documents it was sent in rising order: the last one wins.
+    let config = store.dir.path().join("rerank.toml");
+    let listener_reply = |n: usize| {
+        let results: Vec<Value> = (0..n)
+            .map(|i| json!({"index": i, "relevance_score": 16f64.powi(i as i32)}))
+            .collect();
+        json!({"results": results}).to_string()
+    };
+    // First: how many candidates are sent? Ask with the reranker off.
+    let args = [
+        "--plan",
+        "auto",
+        "--question",
+        "pii emails",
+        "--explain",
+        "--max-entities",
+        "50",
+    ];
+    let probe = search(&store, &[&args[..], &["--rerank", "none"]].concat());
+    let n = side(&probe, "entities")["counts"]["after_negatives"]
+        .as_u64()
+        .unwrap() as usize;
+    let memories = side(&probe, "memories")["counts"]["after_negatives"]
+        .as_u64()
+        .unwrap() as usize;
+    assert_eq!(
+        memories, 0,
+        "no memories in this store: nothing is sent for them"
+    );
+    let server = serve(vec![(200, listener_reply(n))]);
+    std::fs::write(
+        &config,
+        format!("[semantic_search.reranker]\nprovider = \"http\"\nurl = \"{}/v1/rerank\"\nmodel = \"rr\"\n", server.url),
+    )
+    .unwrap();
+    let r = search(
+        &store,
+        &[&args[..], &["--plan-config", config.to_str().unwrap()]].concat(),
+    );
+    assert_eq!(r["plan"]["reranker"], "http", "{}", r["warnings"]);
+    let sent: Value = serde_json::from_str(&server.bodies.lock().unwrap()[0]).unwrap();
+    let docs = sent["documents"].as_array().unwrap();
+    assert_eq!(docs.len(), n);
+    assert!(
+        docs[0].as_str().unwrap().starts_with("TITLE: "),
+        "shaped blocks: {}",
+        docs[0]
+    );
+    let last_sent = docs[n - 1].as_str().unwrap();
+    let top = &side(&r, "entities")["top"][0]["id"];
+    assert!(
+        last_sent.contains(&format!(
+            "PATH: {}",
+            top.as_str().unwrap().replacen('.', "/", 2)
+        )),
+        "{last_sent} vs {top}"
+    );
+    // A server that keeps failing: a warning, and the retrieval order.
+    let server = serve(vec![
+        (503, "{}".into()),
+        (503, "{}".into()),
+        (503, "{}".into()),
+    ]);
+    std::fs::write(
+        &config,
+        format!("[semantic_search.reranker]\nprovider = \"http\"\nurl = \"{}/rerank\"\nretries = 2\ntimeout_s = 2\n", server.url),
+    )
+    .unwrap();
+    let r = search(
+        &store,
+        &[&args[..], &["--plan-config", config.to_str().unwrap()]].concat(),
+    );
+    assert!(
+        r["warnings"].to_string().contains("planner: rerank failed"),
+        "{}",
+        r["warnings"]
+    );
+    assert_eq!(r["plan"]["reranker"], "none");
+    assert_eq!(ids(&r, "entities"), ids(&probe, "entities"));
+}
+
+#[test]
+fn the_local_reranker_reads_the_stored_embeddings_of_the_candidates() {
+    let store = loaded();
+    let models = models_dir();
+    let out = run_with_models(
+        "slayer-embed",
+        &store.store,
+        &["refresh", "--all"],
+        None,
+        &models,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run_with_models(
+        "slayer-search",
+        &store.store,
+        &[
+            "--plan",
+            "auto",
+            "--question",
+            "money given back to buyers",
+            "--explain",
+        ],
+        None,
+        &models,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let r: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(r["plan"]["reranker"], "local", "{}", r["warnings"]);
+    assert!(side(&r, "entities")["counts"]["reranked"].as_u64().unwrap() > 0);
+    assert_eq!(ids(&r, "entities")[0], "mkt.refunds", "{r}");
+    // Without the model: a warning, and the retrieval order.
+    let r = search(
+        &store,
+        &[
+            "--plan",
+            "auto",
+            "--question",
+            "money given back to buyers",
+            "--explain",
+        ],
+    );
+    assert_eq!(r["plan"]["reranker"], "none");
+    assert!(
+        r["warnings"]
+            .to_string()
+            .contains("planner: local rerank skipped"),
+        "{}",
+        r["warnings"]
+    );
+}
+
+#[test]
+fn memories_are_planned_too() {
+    let store = loaded();
+    let memories = [
+        json!({"kind": "memory", "id": "1", "learning": "Email addresses in leads are pii; mask them before export."}),
+        json!({"kind": "memory", "id": "2", "learning": "Test accounts use example.com emails."}),
+        json!({"kind": "memory", "id": "3", "learning": "Orders ship in two days."}),
+    ]
+    .map(|m| m.to_string())
+    .join("\n");
+    let out = store.run(
+        "slayer-memory",
+        &["import", "-", "--no-embed"],
+        &[],
+        Some(&memories),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let r = search(
+        &store,
+        &[
+            "--plan",
+            "auto",
+            "--question",
+            "pii emails, not test",
+            "--rerank",
+            "none",
+            "--explain",
+        ],
+    );
+    let got = ids(&r, "memories");
+    assert_eq!(got[0], "1", "{r}");
+    assert!(!got.contains(&"3".to_owned()));
+    assert!(side(&r, "memories")["counts"]["merged"].as_u64().unwrap() >= 2);
+}
