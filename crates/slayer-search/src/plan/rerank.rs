@@ -8,7 +8,7 @@ use rustc_hash::FxHashSet;
 
 use crate::plan::config::Blend;
 use crate::plan::gate::Gated;
-use crate::plan::passes::Candidate;
+use crate::plan::passes::{Candidate, Pass};
 use crate::plan::words::IndexWords;
 
 /// Columns listed in a model's block.
@@ -109,6 +109,46 @@ pub fn anchor_hits(c: &Candidate, gated: &Gated, words: &mut IndexWords) -> usiz
         .count()
 }
 
+/// The retrieval's own judgement, for want of a reranker: each pass's BM25 score over that
+/// pass's best, pass-B candidates scaled to sit below every pass-A one (the synonyms' pool is
+/// de-boosted by its budget, never promoted by its scores).
+pub fn retrieval_scores(candidates: &[&Candidate]) -> Vec<f64> {
+    let best = |pass| {
+        candidates
+            .iter()
+            .filter(|c| c.pass == pass)
+            .map(|c| f64::from(c.score))
+            .fold(0.0, f64::max)
+    };
+    let (best_a, best_b) = (best(Pass::A), best(Pass::B));
+    let floor_a = candidates
+        .iter()
+        .filter(|c| c.pass == Pass::A)
+        .map(|c| f64::from(c.score) / best_a)
+        .fold(1.0, f64::min);
+    candidates
+        .iter()
+        .map(|c| {
+            let s = f64::from(c.score);
+            match c.pass {
+                Pass::A if best_a > 0.0 => s / best_a,
+                Pass::B if best_b > 0.0 => floor_a * s / best_b,
+                _ => 0.0,
+            }
+        })
+        .collect()
+}
+
+/// The local reranker's score: the mean of the min–max normalised cosines and the retrieval
+/// scores.
+pub fn with_retrieval(cosines: &[f64], retrieval: &[f64]) -> Vec<f64> {
+    normalize(cosines)
+        .iter()
+        .zip(retrieval)
+        .map(|(c, r)| (c + r) / 2.0)
+        .collect()
+}
+
 /// Min–max normalisation to [0, 1]; all equal → all 1 (nothing to tell them apart, and none
 /// should lose its weight).
 pub fn normalize(values: &[f64]) -> Vec<f64> {
@@ -151,7 +191,6 @@ pub fn blend(rerank: &[f64], anchor_hits: &[usize], penalties: &[f64], weights: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::passes::Pass;
 
     fn candidate(id: &str, kind: &str, text: &str) -> Candidate {
         Candidate {
@@ -177,6 +216,22 @@ mod tests {
             (flat[0] - 0.85).abs() < 1e-12 && (flat[1] - 0.825).abs() < 1e-12,
             "{flat:?}"
         );
+    }
+
+    #[test]
+    fn retrieval_scores_put_pass_b_below_pass_a() {
+        let mut a1 = candidate("x.a1", "model", "");
+        a1.score = 8.0;
+        let mut a2 = candidate("x.a2", "model", "");
+        a2.score = 2.0;
+        let mut b1 = candidate("x.b1", "model", "");
+        (b1.pass, b1.score) = (Pass::B, 30.0);
+        let mut b2 = candidate("x.b2", "model", "");
+        (b2.pass, b2.score) = (Pass::B, 15.0);
+        let scores = retrieval_scores(&[&a1, &a2, &b1, &b2]);
+        assert_eq!(scores, [1.0, 0.25, 0.25, 0.125]);
+        let local = with_retrieval(&[0.1, 0.5, 0.3, 0.3], &scores);
+        assert_eq!(local, [0.5, 0.625, 0.375, 0.3125]);
     }
 
     #[test]

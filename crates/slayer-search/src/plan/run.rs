@@ -18,7 +18,7 @@ use crate::plan::llm;
 use crate::plan::negatives::Negatives;
 use crate::plan::passes::{self, Candidate, Pass, PassReport};
 use crate::plan::prf::{authored_text, feedback_terms, split_negations, FeedbackDoc};
-use crate::plan::rerank::{anchor_hits, blend, shape};
+use crate::plan::rerank::{anchor_hits, blend, retrieval_scores, shape, with_retrieval};
 use crate::plan::terms::{Exception, Injected};
 use crate::plan::words::IndexWords;
 use crate::response::Request;
@@ -496,7 +496,10 @@ impl Context<'_> {
     }
 
     /// The reranker's score of each candidate, and the reranker that gave them (`none` when
-    /// the asked one failed: a warning).
+    /// the asked one failed: a warning). `none` is the retrieval's own score; `local` fuses
+    /// the embedding model's cosine with it (a bi-encoder reads the question and the doc
+    /// apart, so unlike the seed's cross-encoder it is no better judge than the retrieval it
+    /// would override: measured in docs/quality.md); `http` is the endpoint's score as is.
     fn rerank_scores(
         &self,
         provider: RerankProvider,
@@ -504,10 +507,7 @@ impl Context<'_> {
         candidates: &[&Candidate],
         warnings: &mut Warnings,
     ) -> Result<(Vec<f64>, RerankProvider), SearchError> {
-        let retrieval_order = || -> Vec<f64> {
-            let n = candidates.len().max(1) as f64;
-            (0..candidates.len()).map(|i| 1.0 - i as f64 / n).collect()
-        };
+        let retrieval_order = || retrieval_scores(candidates);
         if candidates.is_empty() {
             return Ok((Vec::new(), provider));
         }
@@ -536,10 +536,9 @@ impl Context<'_> {
                                 scores.len()
                             ));
                         }
-                        Ok((
-                            scores.into_iter().map(|s| s.unwrap_or(floor)).collect(),
-                            provider,
-                        ))
+                        let cosines: Vec<f64> =
+                            scores.into_iter().map(|s| s.unwrap_or(floor)).collect();
+                        Ok((with_retrieval(&cosines, &retrieval_order()), provider))
                     }
                     Err(warning) => {
                         warnings.push(warning);
