@@ -106,6 +106,30 @@ impl Negatives {
 
     /// Judges one candidate.
     pub fn judge(&self, c: &Candidate, words: &mut IndexWords) -> Verdict {
+        let mut verdict = self.hard_verdict(c, words);
+        if verdict.dropped_by.is_some() {
+            return verdict;
+        }
+        let all = words.positioned(&format!("{}\n{}", c.id, c.text));
+        let all_at: FxHashMap<usize, &str> =
+            all.iter().map(|t| (t.position, t.text.as_str())).collect();
+        for (text, term) in &self.soft {
+            match self.matches(&all, &all_at, term) {
+                Matched::Yes => verdict.soft.push(text.clone()),
+                Matched::OnlyProtected => verdict.protected.push(text.clone()),
+                Matched::No => {}
+            }
+        }
+        verdict.penalty = (self.per_term * verdict.soft.len() as f64).min(self.cap);
+        verdict
+    }
+
+    /// What drops a candidate, if anything: the hard patterns and terms alone.
+    pub fn drops(&self, c: &Candidate, words: &mut IndexWords) -> Option<String> {
+        self.hard_verdict(c, words).dropped_by
+    }
+
+    fn hard_verdict(&self, c: &Candidate, words: &mut IndexWords) -> Verdict {
         let mut verdict = Verdict::default();
         let is_memory = c.kind == "memory";
         if !is_memory {
@@ -125,6 +149,9 @@ impl Negatives {
                 }
             }
         }
+        if self.hard.is_empty() {
+            return verdict;
+        }
         // Hard terms read the name and path (a memory has neither: its text).
         let named = words.positioned(if is_memory { &c.text } else { &c.id });
         let named_at: FxHashMap<usize, &str> = named
@@ -142,17 +169,6 @@ impl Negatives {
                 Matched::No => {}
             }
         }
-        let all = words.positioned(&format!("{}\n{}", c.id, c.text));
-        let all_at: FxHashMap<usize, &str> =
-            all.iter().map(|t| (t.position, t.text.as_str())).collect();
-        for (text, term) in &self.soft {
-            match self.matches(&all, &all_at, term) {
-                Matched::Yes => verdict.soft.push(text.clone()),
-                Matched::OnlyProtected => verdict.protected.push(text.clone()),
-                Matched::No => {}
-            }
-        }
-        verdict.penalty = (self.per_term * verdict.soft.len() as f64).min(self.cap);
         verdict
     }
 

@@ -280,7 +280,7 @@ impl Context<'_> {
                 )?;
                 let kept = top
                     .into_iter()
-                    .filter(|c| pre.judge(c, &mut words).dropped_by.is_none())
+                    .filter(|c| pre.drops(c, &mut words).is_none())
                     .take(config.prf.docs);
                 docs.extend(kept.map(|c| (authored_text(&c.text), c.score)));
             }
