@@ -52,6 +52,9 @@ pub struct Budgets {
     pub anchors: usize,
     /// Pass B.
     pub synonyms: usize,
+    /// Pass D: the dense channel's best docs that the lexical passes missed, taken when the
+    /// local reranker runs (it loads the model anyway); 0 turns it off.
+    pub dense: usize,
 }
 
 /// RM3-style feedback from the top pass-A docs.
@@ -152,6 +155,7 @@ impl Default for Budgets {
         Budgets {
             anchors: 140,
             synonyms: 60,
+            dense: 60,
         }
     }
 }

@@ -22,6 +22,8 @@ pub enum Pass {
     A,
     /// Synonyms only.
     B,
+    /// The dense channel's best that A and B missed (with the local reranker).
+    D,
 }
 
 /// A retrieved doc, with what negatives, shaping and the blend read.

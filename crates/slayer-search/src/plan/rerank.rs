@@ -111,7 +111,7 @@ pub fn anchor_hits(c: &Candidate, gated: &Gated, words: &mut IndexWords) -> usiz
 
 /// The retrieval's own judgement, for want of a reranker: each pass's BM25 score over that
 /// pass's best, pass-B candidates scaled to sit below every pass-A one (the synonyms' pool is
-/// de-boosted by its budget, never promoted by its scores).
+/// de-boosted by its budget, never promoted by its scores), pass-D ones 0.
 pub fn retrieval_scores(candidates: &[&Candidate]) -> Vec<f64> {
     let best = |pass| {
         candidates
@@ -133,6 +133,7 @@ pub fn retrieval_scores(candidates: &[&Candidate]) -> Vec<f64> {
             match c.pass {
                 Pass::A if best_a > 0.0 => s / best_a,
                 Pass::B if best_b > 0.0 => floor_a * s / best_b,
+                // Pass D: the lexical retrieval did not find it at all.
                 _ => 0.0,
             }
         })

@@ -84,6 +84,9 @@ pub struct SideReport {
     /// Pass B (synonyms).
     #[serde(rename = "passB")]
     pub pass_b: PassReport,
+    /// Pass D (the dense channel's best that A and B missed), when it ran.
+    #[serde(rename = "passD", skip_serializing_if = "Option::is_none")]
+    pub pass_d: Option<PassReport>,
     /// The seed's counts.
     pub counts: Counts,
     /// Candidates the hard negatives dropped (the first few).
@@ -101,6 +104,9 @@ pub struct Counts {
     /// Taken from pass B (new ones).
     #[serde(rename = "passB")]
     pub pass_b: usize,
+    /// Taken from pass D (new ones).
+    #[serde(rename = "passD")]
+    pub pass_d: usize,
     /// After the merge and the `max_candidates` cap.
     pub merged: usize,
     /// After the hard negatives.
@@ -327,19 +333,39 @@ impl Context<'_> {
         explain.reranker = Some(provider);
 
         let mut rankings = Vec::new();
+        // Pass D's pool: the dense channel's rankings, read when the local reranker runs.
+        let dense_pool = if provider == RerankProvider::Local && config.budgets.dense > 0 {
+            match self.dense.rank(self.conn, scope, question)? {
+                crate::channels::ChannelOutcome::Ran(rankings) => Some(rankings),
+                // The reranker says why, once.
+                crate::channels::ChannelOutcome::Skipped(_) => None,
+            }
+        } else {
+            None
+        };
+        clock.lap("dense");
         for side in [Side::Memories, Side::Entities] {
-            let retrieved =
+            let mut retrieved =
                 passes::retrieve(fulltext, searcher, &gated, side, ds, config, name_weight)?;
+            let pass_d = match (&dense_pool, side) {
+                (Some((memories, _)), Side::Memories) => Some(memories),
+                (Some((_, entities)), Side::Entities) => Some(entities),
+                (None, _) => None,
+            }
+            .map(|ranking| self.pass_d(ranking, &mut retrieved.candidates, config.budgets.dense))
+            .transpose()?;
             clock.lap("passes");
             let mut report = SideReport {
                 counts: Counts {
                     pass_a: retrieved.pass_a.taken,
                     pass_b: retrieved.pass_b.taken,
+                    pass_d: pass_d.as_ref().map_or(0, |d| d.taken),
                     merged: retrieved.candidates.len(),
                     ..Counts::default()
                 },
                 pass_a: retrieved.pass_a,
                 pass_b: retrieved.pass_b,
+                pass_d,
                 ..SideReport::default()
             };
             let mut kept: Vec<(Candidate, crate::plan::negatives::Verdict)> = Vec::new();
@@ -414,6 +440,44 @@ impl Context<'_> {
         Ok(Planned {
             explain,
             rankings: Some((memories, entities)),
+        })
+    }
+
+    /// Pass D: up to `budget` docs of the dense ranking that the candidates lack, appended.
+    fn pass_d(
+        &self,
+        ranking: &[(String, Option<f64>)],
+        candidates: &mut Vec<Candidate>,
+        budget: usize,
+    ) -> Result<PassReport, SearchError> {
+        let present: rustc_hash::FxHashSet<String> =
+            candidates.iter().map(|c| c.id.clone()).collect();
+        let mut taken = 0;
+        for (id, cosine) in ranking {
+            if taken == budget {
+                break;
+            }
+            if present.contains(id) {
+                continue;
+            }
+            let Some(stored) = slayer_common::store::docs::get(self.conn, id)? else {
+                continue;
+            };
+            candidates.push(Candidate {
+                id: id.clone(),
+                kind: stored.doc.doc_kind,
+                text: stored.doc.text,
+                pass: Pass::D,
+                score: cosine.unwrap_or(0.0) as f32,
+            });
+            taken += 1;
+        }
+        Ok(PassReport {
+            query: "dense top".into(),
+            matched: ranking.len(),
+            budget,
+            taken,
+            adjusted: None,
         })
     }
 

@@ -674,6 +674,16 @@ fn the_local_reranker_reads_the_stored_embeddings_of_the_candidates() {
     assert_eq!(r["plan"]["reranker"], "local", "{}", r["warnings"]);
     assert!(side(&r, "entities")["counts"]["reranked"].as_u64().unwrap() > 0);
     assert_eq!(ids(&r, "entities")[0], "mkt.refunds", "{r}");
+    // Pass D brings the dense channel's best that no word of the question matched.
+    let d = &side(&r, "entities")["passD"];
+    assert_eq!(d["budget"], 60, "{d}");
+    let lexical = side(&r, "entities")["counts"]["passA"].as_u64().unwrap()
+        + side(&r, "entities")["counts"]["passB"].as_u64().unwrap();
+    assert_eq!(
+        side(&r, "entities")["counts"]["merged"].as_u64().unwrap(),
+        lexical + d["taken"].as_u64().unwrap()
+    );
+    assert!(d["taken"].as_u64().unwrap() > 0, "{d}");
     // Without the model: a warning, and the retrieval order.
     let r = search(
         &store,
