@@ -362,7 +362,8 @@ blend = { rerank = 0.8, anchors = 0.15, negatives = 0.05 }
             c.budgets,
             Budgets {
                 anchors: 100,
-                synonyms: 40
+                synonyms: 40,
+                dense: 60
             }
         );
         assert_eq!(c.negatives.soft_terms, ["dev"]);

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use super::http_rerank::{truncate, Post};
+use super::http::{truncate, Post};
 use super::terms::Injected;
 
 const PREFIX: &str = "planner: LLM expansion failed: ";
@@ -246,7 +246,7 @@ fn strip_fences(content: &str) -> &str {
 mod tests {
     use std::time::Instant;
 
-    use super::super::http_rerank::test_server::{Reply, Server};
+    use super::super::http::test_server::{Reply, Server};
     use super::super::terms::{Exception, Negatives};
     use super::*;
 

@@ -12,11 +12,13 @@
 //! - [`prf`]: pseudo-relevance feedback and the question's negations.
 //! - [`passes`]: the two passes and their budgets.
 //! - [`negatives`]: hard drops, soft penalties, exceptions.
-//! - [`rerank`]: shaping and the blend; [`http_rerank`] and the local model score.
+//! - [`rerank`]: shaping and the blend; [`http_rerank`] and the local model score; [`http`]:
+//!   the POST the LLM and rerank clients share.
 //! - [`llm`]: the LLM expansion; [`run`]: the stages in order.
 
 pub mod config;
 pub mod gate;
+pub mod http;
 pub mod http_rerank;
 pub mod llm;
 pub mod negatives;

@@ -215,17 +215,7 @@ enum Matched {
 mod tests {
     use super::*;
     use crate::plan::gate::{gate, Proposed, Role, Source};
-    use crate::plan::passes::Pass;
-
-    fn candidate(id: &str, kind: &str, text: &str) -> Candidate {
-        Candidate {
-            id: id.into(),
-            kind: kind.into(),
-            text: text.into(),
-            pass: Pass::A,
-            score: 1.0,
-        }
-    }
+    use crate::plan::passes::test_candidate as candidate;
 
     fn negatives(proposals: &[(&str, Role)], exceptions: &[Exception]) -> (Negatives, IndexWords) {
         let config = PlanConfig::default();

@@ -81,12 +81,7 @@ pub fn retrieve(
     config: &PlanConfig,
     name_weight: f32,
 ) -> tantivy::Result<Retrieved> {
-    let builder = Builder {
-        fulltext,
-        side,
-        slop: config.phrase_slop,
-        name_weight,
-    };
+    let builder = Builder::new(fulltext, side, config, name_weight);
     let (words_a, query_a) = builder.pass_a(gated);
     let (words_b, query_b) = builder.pass_b(gated);
     let hits_a = if words_a.is_empty() {
@@ -157,7 +152,16 @@ struct Builder<'f> {
 
 type Clauses = Vec<(Occur, Box<dyn Query>)>;
 
-impl Builder<'_> {
+impl<'f> Builder<'f> {
+    fn new(fulltext: &'f FullText, side: Side, config: &PlanConfig, name_weight: f32) -> Self {
+        Builder {
+            fulltext,
+            side,
+            slop: config.phrase_slop,
+            name_weight,
+        }
+    }
+
     fn pass_a(&self, gated: &Gated) -> (Clauses, String) {
         let mut clauses = Clauses::new();
         let mut shown = Vec::new();
@@ -225,6 +229,18 @@ impl Builder<'_> {
     }
 }
 
+/// A pass-A candidate with this id, kind and text (the tests of the later stages).
+#[cfg(test)]
+pub fn test_candidate(id: &str, kind: &str, text: &str) -> Candidate {
+    Candidate {
+        id: id.into(),
+        kind: kind.into(),
+        text: text.into(),
+        pass: Pass::A,
+        score: 1.0,
+    }
+}
+
 /// Documents of the whole index holding a term (one token) or a phrase (several, in order
 /// within the slop): the frequency gating compares.
 pub fn doc_freq(fulltext: &FullText, searcher: &Searcher, tokens: &[String], slop: u32) -> u64 {
@@ -262,12 +278,7 @@ pub fn pass_a_top(
     name_weight: f32,
     n: usize,
 ) -> tantivy::Result<Vec<Candidate>> {
-    let builder = Builder {
-        fulltext,
-        side,
-        slop: config.phrase_slop,
-        name_weight,
-    };
+    let builder = Builder::new(fulltext, side, config, name_weight);
     let (words, _) = builder.pass_a(gated);
     if words.is_empty() {
         return Ok(Vec::new());

@@ -192,16 +192,7 @@ pub fn blend(rerank: &[f64], anchor_hits: &[usize], penalties: &[f64], weights: 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn candidate(id: &str, kind: &str, text: &str) -> Candidate {
-        Candidate {
-            id: id.into(),
-            kind: kind.into(),
-            text: text.into(),
-            pass: Pass::A,
-            score: 1.0,
-        }
-    }
+    use crate::plan::passes::test_candidate as candidate;
 
     #[test]
     fn blend_arithmetic() {
