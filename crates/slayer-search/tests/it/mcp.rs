@@ -201,3 +201,32 @@ fn results_interleave_the_buckets_and_a_smaller_cap_is_a_prefix() {
         .collect();
     assert_eq!(&kinds[..3], ["M", "Q", "E"], "{all}");
 }
+
+#[test]
+fn the_search_tool_plans_with_the_callers_terms() {
+    let f = Fixture::new();
+    let search = |id: i64, args: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "search", "arguments": args}})
+        .to_string()
+    };
+    let planned = json!({"question": "order amounts", "plan": "auto", "explain": true,
+        "injected": {"anchors": ["amount"], "synonyms": ["revenue"]}});
+    let bad = json!({"question": "x", "plan": "auto", "injected": {"anchor": ["amount"]}});
+    let replies = session(
+        &f,
+        &[initialize("2025-06-18"), search(2, planned), search(3, bad)],
+    );
+    let result = &reply(&replies, 2)["result"];
+    assert_eq!(result["isError"], false, "{result}");
+    let plan = &result["structuredContent"]["plan"];
+    assert_eq!(plan["sources"], json!(["caller"]), "{plan}");
+    assert_eq!(plan["plan"]["anchors"][0]["text"], "amount");
+    assert!(!result["structuredContent"]["results"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let result = &reply(&replies, 3)["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(result.to_string().contains("anchor"), "{result}");
+}
