@@ -146,7 +146,7 @@ pub struct Response {
     pub warnings: Vec<String>,
     /// What the planner did (`--explain` with `--plan auto`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub plan: Option<crate::plan::run::PlanExplain>,
+    pub plan: Option<crate::plan::explain::PlanExplain>,
 }
 
 fn first_line(text: &str) -> &str {

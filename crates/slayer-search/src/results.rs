@@ -55,7 +55,7 @@ pub struct FlatResponse {
     pub warnings: Vec<String>,
     /// What the planner did (`explain` with `plan: "auto"`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub plan: Option<crate::plan::run::PlanExplain>,
+    pub plan: Option<crate::plan::explain::PlanExplain>,
 }
 
 /// The flat view of `response`: at most `max_results` hits; `compact` leaves `text` empty and

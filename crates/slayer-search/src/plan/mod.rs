@@ -14,9 +14,11 @@
 //! - [`negatives`]: hard drops, soft penalties, exceptions.
 //! - [`rerank`]: shaping and the blend; [`http_rerank`] and the local model score; [`http`]:
 //!   the POST the LLM and rerank clients share.
-//! - [`llm`]: the LLM expansion; [`run`]: the stages in order.
+//! - [`llm`]: the LLM expansion; [`run`]: the stages in order; [`explain`]: what
+//!   `--explain` shows of them.
 
 pub mod config;
+pub mod explain;
 pub mod gate;
 pub mod http;
 pub mod http_rerank;

@@ -2,17 +2,17 @@
 //! and pass B per side, negatives, rerank, blend. Every stage's decisions and time go into the
 //! [`PlanExplain`] that `--explain` returns.
 
-use std::time::Instant;
-
-use serde::Serialize;
 use slayer_common::records::content_hash;
 use slayer_common::store::{settings, OpenMode, Store};
 
 use crate::corpus::Scope;
 use crate::fuse::Ranking;
 use crate::lexical::Side;
-use crate::plan::config::{Budgets, RerankProvider};
-use crate::plan::gate::{gate, Gated, Proposed, Role, Source};
+use crate::plan::config::RerankProvider;
+use crate::plan::explain::{
+    Blended, Clock, Counts, Dropped, LlmReport, PlanExplain, SideReport, EXPLAIN_LIST,
+};
+use crate::plan::gate::{gate, Proposed, Role, Source};
 use crate::plan::http_rerank::{self, RerankSettings};
 use crate::plan::llm;
 use crate::plan::negatives::Negatives;
@@ -30,118 +30,14 @@ use crate::SearchError;
 pub const PLAN_CHANNEL: &str = "plan";
 /// Pass-A docs read for feedback, per doc feedback uses (the rest make up for dropped ones).
 const FEEDBACK_READ: usize = 3;
-/// Dropped candidates and top candidates listed per side in `--explain`.
-const EXPLAIN_LIST: usize = 20;
 
-/// Everything the planner did for one question (`--explain`'s `plan`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PlanExplain {
-    /// The entity a navigational question named (looked up exactly, not planned).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub navigational: Option<String>,
-    /// The expansion sources that gave terms, in merge order.
-    pub sources: Vec<Source>,
-    /// The gated plan: terms with provenance and document frequency, and every decision.
-    pub plan: Gated,
-    /// Exceptions in force besides the configured ones.
-    pub exceptions: Vec<Exception>,
-    /// The band synonyms were held to, relative to `plan.df_reference`.
-    pub df_ratio_band: [f64; 2],
-    /// The configured budgets (each pass's budget in force is in its side's report).
-    pub budgets: Budgets,
-    /// The reranker that scored the candidates.
-    pub reranker: Option<RerankProvider>,
-    /// The LLM's part, when one is configured.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub llm: Option<LlmReport>,
-    /// The entity side.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub entities: Option<SideReport>,
-    /// The memory side.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memories: Option<SideReport>,
-    /// Milliseconds per stage, in order.
-    pub latency_ms: serde_json::Map<String, serde_json::Value>,
-}
-
-/// The LLM's part of a plan.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LlmReport {
-    /// The model asked.
-    pub model: String,
-    /// Whether the answer came from the store's cache.
-    pub cached: bool,
-    /// Whether the call failed (its warning is in the response's warnings).
-    pub failed: bool,
-}
-
-/// One side's passes, counts and top candidates.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct SideReport {
-    /// Pass A (anchors + phrases).
-    #[serde(rename = "passA")]
-    pub pass_a: PassReport,
-    /// Pass B (synonyms).
-    #[serde(rename = "passB")]
-    pub pass_b: PassReport,
-    /// Pass D (the dense channel's best that A and B missed), when it ran.
-    #[serde(rename = "passD", skip_serializing_if = "Option::is_none")]
-    pub pass_d: Option<PassReport>,
-    /// The seed's counts.
-    pub counts: Counts,
-    /// Candidates the hard negatives dropped (the first few).
-    pub dropped: Vec<Dropped>,
-    /// The best candidates after the blend (the first few), with its parts.
-    pub top: Vec<Blended>,
-}
-
-/// The seed's counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Counts {
-    /// Taken from pass A.
-    #[serde(rename = "passA")]
-    pub pass_a: usize,
-    /// Taken from pass B (new ones).
-    #[serde(rename = "passB")]
-    pub pass_b: usize,
-    /// Taken from pass D (new ones).
-    #[serde(rename = "passD")]
-    pub pass_d: usize,
-    /// After the merge and the `max_candidates` cap.
-    pub merged: usize,
-    /// After the hard negatives.
-    pub after_negatives: usize,
-    /// Scored by the reranker.
-    pub reranked: usize,
-}
-
-/// A dropped candidate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Dropped {
-    /// Its id.
-    pub id: String,
-    /// The pattern or term.
-    pub by: String,
-}
-
-/// A candidate's blend.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Blended {
-    /// Its id.
-    pub id: String,
-    /// The pass that found it.
-    pub pass: Pass,
-    /// The reranker's raw score.
-    pub rerank: f64,
-    /// Anchors and phrases in its high-signal fields.
-    pub anchor_hits: usize,
-    /// Soft terms that buried it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub soft: Vec<String>,
-    /// Its soft-negative penalty.
-    pub penalty: f64,
-    /// The blended score.
-    pub score: f64,
+/// The proposals of every expansion source.
+struct Expansion {
+    proposals: Vec<Proposed>,
+    /// The plan's own exceptions (the caller's and the LLM's).
+    exceptions: Vec<Exception>,
+    /// Whether the caller or the LLM gave terms (otherwise feedback expands the question).
+    expanded: bool,
 }
 
 /// What the planner gives the pipeline.
@@ -151,29 +47,6 @@ pub struct Planned {
     /// Memory side and entity side rankings; `None` for a navigational question (the
     /// unplanned pipeline answers, the named entity first).
     pub rankings: Option<(Ranking, Ranking)>,
-}
-
-struct Clock {
-    at: Instant,
-    laps: serde_json::Map<String, serde_json::Value>,
-}
-
-impl Clock {
-    fn new() -> Clock {
-        Clock {
-            at: Instant::now(),
-            laps: Default::default(),
-        }
-    }
-
-    fn lap(&mut self, stage: &str) {
-        let now = Instant::now();
-        let ms = (now - self.at).as_secs_f64() * 1e3;
-        let total = self.laps.get(stage).and_then(|v| v.as_f64()).unwrap_or(0.0) + ms;
-        self.laps
-            .insert(stage.to_owned(), ((total * 1000.0).round() / 1000.0).into());
-        self.at = now;
-    }
 }
 
 impl Context<'_> {
@@ -205,58 +78,11 @@ impl Context<'_> {
         let (fulltext, searcher) = self.text.get()?;
         let mut words = IndexWords::of(fulltext);
 
-        // Expansion: the caller's terms, the LLM's, the question's own words and negations,
-        // the configured soft terms.
-        let mut proposals: Vec<Proposed> = Vec::new();
-        let mut exceptions: Vec<Exception> = Vec::new();
-        let mut push = |terms: &Injected, source: Source, proposals: &mut Vec<Proposed>| {
-            let roles = [
-                (&terms.anchors, Role::Anchor),
-                (&terms.phrases, Role::Phrase),
-                (&terms.synonyms, Role::Synonym),
-                (&terms.negatives.hard, Role::HardNegative),
-                (&terms.negatives.soft, Role::SoftNegative),
-            ];
-            for (list, role) in roles {
-                proposals.extend(list.iter().map(|t| Proposed {
-                    text: t.clone(),
-                    role,
-                    source,
-                }));
-            }
-            exceptions.extend(terms.all_exceptions().cloned());
-        };
-        if let Some(injected) = req.injected.as_ref().filter(|i| !i.is_empty()) {
-            push(injected, Source::Caller, &mut proposals);
-            explain.sources.push(Source::Caller);
-        }
-        if let Some(answer) = self.llm_terms(question, &mut explain, warnings)? {
-            push(&answer, Source::Llm, &mut proposals);
-            explain.sources.push(Source::Llm);
-        }
-        let expanded = !explain.sources.is_empty();
-        let (wanted, negated) = split_negations(question, &mut words);
-        if !proposals
-            .iter()
-            .any(|p| matches!(p.role, Role::Anchor | Role::Phrase))
-        {
-            proposals.extend(wanted.into_iter().map(|w| Proposed {
-                text: w,
-                role: Role::Anchor,
-                source: Source::Query,
-            }));
-            explain.sources.push(Source::Query);
-        }
-        proposals.extend(negated.into_iter().map(|w| Proposed {
-            text: w,
-            role: Role::SoftNegative,
-            source: Source::Query,
-        }));
-        proposals.extend(config.negatives.soft_terms.iter().map(|w| Proposed {
-            text: w.clone(),
-            role: Role::SoftNegative,
-            source: Source::Config,
-        }));
+        let Expansion {
+            mut proposals,
+            exceptions,
+            expanded,
+        } = self.expand(req, question, &mut words, &mut explain, warnings)?;
         clock.lap("expand");
 
         let slop = config.phrase_slop;
@@ -440,6 +266,74 @@ impl Context<'_> {
         Ok(Planned {
             explain,
             rankings: Some((memories, entities)),
+        })
+    }
+
+    /// Expansion (docs/spec.md §15.2): the caller's terms, the LLM's, the question's own words
+    /// and negations, the configured soft terms, in merge order.
+    fn expand(
+        &self,
+        req: &Request,
+        question: &str,
+        words: &mut IndexWords,
+        explain: &mut PlanExplain,
+        warnings: &mut Warnings,
+    ) -> Result<Expansion, SearchError> {
+        let config = &self.planner.config;
+        let mut proposals: Vec<Proposed> = Vec::new();
+        let mut exceptions: Vec<Exception> = Vec::new();
+        let mut push = |terms: &Injected, source: Source, proposals: &mut Vec<Proposed>| {
+            let roles = [
+                (&terms.anchors, Role::Anchor),
+                (&terms.phrases, Role::Phrase),
+                (&terms.synonyms, Role::Synonym),
+                (&terms.negatives.hard, Role::HardNegative),
+                (&terms.negatives.soft, Role::SoftNegative),
+            ];
+            for (list, role) in roles {
+                proposals.extend(list.iter().map(|t| Proposed {
+                    text: t.clone(),
+                    role,
+                    source,
+                }));
+            }
+            exceptions.extend(terms.all_exceptions().cloned());
+        };
+        if let Some(injected) = req.injected.as_ref().filter(|i| !i.is_empty()) {
+            push(injected, Source::Caller, &mut proposals);
+            explain.sources.push(Source::Caller);
+        }
+        if let Some(answer) = self.llm_terms(question, explain, warnings)? {
+            push(&answer, Source::Llm, &mut proposals);
+            explain.sources.push(Source::Llm);
+        }
+        let expanded = !explain.sources.is_empty();
+        let (wanted, negated) = split_negations(question, words);
+        if !proposals
+            .iter()
+            .any(|p| matches!(p.role, Role::Anchor | Role::Phrase))
+        {
+            proposals.extend(wanted.into_iter().map(|w| Proposed {
+                text: w,
+                role: Role::Anchor,
+                source: Source::Query,
+            }));
+            explain.sources.push(Source::Query);
+        }
+        proposals.extend(negated.into_iter().map(|w| Proposed {
+            text: w,
+            role: Role::SoftNegative,
+            source: Source::Query,
+        }));
+        proposals.extend(config.negatives.soft_terms.iter().map(|w| Proposed {
+            text: w.clone(),
+            role: Role::SoftNegative,
+            source: Source::Config,
+        }));
+        Ok(Expansion {
+            proposals,
+            exceptions,
+            expanded,
         })
     }
 
