@@ -739,3 +739,45 @@ fn memories_are_planned_too() {
     assert!(!got.contains(&"3".to_owned()));
     assert!(side(&r, "memories")["counts"]["merged"].as_u64().unwrap() >= 2);
 }
+
+#[test]
+fn an_llms_invalid_terms_are_gated_out_and_its_extra_keys_warned_about() {
+    let store = loaded();
+    let answer = r#"{"anchors": ["pii", "x"], "synonyms": ["drop table;", "data", "phone"],
+        "negatives": {"hard": [], "soft": []}, "confidence": 0.9}"#;
+    let server = serve(vec![(200, chat(answer))]);
+    let env = [
+        ("SLAYER_LLM_MODEL", "openai/m"),
+        ("SLAYER_LLM_BASE_URL", server.url.as_str()),
+    ];
+    let r = search_env(
+        &store,
+        &[
+            "--plan",
+            "auto",
+            "--question",
+            "pii contacts",
+            "--rerank",
+            "none",
+            "--explain",
+        ],
+        &env,
+    );
+    assert!(
+        r["warnings"].to_string().contains("confidence"),
+        "{}",
+        r["warnings"]
+    );
+    let decisions = r["plan"]["plan"]["decisions"].as_array().unwrap();
+    let reason = |term: &str| {
+        let d = decisions.iter().find(|d| d["term"] == term).unwrap();
+        assert_eq!(d["source"], "llm", "{d}");
+        d["reason"].clone()
+    };
+    assert_eq!(reason("x"), "length");
+    assert_eq!(reason("drop table;"), "charset");
+    assert_eq!(reason("data"), "stoplist");
+    assert_eq!(reason("pii"), Value::Null);
+    assert_eq!(r["plan"]["sources"], json!(["llm"]));
+    assert!(ids(&r, "entities").contains(&"mkt.customers".to_owned()));
+}
