@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The query planner (`slayer-search --plan auto`, seed 002) on both benchmarks (docs/quality.md):
 # planner off, pseudo-relevance feedback without a reranker, PRF + the local reranker, and (BIRD)
-# terms injected from the question's evidence as an agent would pass its own hints.
+# terms injected from the question's evidence as an agent would pass its own hints (as
+# synonyms, and as anchors beside the question's words).
 #
 #   scripts/eval-plan.sh            BIRD dev (both catalogs, 1,534 questions) and SciFact (300)
 #   scripts/eval-plan.sh --quick    300 BIRD questions on the described catalog, SciFact smoke
@@ -34,6 +35,8 @@ configs=(
     'prf + local rerank|entities,text,dense|{"plan": "auto", "rerank": "local"}|'
     'injected (evidence)|entities,text,dense|{"plan": "auto", "rerank": "none"}|--inject-evidence'
     'injected (evidence) + local rerank|entities,text,dense|{"plan": "auto", "rerank": "local"}|--inject-evidence'
+    'anchors (question + evidence)|entities,text,dense|{"plan": "auto", "rerank": "none"}|--inject-anchors'
+    'anchors (question + evidence) + local rerank|entities,text,dense|{"plan": "auto", "rerank": "local"}|--inject-anchors'
 )
 
 work="${SLAYER_EVAL_DIR:-$root/target/eval-schema}"

@@ -2,16 +2,18 @@
 """The data and scoring side of scripts/eval-schema.sh (standard library only).
 
   eval_schema.py requests QUESTIONS CHANNELS [--evidence] [--limit N] [--tuning JSON]
-                        [--plan JSON] [--inject-evidence]
+                        [--plan JSON] [--inject-evidence] [--inject-anchors]
                                         slayer-search --batch requests, one per question;
                                         --plan merges its fields into each request ({"plan":
                                         "auto", "rerank": "none"}), --inject-evidence passes
                                         terms derived from BIRD's evidence as `injected`
+                                        synonyms and phrases, --inject-anchors the question's
+                                        and the evidence's words as anchors
   eval_schema.py score QUESTIONS RESPONSES [--limit N] [--by-difficulty]
                                         T@k T+c@k C@k for k = 1, 3, 5, 10, 20 (one line each
                                         group: all, then simple / moderate / challenging)
   eval_schema.py latency QUESTIONS CHANNELS STORE BIN [--evidence] [--n N] [--plan JSON]
-                        [--inject-evidence]
+                        [--inject-evidence] [--inject-anchors]
                                         median whole-process time of N one-shot searches (ms)
   eval_schema.py selftest               the metrics against hand-computed values
 
@@ -74,7 +76,15 @@ def injected_from_evidence(evidence):
     return out if out["phrases"] or out["synonyms"] else None
 
 
-def request(q, channels, evidence, tuning=None, plan=None, inject=False):
+def anchored_from_evidence(question, evidence):
+    """The same hints passed as anchors: the question's words and the evidence's (names with
+    several words as phrases), so they join pass A instead of the budgeted pass B."""
+    terms = injected_from_evidence(evidence) or {"phrases": [], "synonyms": []}
+    words = re.findall(r"[A-Za-z][A-Za-z0-9_]+", question)
+    return {"anchors": words + terms["synonyms"], "phrases": terms["phrases"]}
+
+
+def request(q, channels, evidence, tuning=None, plan=None, inject=False, anchored=False):
     req = {
         "question": text_of(q, evidence),
         "datasource": q["datasource"],
@@ -91,6 +101,8 @@ def request(q, channels, evidence, tuning=None, plan=None, inject=False):
         terms = injected_from_evidence(q.get("evidence"))
         if terms:
             req["injected"] = terms
+    if anchored:
+        req["injected"] = anchored_from_evidence(q["question"], q.get("evidence"))
     return req
 
 
@@ -158,7 +170,8 @@ def score(questions, responses, by_difficulty):
         print(name, len(group), " ".join(f"{k}={v:.3f}" for k, v in means.items()))
 
 
-def latency(questions, channels, store, binary, evidence, n, plan=None, inject=False):
+def latency(questions, channels, store, binary, evidence, n, plan=None, inject=False,
+            anchored=False):
     """Median wall time of n whole-process searches, spread over the question list."""
     step = max(1, len(questions) // n)
     times = []
@@ -171,6 +184,8 @@ def latency(questions, channels, store, binary, evidence, n, plan=None, inject=F
         for key, value in (plan or {}).items():
             args += ["--" + key, value]
         terms = injected_from_evidence(q.get("evidence")) if inject else None
+        if anchored:
+            terms = anchored_from_evidence(q["question"], q.get("evidence"))
         if terms:
             args += ["--inject", json.dumps(terms)]
         start = time.perf_counter()
@@ -224,7 +239,7 @@ def main(argv):
         plan = json.loads(rest[rest.index("--plan") + 1]) if "--plan" in rest else None
         for q in questions:
             print(json.dumps(request(q, channels, flag("--evidence"), tuning, plan,
-                                     flag("--inject-evidence"))))
+                                     flag("--inject-evidence"), flag("--inject-anchors"))))
     elif cmd == "score":
         questions = read_jsonl(rest[0])[: opt("--limit", None)]
         score(questions, read_jsonl(rest[1]), flag("--by-difficulty"))
@@ -232,7 +247,7 @@ def main(argv):
         questions = read_jsonl(rest[0])
         plan = json.loads(rest[rest.index("--plan") + 1]) if "--plan" in rest else None
         latency(questions, rest[1].split(","), rest[2], rest[3], flag("--evidence"), opt("--n", 30),
-                plan, flag("--inject-evidence"))
+                plan, flag("--inject-evidence"), flag("--inject-anchors"))
     elif cmd == "selftest":
         selftest()
     else:
