@@ -27,7 +27,7 @@ pub fn rank_unit<'a>(
 
 /// The dot product in f64 (each f32 product is exact there). Eight running sums, so the
 /// compiler can keep them in vector registers; a sum in one order would forbid it.
-fn dot(a: &[f32], b: &[f32]) -> f64 {
+pub fn dot(a: &[f32], b: &[f32]) -> f64 {
     const LANES: usize = 8;
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use rusqlite::Connection;
 use slayer_common::store::embeddings;
 use slayer_embed::provider::{active_name, Embedder};
-use slayer_embed::similar::{normalized, rank_unit};
+use slayer_embed::similar::{dot, normalized, rank_unit};
 
 use crate::channels::ChannelOutcome;
 use crate::corpus::Scope;
@@ -238,12 +238,10 @@ impl Dense {
                 None => embeddings::vector_and_version(conn, id, &self.model)?
                     .map(|(v, _)| std::borrow::Cow::Owned(normalized(&v))),
             };
-            out.push(unit.filter(|u| u.len() == query.len()).map(|u| {
-                u.iter()
-                    .zip(&query)
-                    .map(|(a, b)| f64::from(*a) * f64::from(*b))
-                    .sum::<f64>()
-            }));
+            out.push(
+                unit.filter(|u| u.len() == query.len())
+                    .map(|u| dot(&query, &u)),
+            );
         }
         Ok(Ok(out))
     }

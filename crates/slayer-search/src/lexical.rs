@@ -296,7 +296,7 @@ pub(crate) fn scored(
 
 /// The `id` of each hit, from the `id` fast field looked up in ordinal order per segment
 /// (decompressing a stored doc, or seeking the term dictionary, per hit would dominate).
-pub(crate) fn ids_of(
+fn ids_of(
     searcher: &Searcher,
     id_field: Field,
     hits: &[(f32, DocAddress)],

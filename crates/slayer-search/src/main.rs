@@ -74,8 +74,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     let plan_config = PlanConfig::load(cli.plan_config.as_deref(), store_path)
         .map_err(|e| UsageError(e.to_string()))?;
     let store = Store::open(store_path, OpenMode::ReadOnly).map_err(SearchError::Store)?;
-    let mut ctx = Context::new(store.conn(), store_path)?;
-    ctx.planner = Planner::new(plan_config);
+    let mut ctx = Context::new(store.conn(), store_path, Planner::new(plan_config))?;
     if let Some(batch) = &cli.batch {
         let mut out = BufWriter::new(io::stdout().lock());
         let mut defaults = serde_json::Map::new();

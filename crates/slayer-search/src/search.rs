@@ -71,20 +71,24 @@ pub struct Context<'a> {
     /// Channel 3, opened on the first question.
     pub dense: crate::dense::Dense,
     /// The query planner (`--plan auto`): its configuration and LLM settings.
-    pub planner: crate::plan::Planner,
+    pub(crate) planner: crate::plan::Planner,
     /// SQLite's `data_version` when the caches above were filled.
     data_version: Option<i64>,
 }
 
 impl<'a> Context<'a> {
-    /// A context on the store at `path`, read through `conn`.
-    pub fn new(conn: &'a Connection, path: &std::path::Path) -> Result<Context<'a>, SearchError> {
+    /// A context on the store at `path`, read through `conn`, planning with `planner`.
+    pub fn new(
+        conn: &'a Connection,
+        path: &std::path::Path,
+        planner: crate::plan::Planner,
+    ) -> Result<Context<'a>, SearchError> {
         Ok(Context {
             conn,
             text: TextIndex::new(path.to_owned()),
             corpus: Corpus::load(conn)?,
             dense: Default::default(),
-            planner: Default::default(),
+            planner,
             data_version: None,
         })
     }
@@ -151,8 +155,12 @@ impl Context<'_> {
             }
             _ => None,
         };
+        let (plan_explain, plan_rankings) = match planned {
+            Some(p) => (Some(p.explain), p.rankings),
+            None => (None, None),
+        };
         let mut fusion = (req.tuning.memories(), req.tuning.entities());
-        let rankings = match planned.as_ref().and_then(|p| p.rankings.clone()) {
+        let rankings = match plan_rankings {
             // The planned rankings take the place of channels 2 and 3, weighted as the text
             // channel; channel 1 runs as asked.
             Some((memories, entities)) => {
@@ -167,10 +175,7 @@ impl Context<'_> {
             }
             None => {
                 // A navigational question: its entity is looked up exactly and leads.
-                if let Some(entity) = planned
-                    .as_ref()
-                    .and_then(|p| p.explain.navigational.clone())
-                {
+                if let Some(entity) = plan_explain.as_ref().and_then(|p| p.navigational.clone()) {
                     if !named.contains(&entity) {
                         named.insert(0, entity);
                     }
@@ -179,7 +184,7 @@ impl Context<'_> {
             }
         };
         if req.explain {
-            response.plan = planned.map(|p| p.explain);
+            response.plan = plan_explain;
         }
         let caps = Caps::of(req);
         let buckets = fill_memory_buckets(

@@ -84,12 +84,10 @@ pub fn start(path: PathBuf) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>
                     return;
                 }
             };
-            let mut worker = match Context::new(store.conn(), &path) {
-                Ok(mut ctx) => Worker {
-                    ctx: {
-                        ctx.planner = slayer_search::plan::Planner::new(config);
-                        ctx
-                    },
+            let planner = slayer_search::plan::Planner::new(config);
+            let mut worker = match Context::new(store.conn(), &path, planner) {
+                Ok(ctx) => Worker {
+                    ctx,
                     path: &path,
                     writer: None,
                 },

@@ -216,6 +216,7 @@ pub(crate) fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// At most `max_chars` characters, `...` marking a cut.
 pub(crate) fn truncate(text: &str, max_chars: usize) -> String {
     match text.char_indices().nth(max_chars) {
         Some((end, _)) => format!("{}...", &text[..end]),

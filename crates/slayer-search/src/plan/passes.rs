@@ -71,76 +71,142 @@ pub struct Retrieved {
 /// The anchors joined as one phrase only while that is a phrase a doc can hold.
 const MAX_JOINT_ANCHOR_TOKENS: usize = 4;
 
-/// Runs both passes on one side.
-pub fn retrieve(
-    fulltext: &FullText,
-    searcher: &Searcher,
-    gated: &Gated,
-    side: Side,
-    datasource: Option<&str>,
-    config: &PlanConfig,
-    name_weight: f32,
-) -> tantivy::Result<Retrieved> {
-    let builder = Builder::new(fulltext, side, config, name_weight);
-    let (words_a, query_a) = builder.pass_a(gated);
-    let (words_b, query_b) = builder.pass_b(gated);
-    let hits_a = if words_a.is_empty() {
-        Vec::new()
-    } else {
-        scored(fulltext, searcher, words_a, side, datasource)?
-    };
-    let budgets = config.budgets;
-    let taken_a = hits_a.len().min(budgets.anchors);
-    let (budget_b, adjusted) = if hits_a.len() > 2 * budgets.anchors {
-        (budgets.synonyms / 2, Some("trimmed"))
-    } else if taken_a < budgets.anchors && !words_b.is_empty() {
-        (budgets.synonyms + budgets.anchors - taken_a, Some("top_up"))
-    } else {
-        (budgets.synonyms, None)
-    };
-    let hits_b = if words_b.is_empty() {
-        Vec::new()
-    } else {
-        scored(fulltext, searcher, words_b, side, datasource)?
-    };
-    let mut seen: rustc_hash::FxHashSet<DocAddress> = Default::default();
-    let mut merged: Vec<(Pass, f32, DocAddress)> = Vec::new();
-    for &(score, addr) in &hits_a[..taken_a] {
-        seen.insert(addr);
-        merged.push((Pass::A, score, addr));
-    }
-    let mut taken_b = 0;
-    for &(score, addr) in &hits_b {
-        if taken_b == budget_b {
-            break;
-        }
-        if seen.insert(addr) {
-            merged.push((Pass::B, score, addr));
-            taken_b += 1;
+/// One side of the index (and the datasource) as the passes query it.
+pub struct SideIndex<'a> {
+    /// The index.
+    pub fulltext: &'a FullText,
+    /// Its searcher.
+    pub searcher: &'a Searcher,
+    /// Memories or entities.
+    pub side: Side,
+    /// The datasource filter (channel 2's, with the subset's statistics).
+    pub datasource: Option<&'a str>,
+    /// Budgets, slop, the candidate cap.
+    pub config: &'a PlanConfig,
+    /// A one-term clause also scores on the entity's name, this much.
+    pub name_weight: f32,
+}
+
+/// Pass A's matches, best first, and its query as shown. Feedback only adds synonyms, so
+/// the same pass A serves pseudo-relevance feedback and retrieval.
+pub struct PassA {
+    hits: Vec<(f32, DocAddress)>,
+    query: String,
+}
+
+impl SideIndex<'_> {
+    fn builder(&self) -> Builder<'_> {
+        Builder {
+            fulltext: self.fulltext,
+            side: self.side,
+            slop: self.config.phrase_slop,
+            name_weight: self.name_weight,
         }
     }
-    merged.truncate(config.max_candidates);
-    let candidates = merged
-        .into_iter()
-        .map(|(pass, score, addr)| candidate(fulltext, searcher, pass, score, addr))
-        .collect::<tantivy::Result<Vec<_>>>()?;
-    Ok(Retrieved {
-        candidates,
-        pass_a: PassReport {
-            query: query_a,
-            matched: hits_a.len(),
-            budget: budgets.anchors,
-            taken: taken_a,
-            adjusted: None,
-        },
-        pass_b: PassReport {
-            query: query_b,
-            matched: hits_b.len(),
-            budget: budget_b,
-            taken: taken_b,
-            adjusted: adjusted.filter(|_| !hits_b.is_empty() || adjusted == Some("trimmed")),
-        },
-    })
+
+    fn run(&self, clauses: Clauses) -> tantivy::Result<Vec<(f32, DocAddress)>> {
+        if clauses.is_empty() {
+            return Ok(Vec::new());
+        }
+        scored(
+            self.fulltext,
+            self.searcher,
+            clauses,
+            self.side,
+            self.datasource,
+        )
+    }
+
+    /// Runs pass A (anchors and phrases).
+    pub fn pass_a(&self, gated: &Gated) -> tantivy::Result<PassA> {
+        let (clauses, query) = self.builder().pass_a(gated);
+        Ok(PassA {
+            hits: self.run(clauses)?,
+            query,
+        })
+    }
+
+    /// Pass A's first `n` docs, best first: what pseudo-relevance feedback reads (after the
+    /// negatives have had their say).
+    pub fn top(&self, a: &PassA, n: usize) -> tantivy::Result<Vec<Candidate>> {
+        a.hits
+            .iter()
+            .take(n)
+            .map(|&(score, addr)| self.candidate(Pass::A, score, addr))
+            .collect()
+    }
+
+    /// Runs pass B (synonyms) and merges it with pass A under the budgets.
+    pub fn retrieve(&self, gated: &Gated, a: &PassA) -> tantivy::Result<Retrieved> {
+        let (words_b, query_b) = self.builder().pass_b(gated);
+        let hits_a = &a.hits;
+        let budgets = self.config.budgets;
+        let taken_a = hits_a.len().min(budgets.anchors);
+        let (budget_b, adjusted) = if hits_a.len() > 2 * budgets.anchors {
+            (budgets.synonyms / 2, Some("trimmed"))
+        } else if taken_a < budgets.anchors && !words_b.is_empty() {
+            (budgets.synonyms + budgets.anchors - taken_a, Some("top_up"))
+        } else {
+            (budgets.synonyms, None)
+        };
+        let hits_b = self.run(words_b)?;
+        let mut seen: rustc_hash::FxHashSet<DocAddress> = Default::default();
+        let mut merged: Vec<(Pass, f32, DocAddress)> = Vec::new();
+        for &(score, addr) in &hits_a[..taken_a] {
+            seen.insert(addr);
+            merged.push((Pass::A, score, addr));
+        }
+        let mut taken_b = 0;
+        for &(score, addr) in &hits_b {
+            if taken_b == budget_b {
+                break;
+            }
+            if seen.insert(addr) {
+                merged.push((Pass::B, score, addr));
+                taken_b += 1;
+            }
+        }
+        merged.truncate(self.config.max_candidates);
+        let candidates = merged
+            .into_iter()
+            .map(|(pass, score, addr)| self.candidate(pass, score, addr))
+            .collect::<tantivy::Result<Vec<_>>>()?;
+        Ok(Retrieved {
+            candidates,
+            pass_a: PassReport {
+                query: a.query.clone(),
+                matched: hits_a.len(),
+                budget: budgets.anchors,
+                taken: taken_a,
+                adjusted: None,
+            },
+            pass_b: PassReport {
+                query: query_b,
+                matched: hits_b.len(),
+                budget: budget_b,
+                taken: taken_b,
+                adjusted: adjusted.filter(|_| !hits_b.is_empty() || adjusted == Some("trimmed")),
+            },
+        })
+    }
+
+    fn candidate(&self, pass: Pass, score: f32, addr: DocAddress) -> tantivy::Result<Candidate> {
+        let f = self.fulltext.fields();
+        let doc: TantivyDocument = self.searcher.doc(addr)?;
+        let text = |field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        Ok(Candidate {
+            id: text(f.id),
+            kind: text(f.kind),
+            text: text(f.text),
+            pass,
+            score,
+        })
+    }
 }
 
 struct Builder<'f> {
@@ -152,16 +218,7 @@ struct Builder<'f> {
 
 type Clauses = Vec<(Occur, Box<dyn Query>)>;
 
-impl<'f> Builder<'f> {
-    fn new(fulltext: &'f FullText, side: Side, config: &PlanConfig, name_weight: f32) -> Self {
-        Builder {
-            fulltext,
-            side,
-            slop: config.phrase_slop,
-            name_weight,
-        }
-    }
-
+impl Builder<'_> {
     fn pass_a(&self, gated: &Gated) -> (Clauses, String) {
         let mut clauses = Clauses::new();
         let mut shown = Vec::new();
@@ -263,53 +320,4 @@ pub fn doc_freq(fulltext: &FullText, searcher: &Searcher, tokens: &[String], slo
                 .unwrap_or(0)
         }
     }
-}
-
-/// The top `n` docs of pass A on one side, best first: what pseudo-relevance feedback reads
-/// (after the negatives have had their say).
-#[allow(clippy::too_many_arguments)] // retrieve's arguments and the depth
-pub fn pass_a_top(
-    fulltext: &FullText,
-    searcher: &Searcher,
-    gated: &Gated,
-    side: Side,
-    datasource: Option<&str>,
-    config: &PlanConfig,
-    name_weight: f32,
-    n: usize,
-) -> tantivy::Result<Vec<Candidate>> {
-    let builder = Builder::new(fulltext, side, config, name_weight);
-    let (words, _) = builder.pass_a(gated);
-    if words.is_empty() {
-        return Ok(Vec::new());
-    }
-    let hits = scored(fulltext, searcher, words, side, datasource)?;
-    hits.iter()
-        .take(n)
-        .map(|&(score, addr)| candidate(fulltext, searcher, Pass::A, score, addr))
-        .collect()
-}
-
-fn candidate(
-    fulltext: &FullText,
-    searcher: &Searcher,
-    pass: Pass,
-    score: f32,
-    addr: DocAddress,
-) -> tantivy::Result<Candidate> {
-    let f = fulltext.fields();
-    let doc: TantivyDocument = searcher.doc(addr)?;
-    let text = |field| {
-        doc.get_first(field)
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_owned()
-    };
-    Ok(Candidate {
-        id: text(f.id),
-        kind: text(f.kind),
-        text: text(f.text),
-        pass,
-        score,
-    })
 }

@@ -8,6 +8,7 @@ use rustc_hash::FxHashSet;
 
 use crate::plan::config::Blend;
 use crate::plan::gate::Gated;
+use crate::plan::http::truncate;
 use crate::plan::passes::{Candidate, Pass};
 use crate::plan::words::IndexWords;
 
@@ -24,13 +25,6 @@ fn line_value<'t>(text: &'t str, label: &str) -> Option<&'t str> {
         .filter(|v| !v.is_empty())
 }
 
-fn short(text: &str, chars: usize) -> String {
-    match text.char_indices().nth(chars) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
-    }
-}
-
 /// The seed's block for one candidate. `column_description` gives a model's column's
 /// description (from its own doc), where there is one.
 pub fn shape(c: &Candidate, column_description: &mut dyn FnMut(&str) -> Option<String>) -> String {
@@ -42,7 +36,7 @@ pub fn shape(c: &Candidate, column_description: &mut dyn FnMut(&str) -> Option<S
         let mut block = format!(
             "TITLE: {}  TYPE: memory\nTEXT: {}",
             c.id,
-            short(body, MEMORY_TEXT)
+            truncate(body, MEMORY_TEXT)
         );
         if let Some(tags) = tags {
             block.push_str(&format!("\nTAGS: {tags}"));
@@ -60,7 +54,7 @@ pub fn shape(c: &Candidate, column_description: &mut dyn FnMut(&str) -> Option<S
     );
     if let Some(desc) = line_value(&c.text, "Description").or_else(|| line_value(&c.text, "Label"))
     {
-        block.push_str(&format!("\nDESC: {}", short(desc, SHORT)));
+        block.push_str(&format!("\nDESC: {}", truncate(desc, SHORT)));
     }
     if let Some(kind_line) = line_value(&c.text, "Type") {
         block.push_str(&format!("\nTYPE OF VALUES: {kind_line}"));
@@ -71,7 +65,7 @@ pub fn shape(c: &Candidate, column_description: &mut dyn FnMut(&str) -> Option<S
             .filter_map(|item| item.strip_suffix(" (column)"))
             .take(TOP_COLUMNS)
             .map(|col| match column_description(col) {
-                Some(d) => format!("{col} - {}", short(&d, SHORT / 4)),
+                Some(d) => format!("{col} - {}", truncate(&d, SHORT / 4)),
                 None => col.to_owned(),
             })
             .collect();
@@ -79,7 +73,11 @@ pub fn shape(c: &Candidate, column_description: &mut dyn FnMut(&str) -> Option<S
     }
     for label in ["Measures", "Aggregations", "Sample values", "Formula"] {
         if let Some(v) = line_value(&c.text, label) {
-            block.push_str(&format!("\n{}: {}", label.to_uppercase(), short(v, SHORT)));
+            block.push_str(&format!(
+                "\n{}: {}",
+                label.to_uppercase(),
+                truncate(v, SHORT)
+            ));
         }
     }
     block

@@ -5,6 +5,7 @@
 use slayer_common::records::content_hash;
 use slayer_common::store::{settings, OpenMode, Store};
 
+use crate::channels::ChannelOutcome;
 use crate::corpus::Scope;
 use crate::fuse::Ranking;
 use crate::lexical::Side;
@@ -15,8 +16,8 @@ use crate::plan::explain::{
 use crate::plan::gate::{gate, Proposed, Role, Source};
 use crate::plan::http_rerank::{self, RerankSettings};
 use crate::plan::llm;
-use crate::plan::negatives::Negatives;
-use crate::plan::passes::{self, Candidate, Pass, PassReport};
+use crate::plan::negatives::{Negatives, Verdict};
+use crate::plan::passes::{self, Candidate, Pass, PassA, PassReport, SideIndex};
 use crate::plan::prf::{authored_text, feedback_terms, split_negations, FeedbackDoc};
 use crate::plan::rerank::{anchor_hits, blend, retrieval_scores, shape, with_retrieval};
 use crate::plan::terms::{Exception, Injected};
@@ -90,29 +91,36 @@ impl Context<'_> {
         let mut gated = gate(&proposals, config, &mut words, &mut df);
         clock.lap("gate");
 
+        let sides = [Side::Memories, Side::Entities];
+        let index = |side| SideIndex {
+            fulltext,
+            searcher,
+            side,
+            datasource: scope.datasource(),
+            config,
+            name_weight: req.tuning.name_weight,
+        };
+        // Pass A per side, once: feedback reads it and only ever adds synonyms.
+        let pass_a = sides
+            .map(|side| index(side).pass_a(&gated))
+            .into_iter()
+            .collect::<tantivy::Result<Vec<PassA>>>()?;
+        clock.lap("passes");
+
+        // Feedback only adds synonyms: the negatives and anchors they read are final here.
+        let negatives = Negatives::new(config, &gated, &exceptions, &mut words);
+
         // Neither the caller nor an LLM expanded the question: feedback from pass A does.
-        let name_weight = req.tuning.name_weight;
-        let ds = scope.datasource();
         if !expanded && config.prf.docs > 0 && config.prf.terms > 0 && !gated.anchors.is_empty() {
-            // Docs the negatives would drop vote for nothing (a scratch copy's words are
-            // not what the question is about).
-            let pre = Negatives::new(config, &gated, &exceptions, &mut words);
             let mut docs: Vec<(String, f32)> = Vec::new();
-            for side in [Side::Entities, Side::Memories] {
-                let n = FEEDBACK_READ * config.prf.docs;
-                let top = passes::pass_a_top(
-                    fulltext,
-                    searcher,
-                    &gated,
-                    side,
-                    ds,
-                    config,
-                    name_weight,
-                    n,
-                )?;
+            // Entities first: ties among feedback terms keep the order they were seen in.
+            for at in [1, 0] {
+                let top = index(sides[at]).top(&pass_a[at], FEEDBACK_READ * config.prf.docs)?;
                 let kept = top
                     .into_iter()
-                    .filter(|c| pre.drops(c, &mut words).is_none())
+                    // Docs the negatives drop vote for nothing (a scratch copy's words are
+                    // not what the question is about).
+                    .filter(|c| negatives.drops(c, &mut words).is_none())
                     .take(config.prf.docs);
                 docs.extend(kept.map(|c| (authored_text(&c.text), c.score)));
             }
@@ -154,32 +162,33 @@ impl Context<'_> {
             }
             clock.lap("prf");
         }
-        let negatives = Negatives::new(config, &gated, &exceptions, &mut words);
         let provider = req.rerank.unwrap_or(config.reranker.provider);
         explain.reranker = Some(provider);
 
-        let mut rankings = Vec::new();
         // Pass D's pool: the dense channel's rankings, read when the local reranker runs.
         let dense_pool = if provider == RerankProvider::Local && config.budgets.dense > 0 {
             match self.dense.rank(self.conn, scope, question)? {
-                crate::channels::ChannelOutcome::Ran(rankings) => Some(rankings),
+                ChannelOutcome::Ran(rankings) => Some(rankings),
                 // The reranker says why, once.
-                crate::channels::ChannelOutcome::Skipped(_) => None,
+                ChannelOutcome::Skipped(_) => None,
             }
         } else {
             None
         };
         clock.lap("dense");
-        for side in [Side::Memories, Side::Entities] {
-            let mut retrieved =
-                passes::retrieve(fulltext, searcher, &gated, side, ds, config, name_weight)?;
-            let pass_d = match (&dense_pool, side) {
-                (Some((memories, _)), Side::Memories) => Some(memories),
-                (Some((_, entities)), Side::Entities) => Some(entities),
-                (None, _) => None,
-            }
-            .map(|ranking| self.pass_d(ranking, &mut retrieved.candidates, config.budgets.dense))
-            .transpose()?;
+        let mut rank_side = |at: usize| -> Result<(Ranking, SideReport), SearchError> {
+            let side = sides[at];
+            let mut retrieved = index(side).retrieve(&gated, &pass_a[at])?;
+            let pass_d = dense_pool
+                .as_ref()
+                .map(|(memories, entities)| match side {
+                    Side::Memories => memories,
+                    Side::Entities => entities,
+                })
+                .map(|ranking| {
+                    self.pass_d(ranking, &mut retrieved.candidates, config.budgets.dense)
+                })
+                .transpose()?;
             clock.lap("passes");
             let mut report = SideReport {
                 counts: Counts {
@@ -194,7 +203,7 @@ impl Context<'_> {
                 pass_d,
                 ..SideReport::default()
             };
-            let mut kept: Vec<(Candidate, crate::plan::negatives::Verdict)> = Vec::new();
+            let mut kept: Vec<(Candidate, Verdict)> = Vec::new();
             for c in retrieved.candidates {
                 let verdict = negatives.judge(&c, &mut words);
                 match &verdict.dropped_by {
@@ -246,23 +255,15 @@ impl Context<'_> {
                     .map(|&i| (kept[i].0.id.clone(), Some(finals[i])))
                     .collect(),
             };
-            match side {
-                Side::Memories => explain.memories = Some(report),
-                Side::Entities => explain.entities = Some(report),
-            }
-            rankings.push(ranking);
-        }
+            Ok((ranking, report))
+        };
+        let (memories, memory_report) = rank_side(0)?;
+        let (entities, entity_report) = rank_side(1)?;
+        explain.memories = Some(memory_report);
+        explain.entities = Some(entity_report);
         explain.plan = gated;
         explain.exceptions = exceptions;
         explain.latency_ms = clock.laps;
-        let entities = rankings.pop().unwrap_or_else(|| Ranking {
-            channel: PLAN_CHANNEL,
-            hits: Vec::new(),
-        });
-        let memories = rankings.pop().unwrap_or_else(|| Ranking {
-            channel: PLAN_CHANNEL,
-            hits: Vec::new(),
-        });
         Ok(Planned {
             explain,
             rankings: Some((memories, entities)),

@@ -32,6 +32,24 @@ fn search(store: &TempStore, args: &[&str]) -> Value {
     search_env(store, args, &[])
 }
 
+/// A planned search with the retrieval order as the reranker, explained.
+fn planned(store: &TempStore, question: &str, extra: &[&str]) -> Value {
+    let args = [
+        &[
+            "--plan",
+            "auto",
+            "--question",
+            question,
+            "--rerank",
+            "none",
+            "--explain",
+        ][..],
+        extra,
+    ]
+    .concat();
+    search(store, &args)
+}
+
 /// The seed's LLM JSON after gating (§Examples).
 const SEED_TERMS: &str = r#"{
   "anchors": ["pii", "email"],
@@ -240,18 +258,7 @@ fn a_navigational_question_is_looked_up_exactly_without_expansion() {
 #[test]
 fn without_terms_the_question_is_expanded_by_feedback_offline() {
     let store = loaded();
-    let r = search(
-        &store,
-        &[
-            "--plan",
-            "auto",
-            "--question",
-            "money given back",
-            "--rerank",
-            "none",
-            "--explain",
-        ],
-    );
+    let r = planned(&store, "money given back", &[]);
     assert_eq!(
         r["plan"]["sources"],
         json!(["query", "prf"]),
@@ -292,20 +299,15 @@ fn budgets_come_from_the_configuration_and_pass_b_tops_up() {
         "[semantic_search]\nbudgets = { anchors = 1, synonyms = 1 }\n",
     )
     .unwrap();
-    let r = search(
+    let config_arg = config.to_str().unwrap();
+    let r = planned(
         &store,
+        "pii data",
         &[
-            "--plan",
-            "auto",
             "--plan-config",
-            config.to_str().unwrap(),
-            "--question",
-            "pii data",
+            config_arg,
             "--inject",
             r#"{"anchors": ["pii"], "synonyms": ["phone"]}"#,
-            "--rerank",
-            "none",
-            "--explain",
         ],
     );
     let s = side(&r, "entities");
@@ -321,20 +323,14 @@ fn budgets_come_from_the_configuration_and_pass_b_tops_up() {
         "[semantic_search]\nbudgets = { anchors = 5, synonyms = 1 }\n",
     )
     .unwrap();
-    let r = search(
+    let r = planned(
         &store,
+        "refunds given",
         &[
-            "--plan",
-            "auto",
             "--plan-config",
-            config.to_str().unwrap(),
-            "--question",
-            "refunds given",
+            config_arg,
             "--inject",
             r#"{"anchors": ["refund"], "synonyms": ["email"]}"#,
-            "--rerank",
-            "none",
-            "--explain",
         ],
     );
     let s = side(&r, "entities");
@@ -722,18 +718,7 @@ fn memories_are_planned_too() {
         Some(&memories),
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let r = search(
-        &store,
-        &[
-            "--plan",
-            "auto",
-            "--question",
-            "pii emails, not test",
-            "--rerank",
-            "none",
-            "--explain",
-        ],
-    );
+    let r = planned(&store, "pii emails, not test", &[]);
     let got = ids(&r, "memories");
     assert_eq!(got[0], "1", "{r}");
     assert!(!got.contains(&"3".to_owned()));
