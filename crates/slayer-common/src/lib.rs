@@ -6,6 +6,7 @@
 //! - [`jsonl`]: reading records with `line N: …` errors, writing one record per line.
 //! - [`store`]: the SQLite store (WAL, busy timeout, schema version and migrations).
 //! - [`exit`]: the exit codes every binary uses.
+//! - [`mapped`]: read-only memory maps, the workspace's one audited use of `unsafe`.
 //! - [`cli`]: the shared flags (with `SLAYER_FORMAT`, which applies at a terminal only), the
 //!   `main` skeleton and the one stdout/stderr [`cli::Output`].
 //!
@@ -16,5 +17,6 @@ pub mod canonical;
 pub mod cli;
 pub mod exit;
 pub mod jsonl;
+pub mod mapped;
 pub mod records;
 pub mod store;

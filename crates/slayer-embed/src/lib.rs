@@ -3,18 +3,23 @@
 //! - [`provider`]: the active model name (`SLAYER_EMBEDDING_MODEL`, `<provider>/<model>`) and
 //!   the provider it names: [`local`] (the default, offline) or [`openai`] (any
 //!   OpenAI-compatible server).
+//! - [`bert`] and [`wordpiece`]: the local model's encoder over its mapped weights and its
+//!   tokenizer, for one text at a time (a question) without candle's start-up.
 //! - [`refresh`]: content-hash refresh of the `embeddings` rows, batched and parallel.
 //! - [`similar`]: ranking stored rows by cosine against a query vector (search's channel 3).
 //!
 //! Rows are keyed by (canonical id, model name) and hold the SHA-256 of the exact embedded
 //! text, so unchanged docs never reach a provider. Nothing here prints or exits.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod bert;
 pub mod local;
 pub mod openai;
 pub mod provider;
 pub mod refresh;
 pub mod similar;
+pub mod wordpiece;
 
 /// One text's embedding, or why it failed (a message safe to show: never a key).
 pub type EmbedResult = Result<Vec<f32>, String>;

@@ -2,12 +2,17 @@
 //! mean pooling, L2 normalisation), exactly as sentence-transformers computes it.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
+use slayer_common::mapped::MappedFile;
+
+use crate::bert::{self, Bert};
+use crate::wordpiece::WordPiece;
 use crate::EmbedResult;
 
 /// The model the default name refers to.
@@ -30,8 +35,17 @@ pub fn models_dir() -> PathBuf {
     cache.join("slayer").join("models")
 }
 
-/// A loaded model.
+/// A loaded model: one text at a time on the mapped weights when the folder is of the shape
+/// [`bert`] and [`wordpiece`] read (a question, a saved memory), and batches on candle, loaded
+/// on the first batch.
 pub struct LocalModel {
+    dir: PathBuf,
+    single: Option<(WordPiece, Bert)>,
+    batched: OnceLock<Result<Batched, String>>,
+}
+
+/// The candle model and the `tokenizers` tokenizer, for batches.
+struct Batched {
     model: BertModel,
     tokenizer: Tokenizer,
     device: Device,
@@ -51,10 +65,50 @@ pub fn check_folder(dir: &Path) -> Result<(), String> {
 }
 
 impl LocalModel {
-    /// Loads a sentence-transformers BERT folder (`config.json`, `tokenizer.json`,
-    /// `model.safetensors`).
+    /// Opens a sentence-transformers BERT folder (`config.json`, `tokenizer.json`,
+    /// `model.safetensors`): maps its weights, or loads candle's model where the folder is
+    /// of another shape.
     pub fn load(dir: &Path) -> Result<LocalModel, String> {
         check_folder(dir)?;
+        let single = WordPiece::load(&dir.join("tokenizer.json"))
+            .and_then(|tokenizer| Ok((tokenizer, bert::open(dir)?)))
+            .ok();
+        let model = LocalModel {
+            dir: dir.to_owned(),
+            single,
+            batched: OnceLock::new(),
+        };
+        if model.single.is_none() {
+            model.batched()?;
+        }
+        Ok(model)
+    }
+
+    fn batched(&self) -> Result<&Batched, String> {
+        self.batched
+            .get_or_init(|| Batched::load(&self.dir))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Embeds one batch; a failure fails every text of it.
+    pub fn embed(&self, texts: &[&str]) -> Vec<EmbedResult> {
+        if texts.is_empty() {
+            return Vec::new();
+        }
+        if let (Some((tokenizer, bert)), [text]) = (&self.single, texts) {
+            let max = MAX_TOKENS.min(bert.max_positions());
+            return vec![bert.embed(&tokenizer.encode(text, max))];
+        }
+        match self.batched().and_then(|b| b.forward(texts)) {
+            Ok(vectors) => vectors.into_iter().map(Ok).collect(),
+            Err(e) => texts.iter().map(|_| Err(e.clone())).collect(),
+        }
+    }
+}
+
+impl Batched {
+    fn load(dir: &Path) -> Result<Batched, String> {
         let fail = |what: &str, e: &dyn std::fmt::Display| {
             format!("cannot load {what} from {}: {e}", dir.display())
         };
@@ -78,26 +132,15 @@ impl LocalModel {
             .map_err(|e| fail("tokenizer.json", &e))?;
         let device = Device::Cpu;
         let weights =
-            std::fs::read(dir.join("model.safetensors")).map_err(|e| fail("weights", &e))?;
-        let vars = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
+            MappedFile::open(&dir.join("model.safetensors")).map_err(|e| fail("weights", &e))?;
+        let vars = VarBuilder::from_slice_safetensors(weights.bytes(), DType::F32, &device)
             .map_err(|e| fail("weights", &e))?;
         let model = BertModel::load(vars, &config).map_err(|e| fail("weights", &e))?;
-        Ok(LocalModel {
+        Ok(Batched {
             model,
             tokenizer,
             device,
         })
-    }
-
-    /// Embeds one batch; a failure fails every text of it.
-    pub fn embed(&self, texts: &[&str]) -> Vec<EmbedResult> {
-        if texts.is_empty() {
-            return Vec::new();
-        }
-        match self.forward(texts) {
-            Ok(vectors) => vectors.into_iter().map(Ok).collect(),
-            Err(e) => texts.iter().map(|_| Err(e.clone())).collect(),
-        }
     }
 
     fn forward(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
@@ -127,5 +170,35 @@ impl LocalModel {
             mean.broadcast_div(&norm)?.to_vec2::<f32>()
         };
         run().map_err(|e| format!("forward pass: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The mapped encoder (one text) and candle (a batch) give the same vectors.
+    #[test]
+    fn one_text_and_a_batch_embed_alike() {
+        let dir = models_dir().join(DEFAULT_MODEL);
+        let model = LocalModel::load(&dir).unwrap();
+        assert!(model.single.is_some(), "the default model reads mapped");
+        let long = "revenue by region and quarter ".repeat(60);
+        for text in [
+            "refund amount by customer region",
+            "Café déjà-vu [SEP] 订单 ½",
+            "x",
+            long.as_str(),
+        ] {
+            let one = model.embed(&[text]).pop().unwrap().unwrap();
+            let batch = model.embed(&[text, "a"]).remove(0).unwrap();
+            assert_eq!(one.len(), 384);
+            let worst = one
+                .iter()
+                .zip(&batch)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0f32, f32::max);
+            assert!(worst < 2e-5, "{text:?}: {worst}");
+        }
     }
 }

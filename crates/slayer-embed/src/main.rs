@@ -1,4 +1,5 @@
 //! `slayer-embed`: see `slayer-embed --help`.
+#![forbid(unsafe_code)]
 
 mod cli;
 

@@ -10,6 +10,7 @@
 //!
 //! Rules: nothing here prints or exits; every store write happens inside one transaction the
 //! caller commits; the index is derived and is only ever updated after the store commits.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod analysis;

@@ -1,4 +1,5 @@
 //! `slayer-index`: see `slayer-index --help`.
+#![forbid(unsafe_code)]
 
 mod cli;
 mod commands;

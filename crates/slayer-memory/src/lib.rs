@@ -8,6 +8,7 @@
 //! Rules: resolution on save is strict (nothing is written on an error); every write is one
 //! `BEGIN IMMEDIATE` transaction, so concurrent writers queue instead of colliding; the caller
 //! brings the full-text index up to date after the commit. Nothing here prints or exits.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod aggref;

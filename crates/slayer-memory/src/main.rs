@@ -1,4 +1,5 @@
 //! `slayer-memory`: see `slayer-memory --help`.
+#![forbid(unsafe_code)]
 
 mod cli;
 mod commands;

@@ -11,6 +11,7 @@
 //!
 //! Rules: sources are opened read-only; every identifier reaches SQL quoted; a failing table or
 //! column is a warning and the rest goes on; nothing here prints or exits.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod catalog;

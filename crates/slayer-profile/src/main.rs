@@ -1,4 +1,5 @@
 //! `slayer-profile`: see `slayer-profile --help`.
+#![forbid(unsafe_code)]
 
 mod cli;
 mod output;

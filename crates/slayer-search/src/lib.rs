@@ -22,6 +22,7 @@
 //! Rules: a search never writes; unresolvable inputs are warnings, an unknown datasource is an
 //! error raised before any work; every bucket depends only on the corpus, the inputs and its
 //! own cap. Nothing here prints or exits.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod bm25;

@@ -1,4 +1,5 @@
 //! `slayer-search`: see `slayer-search --help`.
+#![forbid(unsafe_code)]
 
 mod cli;
 mod mcp;

@@ -1,0 +1,359 @@
+//! A BERT encoder (sentence-transformers' mean pooling, unit length) that reads its weights
+//! straight from the mapped `model.safetensors`: nothing is copied, and the pages a text never
+//! touches (most of the word-embedding table) are never read. It embeds one text at a time,
+//! with no padding: a search embeds one question, where loading candle's copy of the weights
+//! costs ten times the forward pass. Batches of documents stay on candle (`local`), whose
+//! blocked matrix products win there; tests check both give the same vectors.
+
+use std::ops::Range;
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::Deserialize;
+use slayer_common::mapped::MappedFile;
+
+/// The `config.json` fields the encoder reads.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Config {
+    hidden_size: usize,
+    num_attention_heads: usize,
+    num_hidden_layers: usize,
+    intermediate_size: usize,
+    max_position_embeddings: usize,
+    vocab_size: usize,
+    type_vocab_size: usize,
+    layer_norm_eps: f64,
+    hidden_act: String,
+    #[serde(default = "absolute")]
+    position_embedding_type: String,
+}
+
+fn absolute() -> String {
+    "absolute".into()
+}
+
+/// A tensor's place in the data section, in f32s.
+type Span = Range<usize>;
+
+struct Linear {
+    weight: Span,
+    bias: Span,
+    inputs: usize,
+    outputs: usize,
+}
+
+struct Norm {
+    weight: Span,
+    bias: Span,
+}
+
+struct Layer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attention_out: Linear,
+    attention_norm: Norm,
+    up: Linear,
+    down: Linear,
+    output_norm: Norm,
+}
+
+/// The encoder over its mapped weights.
+pub struct Bert {
+    file: MappedFile,
+    /// Where the data section starts in the file.
+    data: usize,
+    config: Config,
+    words: Span,
+    positions: Span,
+    types: Span,
+    embedding_norm: Norm,
+    layers: Vec<Layer>,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    dtype: String,
+    shape: Vec<usize>,
+    data_offsets: [usize; 2],
+}
+
+impl Bert {
+    /// Maps `model.safetensors` and checks every tensor the encoder reads (names, shapes,
+    /// f32, aligned). `Err` says why the file cannot be read this way.
+    pub fn load(weights: &Path, config: Config) -> Result<Bert, String> {
+        if config.hidden_act != "gelu" || config.position_embedding_type != "absolute" {
+            return Err("only gelu activations and absolute positions are supported".into());
+        }
+        if config.num_attention_heads == 0
+            || !config
+                .hidden_size
+                .is_multiple_of(config.num_attention_heads)
+        {
+            return Err("hidden size not a multiple of the heads".into());
+        }
+        let file = MappedFile::open(weights).map_err(|e| e.to_string())?;
+        let bytes = file.bytes();
+        let header_len = bytes
+            .get(..8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()) as usize)
+            .ok_or("truncated safetensors file")?;
+        let data = 8usize.saturating_add(header_len);
+        let header: rustc_hash::FxHashMap<String, serde_json::Value> = bytes
+            .get(8..data)
+            .ok_or("truncated safetensors header")
+            .and_then(|h| serde_json::from_slice(h).map_err(|_| "unreadable safetensors header"))?;
+        if data % 4 != 0 {
+            return Err("tensor data not aligned to 4 bytes".into());
+        }
+        let data_len = bytes.len() - data;
+        let prefix = if header.contains_key("bert.embeddings.word_embeddings.weight") {
+            "bert."
+        } else {
+            ""
+        };
+        let span = |name: &str, shape: &[usize]| -> Result<Span, String> {
+            let value = header
+                .get(&format!("{prefix}{name}"))
+                .ok_or_else(|| format!("no tensor {name}"))?;
+            let entry: Entry = serde_json::from_value(value.clone()).map_err(|e| e.to_string())?;
+            let [begin, end] = entry.data_offsets;
+            if entry.dtype != "F32" || entry.shape != shape {
+                return Err(format!("tensor {name} is not F32 {shape:?}"));
+            }
+            let len: usize = shape.iter().product();
+            if begin % 4 != 0 || end != begin + 4 * len || end > data_len {
+                return Err(format!("tensor {name} is misplaced"));
+            }
+            Ok(begin / 4..end / 4)
+        };
+        let h = config.hidden_size;
+        let linear = |name: &str, inputs: usize, outputs: usize| -> Result<Linear, String> {
+            Ok(Linear {
+                weight: span(&format!("{name}.weight"), &[outputs, inputs])?,
+                bias: span(&format!("{name}.bias"), &[outputs])?,
+                inputs,
+                outputs,
+            })
+        };
+        let norm = |name: &str| -> Result<Norm, String> {
+            Ok(Norm {
+                weight: span(&format!("{name}.weight"), &[h])?,
+                bias: span(&format!("{name}.bias"), &[h])?,
+            })
+        };
+        let layers = (0..config.num_hidden_layers)
+            .map(|i| {
+                let at = |part: &str| format!("encoder.layer.{i}.{part}");
+                Ok(Layer {
+                    query: linear(&at("attention.self.query"), h, h)?,
+                    key: linear(&at("attention.self.key"), h, h)?,
+                    value: linear(&at("attention.self.value"), h, h)?,
+                    attention_out: linear(&at("attention.output.dense"), h, h)?,
+                    attention_norm: norm(&at("attention.output.LayerNorm"))?,
+                    up: linear(&at("intermediate.dense"), h, config.intermediate_size)?,
+                    down: linear(&at("output.dense"), config.intermediate_size, h)?,
+                    output_norm: norm(&at("output.LayerNorm"))?,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Bert {
+            words: span("embeddings.word_embeddings.weight", &[config.vocab_size, h])?,
+            positions: span(
+                "embeddings.position_embeddings.weight",
+                &[config.max_position_embeddings, h],
+            )?,
+            types: span(
+                "embeddings.token_type_embeddings.weight",
+                &[config.type_vocab_size, h],
+            )?,
+            embedding_norm: norm("embeddings.LayerNorm")?,
+            layers,
+            file,
+            data,
+            config,
+        })
+    }
+
+    /// The most tokens one text may have.
+    pub fn max_positions(&self) -> usize {
+        self.config.max_position_embeddings
+    }
+
+    /// The data section as f32s; `load` checked it is aligned.
+    fn floats(&self) -> &[f32] {
+        let bytes = &self.file.bytes()[self.data..];
+        bytemuck::cast_slice(&bytes[..bytes.len() / 4 * 4])
+    }
+
+    /// The unit-length mean of the last hidden states of one text's token ids (special tokens
+    /// included, no padding). `Err` for an id outside the vocabulary or too many tokens.
+    pub fn embed(&self, ids: &[u32]) -> Result<Vec<f32>, String> {
+        let w = self.floats();
+        let h = self.config.hidden_size;
+        let tokens = ids.len();
+        if tokens == 0 || tokens > self.config.max_position_embeddings {
+            return Err(format!(
+                "{tokens} tokens: between 1 and {} fit",
+                self.max_positions()
+            ));
+        }
+        let mut x = vec![0f32; tokens * h];
+        for (t, &id) in ids.iter().enumerate() {
+            let id = id as usize;
+            if id >= self.config.vocab_size {
+                return Err(format!("token id {id} is outside the vocabulary"));
+            }
+            let word = &w[self.words.start + id * h..][..h];
+            let position = &w[self.positions.start + t * h..][..h];
+            let kind = &w[self.types.start..][..h];
+            for (i, out) in x[t * h..][..h].iter_mut().enumerate() {
+                *out = word[i] + position[i] + kind[i];
+            }
+        }
+        self.norm(&mut x, &self.embedding_norm);
+        for layer in &self.layers {
+            x = self.layer(layer, x, tokens);
+        }
+        let mut pooled = vec![0f32; h];
+        for row in x.chunks_exact(h) {
+            for (p, v) in pooled.iter_mut().zip(row) {
+                *p += v;
+            }
+        }
+        // The mean's direction is the sum's: scaling the sum to unit length is the same.
+        let norm = pooled.iter().map(|v| v * v).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            pooled.iter_mut().for_each(|v| *v /= norm);
+        }
+        Ok(pooled)
+    }
+
+    fn layer(&self, layer: &Layer, x: Vec<f32>, tokens: usize) -> Vec<f32> {
+        let h = self.config.hidden_size;
+        let heads = self.config.num_attention_heads;
+        let head = h / heads;
+        let q = self.linear(&layer.query, &x, tokens);
+        let k = self.linear(&layer.key, &x, tokens);
+        let v = self.linear(&layer.value, &x, tokens);
+        let scale = 1.0 / (head as f32).sqrt();
+        let mut context = vec![0f32; tokens * h];
+        let mut weights = vec![0f32; tokens];
+        for hd in 0..heads {
+            let part = hd * head..(hd + 1) * head;
+            for t in 0..tokens {
+                let qt = &q[t * h..][part.clone()];
+                for (s, weight) in weights.iter_mut().enumerate() {
+                    *weight = dot(qt, &k[s * h..][part.clone()]) * scale;
+                }
+                softmax(&mut weights);
+                let out = &mut context[t * h..][part.clone()];
+                for (s, weight) in weights.iter().enumerate() {
+                    for (o, vs) in out.iter_mut().zip(&v[s * h..][part.clone()]) {
+                        *o += weight * vs;
+                    }
+                }
+            }
+        }
+        let mut attended = self.linear(&layer.attention_out, &context, tokens);
+        add(&mut attended, &x);
+        self.norm(&mut attended, &layer.attention_norm);
+        let mut up = self.linear(&layer.up, &attended, tokens);
+        up.iter_mut().for_each(|u| *u = gelu(*u));
+        let mut out = self.linear(&layer.down, &up, tokens);
+        add(&mut out, &attended);
+        self.norm(&mut out, &layer.output_norm);
+        out
+    }
+
+    /// `x W^T + b` for `tokens` rows: each weight row is read once and dotted with every token
+    /// (the tokens stay in cache), output rows split across the cores.
+    fn linear(&self, linear: &Linear, x: &[f32], tokens: usize) -> Vec<f32> {
+        let w = self.floats();
+        let weight = &w[linear.weight.clone()];
+        let bias = &w[linear.bias.clone()];
+        let (inputs, outputs) = (linear.inputs, linear.outputs);
+        const ROWS: usize = 64;
+        let mut by_output = vec![0f32; outputs * tokens];
+        by_output
+            .par_chunks_mut(ROWS * tokens)
+            .enumerate()
+            .for_each(|(block, out)| {
+                for (r, out_row) in out.chunks_exact_mut(tokens).enumerate() {
+                    let o = block * ROWS + r;
+                    let row = &weight[o * inputs..][..inputs];
+                    for (t, y) in out_row.iter_mut().enumerate() {
+                        *y = bias[o] + dot(row, &x[t * inputs..][..inputs]);
+                    }
+                }
+            });
+        let mut y = vec![0f32; tokens * outputs];
+        for (o, column) in by_output.chunks_exact(tokens).enumerate() {
+            for (t, v) in column.iter().enumerate() {
+                y[t * outputs + o] = *v;
+            }
+        }
+        y
+    }
+
+    /// Layer normalisation of each row in place.
+    fn norm(&self, x: &mut [f32], norm: &Norm) {
+        let w = self.floats();
+        let (gamma, beta) = (&w[norm.weight.clone()], &w[norm.bias.clone()]);
+        let h = self.config.hidden_size;
+        let eps = self.config.layer_norm_eps as f32;
+        for row in x.chunks_exact_mut(h) {
+            let mean = row.iter().sum::<f32>() / h as f32;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
+            let inv = 1.0 / (var + eps).sqrt();
+            for ((v, g), b) in row.iter_mut().zip(gamma).zip(beta) {
+                *v = (*v - mean) * inv * g + b;
+            }
+        }
+    }
+}
+
+/// Loads `config.json` and maps the weights of a model folder.
+pub fn open(dir: &Path) -> Result<Bert, String> {
+    let config = std::fs::read(dir.join("config.json")).map_err(|e| e.to_string())?;
+    let config: Config = serde_json::from_slice(&config).map_err(|e| e.to_string())?;
+    Bert::load(&dir.join("model.safetensors"), config)
+}
+
+/// A dot product in f32 over sixteen running sums, so it vectorises.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    const LANES: usize = 16;
+    let mut sums = [0f32; LANES];
+    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for lane in 0..LANES {
+            sums[lane] += x[lane] * y[lane];
+        }
+    }
+    sums.iter().sum::<f32>() + tail
+}
+
+fn add(x: &mut [f32], y: &[f32]) {
+    x.iter_mut().zip(y).for_each(|(a, b)| *a += b);
+}
+
+fn softmax(x: &mut [f32]) {
+    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for v in x.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    x.iter_mut().for_each(|v| *v /= sum);
+}
+
+/// GELU as BERT's `gelu` defines it, with the error function (not the tanh approximation).
+fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
+}
