@@ -6,6 +6,7 @@
 //! - [`bert`] and [`wordpiece`]: the local model's encoder over its mapped weights and its
 //!   tokenizer, for one text at a time (a question) without candle's start-up.
 //! - [`refresh`]: content-hash refresh of the `embeddings` rows, batched and parallel.
+//! - [`vectors`]: the vector sidecar, the rows laid out (int8) for one mapped scan.
 //! - [`similar`]: ranking stored rows by cosine against a query vector (search's channel 3).
 //!
 //! Rows are keyed by (canonical id, model name) and hold the SHA-256 of the exact embedded
@@ -19,6 +20,7 @@ pub mod openai;
 pub mod provider;
 pub mod refresh;
 pub mod similar;
+pub mod vectors;
 pub mod wordpiece;
 
 /// One text's embedding, or why it failed (a message safe to show: never a key).

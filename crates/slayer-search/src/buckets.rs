@@ -204,6 +204,7 @@ mod tests {
             "dense",
             &["memory:6", "memory:5", "memory:7", "memory:8", "memory:2"],
         );
+        let dense = crate::ranked::DenseRanking::Listed(dense);
         let with_query: FxHashSet<String> = ["2", "5", "7"].into_iter().map(String::from).collect();
         let mut fusion =
             Deepening::new(&bm25, None, &dense, caps.memory_depth(), Fusion::RRF).unwrap();
@@ -254,6 +255,7 @@ mod tests {
         // key comes first in each tie.
         let bm25 = ranking("bm25", &["memory:1", "memory:2"]);
         let dense = ranking("dense", &["memory:3", "memory:4"]);
+        let dense = crate::ranked::DenseRanking::Listed(dense);
         let mut fusion = Deepening::new(&bm25, None, &dense, FIRST_DEPTH, Fusion::RRF).unwrap();
         let b = fill_memory_buckets(&mut fusion, &FxHashSet::default(), &caps(4, 2), 0).unwrap();
         assert_eq!(
@@ -268,6 +270,7 @@ mod tests {
     fn entity_keys_never_enter_the_memory_buckets() {
         let bm25 = ranking("bm25", &["db.orders", "memory:1"]);
         let dense = ranking("dense", &[]);
+        let dense = crate::ranked::DenseRanking::Listed(dense);
         let mut fusion = Deepening::new(&bm25, None, &dense, 64, Fusion::RRF).unwrap();
         let b = fill_memory_buckets(&mut fusion, &FxHashSet::default(), &caps(5, 5), 0).unwrap();
         assert_eq!(ids(&b.memories), ["memory:1"]);
@@ -277,6 +280,7 @@ mod tests {
     fn the_entity_bucket_skips_entries_without_a_hit_and_still_fills_its_cap() {
         let named = ranking("named", &["db.a", "db.gone", "db.b"]);
         let dense = ranking("dense", &["db.c", "db.a"]);
+        let dense = crate::ranked::DenseRanking::Listed(dense);
         let fill = |cap: usize| {
             let mut fusion = Deepening::new(&named, None, &dense, 64, Fusion::RRF).unwrap();
             fill_entity_bucket(&mut fusion, cap, &ModelEvidence::OFF, None, |f| {
@@ -298,6 +302,7 @@ mod tests {
             .collect();
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         let dense = ranking("dense", &keys);
+        let dense = crate::ranked::DenseRanking::Listed(dense);
         let fill = |cap: usize| {
             let mut fusion =
                 Deepening::new(&ranking("named", &[]), None, &dense, 64, Fusion::RRF).unwrap();

@@ -7,6 +7,7 @@ use crate::deepening::Deepening;
 use crate::fuse::{Fusion, Ranking};
 use crate::inputs::Inputs;
 use crate::lexical::{self, Side, TextRanking};
+use crate::ranked::DenseRanking;
 use crate::response::{Channel, Request};
 use crate::search::Context;
 use crate::warnings::Warnings;
@@ -33,9 +34,9 @@ pub struct Rankings<'s> {
     /// Channel 2, entity side.
     pub text_entities: Option<TextRanking<'s>>,
     /// Channel 3, memory side.
-    pub dense_memories: Ranking,
+    pub dense_memories: DenseRanking<'s>,
     /// Channel 3, entity side.
-    pub dense_entities: Ranking,
+    pub dense_entities: DenseRanking<'s>,
 }
 
 impl<'s> Rankings<'s> {
@@ -65,7 +66,7 @@ impl<'s> Rankings<'s> {
     /// and named refs alone stay as named.
     pub fn question_ranked_entities(&self) -> bool {
         self.text_entities.as_ref().is_some_and(|t| !t.is_empty())
-            || !self.dense_entities.hits.is_empty()
+            || !self.dense_entities.is_empty()
     }
 }
 
@@ -89,8 +90,8 @@ impl Context<'_> {
             named: ranking("named", Vec::new()),
             text_memories: None,
             text_entities: None,
-            dense_memories: ranking("dense", Vec::new()),
-            dense_entities: ranking("dense", Vec::new()),
+            dense_memories: DenseRanking::empty(),
+            dense_entities: DenseRanking::empty(),
         };
         if on(Channel::Entities) {
             if !inputs.canonical.is_empty() {
@@ -110,8 +111,8 @@ impl Context<'_> {
         if let Some(q) = inputs.question.filter(|_| on(Channel::Dense)) {
             match self.dense.rank(self.conn, scope, q)? {
                 ChannelOutcome::Ran((memories, entities)) => {
-                    rankings.dense_memories.hits = memories;
-                    rankings.dense_entities.hits = entities;
+                    rankings.dense_memories = memories;
+                    rankings.dense_entities = entities;
                 }
                 ChannelOutcome::Skipped(warning) => warnings.push(warning),
             }

@@ -6,12 +6,11 @@
 //! bound is final. Locating a key in the text ranking is an index lookup, in the dense ranking
 //! a hash lookup: neither grows with the rankings' length.
 
-use std::cell::OnceCell;
-
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::fuse::{fuse_keys, fuse_partial, Fused, Fusion, Partial, Ranking};
 use crate::lexical::TextRanking;
+use crate::ranked::DenseRanking;
 use crate::SearchError;
 
 /// How deep the text and dense rankings are read at first, and how much deeper each time
@@ -26,9 +25,7 @@ pub const DEEPER: usize = 4;
 pub struct Deepening<'t, 's> {
     channel1: Partial,
     text: Option<&'t TextRanking<'s>>,
-    dense: &'t Ranking,
-    /// Where each key sits in the dense ranking, built on the first lookup.
-    dense_at: OnceCell<FxHashMap<&'t str, usize>>,
+    dense: &'t DenseRanking<'s>,
     /// Where keys of channel 1 and of the dense top sit in the text ranking.
     located: FxHashMap<String, usize>,
     /// The keys already looked up in the text ranking (found or not).
@@ -42,7 +39,7 @@ impl<'t, 's> Deepening<'t, 's> {
     pub fn new(
         channel1: &Ranking,
         text: Option<&'t TextRanking<'s>>,
-        dense: &'t Ranking,
+        dense: &'t DenseRanking<'s>,
         depth: usize,
         fusion: Fusion,
     ) -> Result<Self, SearchError> {
@@ -50,7 +47,6 @@ impl<'t, 's> Deepening<'t, 's> {
             channel1: Partial::whole(channel1, fusion.weights.entities),
             text,
             dense,
-            dense_at: OnceCell::new(),
             located: Default::default(),
             asked: Default::default(),
             depth,
@@ -60,8 +56,8 @@ impl<'t, 's> Deepening<'t, 's> {
         Ok(d)
     }
 
-    fn dense_top(&self) -> &'t [(String, Option<f64>)] {
-        &self.dense.hits[..self.depth.min(self.dense.hits.len())]
+    fn dense_top(&self) -> Vec<(String, Option<f64>)> {
+        self.dense.top(self.depth)
     }
 
     /// Looks up, in the text ranking, the keys of channel 1 and of the dense top not looked
@@ -73,11 +69,12 @@ impl<'t, 's> Deepening<'t, 's> {
         if text.len() <= self.depth {
             return Ok(());
         }
+        let dense_top = self.dense_top();
         let new: Vec<&str> = self
             .channel1
             .top
             .iter()
-            .chain(self.dense_top())
+            .chain(&dense_top)
             .map(|(k, _)| k.as_str())
             .filter(|k| !self.asked.contains(*k))
             .collect();
@@ -89,45 +86,27 @@ impl<'t, 's> Deepening<'t, 's> {
         Ok(())
     }
 
-    /// Where `key` sits in the dense ranking.
-    fn dense_position(&self, key: &str) -> Option<usize> {
-        self.dense_at
-            .get_or_init(|| {
-                self.dense
-                    .hits
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (k, _))| (k.as_str(), i))
-                    .collect()
-            })
-            .get(key)
-            .copied()
-    }
-
     /// The dense ranking as fusion sees it: its top, and the given keys that sit beyond it.
     fn dense_partial<'k>(
         &self,
-        top: &[(String, Option<f64>)],
+        top: Vec<(String, Option<f64>)>,
         keys: impl IntoIterator<Item = &'k str>,
     ) -> Partial {
-        let beyond = if self.dense.hits.len() > top.len() {
-            keys.into_iter()
-                .filter_map(|k| {
-                    let at = self.dense_position(k).filter(|&at| at >= top.len())?;
-                    Some((k.to_owned(), (at, self.dense.hits[at].1)))
-                })
-                .collect()
+        let beyond = if self.dense.len() > top.len() {
+            let mut places = self.dense.places(keys);
+            places.retain(|_, (at, _)| *at >= top.len());
+            places
         } else {
             Default::default()
         };
         Partial {
-            channel: self.dense.channel,
-            top: top.to_vec(),
-            len: self.dense.hits.len(),
+            channel: self.dense.channel(),
+            top,
+            len: self.dense.len(),
             beyond,
             raw_scores: true,
             weight: self.fusion.weights.dense,
-            best: self.dense.hits.first().and_then(|(_, raw)| *raw),
+            best: self.dense.best(),
         }
     }
 
@@ -153,7 +132,7 @@ impl<'t, 's> Deepening<'t, 's> {
     /// text and dense rankings have been read whole.
     pub fn settled(&self) -> Result<(Vec<Fused>, bool), SearchError> {
         let dense_top = self.dense_top();
-        let mut read_whole = dense_top.len() == self.dense.hits.len();
+        let mut read_whole = dense_top.len() == self.dense.len();
         let text_top = match self.text {
             Some(text) => Some((text.top(self.depth)?, text)),
             None => None,
@@ -194,7 +173,7 @@ impl<'t, 's> Deepening<'t, 's> {
                 best: (!text.is_empty()).then(|| text.score(0)),
             });
         }
-        rankings.push(self.dense_partial(&[], keys.iter().copied()));
+        rankings.push(self.dense_partial(Vec::new(), keys.iter().copied()));
         Ok(fuse_keys(&rankings, keys, &self.fusion))
     }
 
@@ -217,7 +196,7 @@ impl<'t, 's> Deepening<'t, 's> {
     /// Reads deeper; `false` when there is nothing more to read.
     pub fn deepen(&mut self) -> Result<bool, SearchError> {
         let text_len = self.text.map_or(0, TextRanking::len);
-        if self.depth >= text_len.max(self.dense.hits.len()) {
+        if self.depth >= text_len.max(self.dense.len()) {
             return Ok(false);
         }
         self.depth = self.depth.saturating_mul(DEEPER);
@@ -281,7 +260,8 @@ mod tests {
                 fuse_keys(&rankings, &keys, &fusion)
             };
             for cap in [1, 3, 10, 50, 200, 531, 600] {
-                let mut d = Deepening::new(&channel1, None, &dense, 4, fusion).unwrap();
+                let listed = DenseRanking::Listed(dense.clone());
+                let mut d = Deepening::new(&channel1, None, &listed, 4, fusion).unwrap();
                 let got = d
                     .fill(|settled| {
                         let taken: Vec<Fused> = settled.into_iter().take(cap).collect();

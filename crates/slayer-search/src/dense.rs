@@ -1,16 +1,26 @@
 //! Channel 3: the question's embedding against the active model's stored rows (docs/spec.md
 //! §7.2 for the order of checks, §10.1 for the warnings).
+//!
+//! The rows are scanned in the store's vector sidecar (`slayer_embed::vectors`): mapped, with
+//! the datasource filter read from each row's datasource set, and ranked only as deep as
+//! fusion reads ([`crate::ranked`]). A store whose rows under the model name have more than
+//! one dimension (rows written by another model under the same name), or a context without a
+//! store path, reads the rows into memory instead, as before the sidecar.
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use rusqlite::Connection;
 use slayer_common::store::embeddings;
 use slayer_embed::provider::{active_name, Embedder};
 use slayer_embed::similar::{dot, normalized, rank_unit};
+use slayer_embed::vectors::{Keep, Sidecar};
 
 use crate::channels::ChannelOutcome;
 use crate::corpus::Scope;
+use crate::fuse::Ranking;
+use crate::ranked::{DenseRanking, Scanned};
 use crate::SearchError;
 
 /// A stored row, its vector scaled to unit length.
@@ -22,8 +32,8 @@ struct Row {
     unit: Vec<f32>,
 }
 
-/// One side's ranking: `(canonical id, cosine)`, best first.
-pub type DenseHits = Vec<(String, Option<f64>)>;
+/// Both sides' rankings: `(memories, entities)`.
+pub type DenseSides<'d> = (DenseRanking<'d>, DenseRanking<'d>);
 
 /// The live rows, and `embeddings::change_count` when they were read.
 struct Rows {
@@ -37,6 +47,10 @@ const REREAD_ALL_SHARE: usize = 8;
 /// The active model, opened on the first question and kept for a `--batch` run.
 pub struct Dense {
     model: String,
+    /// The store, whose sidecar is scanned; `None` reads the rows into memory.
+    store: Option<PathBuf>,
+    /// The sidecar, opened on the first question (`None`: the rows are read instead).
+    sidecar: OnceCell<Option<Sidecar>>,
     embedder: OnceCell<Result<Embedder, String>>,
     rows: OnceCell<Rows>,
     /// The rows read before the store changed, reused where they still hold.
@@ -50,8 +64,19 @@ impl Dense {
     /// new and rewritten rows are read again. The loaded model and the question embeddings
     /// stay.
     pub fn forget_rows(&mut self) {
+        self.sidecar.take();
         if let Some(rows) = self.rows.take() {
             *self.previous.get_mut() = Some(rows);
+        }
+    }
+}
+
+impl Dense {
+    /// Channel 3 under the active model, scanning the sidecar of the store at `store`.
+    pub fn at(store: PathBuf) -> Dense {
+        Dense {
+            store: Some(store),
+            ..Dense::default()
         }
     }
 }
@@ -67,6 +92,8 @@ impl Dense {
     pub fn new(model: String) -> Dense {
         Dense {
             model,
+            store: None,
+            sidecar: OnceCell::new(),
             embedder: OnceCell::new(),
             rows: OnceCell::new(),
             previous: RefCell::default(),
@@ -141,13 +168,86 @@ impl Dense {
         conn: &Connection,
         scope: &Scope<'_, '_>,
         question: &str,
-    ) -> Result<ChannelOutcome<(DenseHits, DenseHits)>, SearchError> {
+    ) -> Result<ChannelOutcome<DenseSides<'_>>, SearchError> {
         if let Err(why) = Embedder::check(&self.model) {
             return Ok(ChannelOutcome::Skipped(format!(
                 "embedding channel skipped: the embedding model '{}' is unavailable: {why}.",
                 self.model
             )));
         }
+        let sidecar = match &self.store {
+            Some(store) => {
+                if self.sidecar.get().is_none() {
+                    let opened = Sidecar::open(conn, store, &self.model)?;
+                    let _ = self.sidecar.set(opened);
+                }
+                self.sidecar.get().and_then(Option::as_ref)
+            }
+            None => None,
+        };
+        match sidecar {
+            Some(sidecar) if sidecar.other_dims() == 0 => self.scan(sidecar, scope, question),
+            _ => self.rank_rows(conn, scope, question),
+        }
+    }
+
+    /// [`Dense::rank`] over the sidecar.
+    fn scan<'d>(
+        &self,
+        sidecar: &'d Sidecar,
+        scope: &Scope<'_, '_>,
+        question: &str,
+    ) -> Result<ChannelOutcome<DenseSides<'d>>, SearchError> {
+        let (keep, admitted) = match sidecar.keep(scope.datasource()) {
+            Keep::All => (None, None),
+            Keep::Sets(sets) => (Some(sets), None),
+            // Asked row by row, once per question.
+            Keep::RowByRow => (
+                None,
+                Some(
+                    (0..sidecar.len() as u32)
+                        .map(|row| scope.keeps_doc(sidecar.id(row)))
+                        .collect::<Result<Vec<bool>, _>>()?,
+                ),
+            ),
+        };
+        let admit = admitted.as_ref().map(|a| move |row: u32| a[row as usize]);
+        let admit: Option<&(dyn Fn(u32) -> bool + Sync)> =
+            admit.as_ref().map(|f| f as &(dyn Fn(u32) -> bool + Sync));
+        if !sidecar.any_kept(keep.as_deref(), admit) {
+            return Ok(ChannelOutcome::Skipped(self.no_rows()));
+        }
+        let query = match self.embed_question(question) {
+            Ok(q) => q,
+            Err(_) => return Ok(ChannelOutcome::Skipped(EMBEDDING_FAILED.to_owned())),
+        };
+        if query.len() != sidecar.dim() {
+            return Ok(ChannelOutcome::Skipped(dim_mismatch(
+                query.len(),
+                sidecar.dim(),
+            )));
+        }
+        let (memories, entities) = sidecar.scan(&normalized(&query), keep.as_deref(), admit);
+        Ok(ChannelOutcome::Ran((
+            DenseRanking::Scanned(Scanned::new(sidecar, memories)),
+            DenseRanking::Scanned(Scanned::new(sidecar, entities)),
+        )))
+    }
+
+    fn no_rows(&self) -> String {
+        format!(
+            "embedding channel skipped: no embedding rows for model '{}'. Run `slayer-embed refresh --all` to populate.",
+            self.model
+        )
+    }
+
+    /// [`Dense::rank`] over rows read into memory (a store of mixed dimensions).
+    fn rank_rows(
+        &self,
+        conn: &Connection,
+        scope: &Scope<'_, '_>,
+        question: &str,
+    ) -> Result<ChannelOutcome<DenseSides<'static>>, SearchError> {
         if self.rows.get().is_none() {
             // Scaled to unit length once, so each question costs one dot product per row.
             let rows = self.load_rows(conn)?;
@@ -165,37 +265,33 @@ impl Dense {
             }
         }
         if eligible.is_empty() {
-            return Ok(ChannelOutcome::Skipped(format!(
-                "embedding channel skipped: no embedding rows for model '{}'. Run `slayer-embed refresh --all` to populate.",
-                self.model
-            )));
+            return Ok(ChannelOutcome::Skipped(self.no_rows()));
         }
         let query = match self.embed_question(question) {
             Ok(q) => q,
-            Err(_) => {
-                return Ok(ChannelOutcome::Skipped(
-                    "embedding channel skipped: query embedding failed.".to_owned(),
-                ))
-            }
+            Err(_) => return Ok(ChannelOutcome::Skipped(EMBEDDING_FAILED.to_owned())),
         };
         // Rows of another size (written by another model under this name) cannot be compared:
         // they are left out, never truncated to fit.
         let corpus_dim = eligible[0].unit.len();
         eligible.retain(|r| r.unit.len() == query.len());
         if eligible.is_empty() {
-            return Ok(ChannelOutcome::Skipped(format!(
-                "embedding channel skipped: dim mismatch (query={}, corpus={corpus_dim}). Re-run `slayer-embed refresh --all` to refresh embeddings against the current model.",
-                query.len()
+            return Ok(ChannelOutcome::Skipped(dim_mismatch(
+                query.len(),
+                corpus_dim,
             )));
         }
         let (memory_rows, entity_rows): (Vec<&Row>, Vec<&Row>) =
             eligible.into_iter().partition(|r| r.kind == "memory");
         let query = normalized(&query);
-        let side = |rows: &[&Row]| -> DenseHits {
-            rank_unit(&query, rows.iter().map(|r| r.unit.as_slice()))
-                .into_iter()
-                .map(|(i, score)| (rows[i].id.clone(), Some(score)))
-                .collect()
+        let side = |rows: &[&Row]| {
+            DenseRanking::Listed(Ranking {
+                channel: "dense",
+                hits: rank_unit(&query, rows.iter().map(|r| r.unit.as_slice()))
+                    .into_iter()
+                    .map(|(i, score)| (rows[i].id.clone(), Some(score)))
+                    .collect(),
+            })
         };
         Ok(ChannelOutcome::Ran((
             side(&memory_rows),
@@ -264,4 +360,12 @@ impl Dense {
             .insert(question.to_owned(), result.clone());
         result
     }
+}
+
+const EMBEDDING_FAILED: &str = "embedding channel skipped: query embedding failed.";
+
+fn dim_mismatch(query: usize, corpus: usize) -> String {
+    format!(
+        "embedding channel skipped: dim mismatch (query={query}, corpus={corpus}). Re-run `slayer-embed refresh --all` to refresh embeddings against the current model."
+    )
 }

@@ -6,7 +6,8 @@
 //! - [`bm25`]: channel 1, BM25Plus over canonical tags with implicit self-references.
 //! - [`lexical`]: channel 2, the persistent tantivy index, queried leniently, datasource-filtered
 //!   with the subset's own statistics.
-//! - [`dense`]: channel 3, cosine over the active embedding model's stored rows.
+//! - [`dense`]: channel 3, cosine over the active embedding model's rows, scanned in the
+//!   store's vector sidecar; [`ranked`]: its ranking, sorted only as deep as fusion reads.
 //! - [`fuse`]: fusion by reciprocal rank (k = 60) or by normalised score, weighted per
 //!   channel, first-insertion tie order.
 //! - [`deepening`]: fusion that reads the text ranking only as deep as the buckets need.
@@ -19,7 +20,7 @@
 //! - [`plan`]: the query planner of `--plan auto` (seed 002): expansion, gating, two budgeted
 //!   passes, negatives, rerank and blend, all in `--explain`.
 //!
-//! Rules: a search never writes; unresolvable inputs are warnings, an unknown datasource is an
+//! Rules: a search never writes the store (it may rewrite the derived vector sidecar); unresolvable inputs are warnings, an unknown datasource is an
 //! error raised before any work; every bucket depends only on the corpus, the inputs and its
 //! own cap. Nothing here prints or exits.
 #![forbid(unsafe_code)]
@@ -37,6 +38,7 @@ pub mod inputs;
 pub mod lexical;
 pub mod model_evidence;
 pub mod plan;
+pub mod ranked;
 pub mod response;
 pub mod results;
 pub mod search;

@@ -87,7 +87,7 @@ impl<'a> Context<'a> {
             conn,
             text: TextIndex::new(path.to_owned()),
             corpus: Corpus::load(conn)?,
-            dense: Default::default(),
+            dense: crate::dense::Dense::at(path.to_owned()),
             planner,
             data_version: None,
         })
@@ -167,8 +167,8 @@ impl Context<'_> {
                 let mut unplanned = req.clone();
                 unplanned.channels.retain(|c| *c == Channel::Entities);
                 let mut r = self.run_channels(&unplanned, &inputs, named, &scope, &mut warnings)?;
-                r.dense_memories = memories;
-                r.dense_entities = entities;
+                r.dense_memories = crate::ranked::DenseRanking::Listed(memories);
+                r.dense_entities = crate::ranked::DenseRanking::Listed(entities);
                 fusion.0.weights.dense = fusion.0.weights.text;
                 fusion.1.weights.dense = fusion.1.weights.text;
                 r

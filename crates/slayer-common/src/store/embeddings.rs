@@ -173,3 +173,84 @@ pub fn docs_lacking(conn: &Connection, model: &str) -> Result<i64, StoreError> {
         |r| r.get(0),
     )?)
 }
+
+/// What the vector sidecar of a store is current with: the store's identity and the counts of
+/// the writes that change its rows (`embeddings_changes`) or their datasources
+/// (`memory_tags_changes`). `None` on a store older than schema 7.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VectorsState {
+    /// Random per store, kept across migrations.
+    pub store_id: String,
+    /// `settings.embeddings_changes`.
+    pub embeddings_changes: i64,
+    /// `settings.memory_tags_changes`.
+    pub memory_tags_changes: i64,
+}
+
+/// The store's [`VectorsState`], read in one statement.
+pub fn vectors_state(conn: &Connection) -> Result<Option<VectorsState>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT (SELECT value FROM settings WHERE key = 'store_id'),
+                (SELECT value FROM settings WHERE key = 'embeddings_changes'),
+                (SELECT value FROM settings WHERE key = 'memory_tags_changes')",
+    )?;
+    let (id, e, m): (Option<String>, Option<String>, Option<String>) =
+        stmt.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(
+        match (
+            id,
+            e.and_then(|e| e.parse().ok()),
+            m.and_then(|m| m.parse().ok()),
+        ) {
+            (Some(store_id), Some(embeddings_changes), Some(memory_tags_changes)) => {
+                Some(VectorsState {
+                    store_id,
+                    embeddings_changes,
+                    memory_tags_changes,
+                })
+            }
+            _ => None,
+        },
+    )
+}
+
+/// Calls `each(canonical_id, doc_kind, vector blob)` for every live row of one model name, in
+/// canonical id order ([`live_rows`] without holding them all).
+pub fn for_each_live_row(
+    conn: &Connection,
+    model: &str,
+    mut each: impl FnMut(&str, &str, &[u8]),
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT e.canonical_id, d.doc_kind, e.vector FROM embeddings e
+         JOIN docs d ON d.canonical_id = e.canonical_id
+         WHERE e.model_name = ?1 ORDER BY e.canonical_id",
+    )?;
+    let mut rows = stmt.query([model])?;
+    while let Some(row) = rows.next()? {
+        let sql = rusqlite::Error::from;
+        each(
+            row.get_ref(0)?.as_str().map_err(sql)?,
+            row.get_ref(1)?.as_str().map_err(sql)?,
+            row.get_ref(2)?.as_blob().map_err(sql)?,
+        );
+    }
+    Ok(())
+}
+
+/// Calls `each(memory_id, tag)` for every stored tag of every memory.
+pub fn for_each_memory_tag(
+    conn: &Connection,
+    mut each: impl FnMut(&str, &str),
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare_cached("SELECT memory_id, entity FROM memory_entities")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let sql = rusqlite::Error::from;
+        each(
+            row.get_ref(0)?.as_str().map_err(sql)?,
+            row.get_ref(1)?.as_str().map_err(sql)?,
+        );
+    }
+    Ok(())
+}

@@ -41,7 +41,7 @@ pub mod memories;
 pub mod settings;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// The version whose migration rewrites every model skeleton (they gained join names).
 const SKELETON_JOIN_NAMES: usize = 5;
@@ -200,6 +200,20 @@ CREATE TRIGGER IF NOT EXISTS embeddings_changes_doc_kind AFTER UPDATE OF doc_kin
 WHEN OLD.doc_kind <> NEW.doc_kind
 AND EXISTS (SELECT 1 FROM embeddings WHERE canonical_id = NEW.canonical_id) BEGIN
     UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'embeddings_changes';
+END;
+"#,
+    r#"
+-- The vector sidecar (`<store>.vectors/`) records each row's datasources, and a memory's come
+-- from its tags: it is current while `embeddings_changes` and `memory_tags_changes` are what
+-- it recorded, in the store `store_id` names (a new store at the same path restarts the
+-- counters, never the id).
+INSERT OR IGNORE INTO settings (key, value) VALUES ('memory_tags_changes', '0');
+INSERT OR IGNORE INTO settings (key, value) VALUES ('store_id', lower(hex(randomblob(16))));
+CREATE TRIGGER IF NOT EXISTS memory_tags_changes_insert AFTER INSERT ON memory_entities BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory_tags_changes';
+END;
+CREATE TRIGGER IF NOT EXISTS memory_tags_changes_delete AFTER DELETE ON memory_entities BEGIN
+    UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory_tags_changes';
 END;
 "#,
 ];
@@ -788,9 +802,9 @@ mod tests {
         let before = file_bytes(&path);
         let err = Store::open(&path, OpenMode::ReadOnly).unwrap_err();
         assert!(
-            err.to_string().contains(
-                "has schema version 1, older than this slayer's (6); upgrade it with `slayer-index migrate"
-            ),
+            err.to_string().contains(&format!(
+                "has schema version 1, older than this slayer's ({SCHEMA_VERSION}); upgrade it with `slayer-index migrate"
+            )),
             "{err}"
         );
         assert_eq!(file_bytes(&path), before);

@@ -186,7 +186,13 @@ impl Context<'_> {
                     Side::Entities => entities,
                 })
                 .map(|ranking| {
-                    self.pass_d(ranking, &mut retrieved.candidates, config.budgets.dense)
+                    // Deep enough to find `budget` rows no earlier pass took.
+                    let depth = config.budgets.dense + retrieved.candidates.len();
+                    self.pass_d(
+                        &ranking.top(depth),
+                        &mut retrieved.candidates,
+                        config.budgets.dense,
+                    )
                 })
                 .transpose()?;
             clock.lap("passes");

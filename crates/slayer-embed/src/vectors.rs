@@ -1,0 +1,487 @@
+//! The vector sidecar: one model's live embedding rows laid out for scanning, in
+//! `<store>.vectors/<model>.bin`. It is derived from the store (never the source of truth),
+//! rebuilt from the rows whenever the store's [`VectorsState`] moved past the one it records,
+//! and mapped by searches, so a one-shot search reads no vector through SQLite.
+//!
+//! Each row is the unit vector quantised to int8 with its own scale (`max |x| / 127`), so a
+//! million 384-dimension rows take 384 MB. A scan quantises the question to i16 and sums
+//! integer products: the dense channel's score of a row is `scale × question scale × Σ q·c`,
+//! its cosine to within about 1e-3 (docs/quality.md measures what that does to retrieval).
+//! Every row also carries its kind (memory or entity) and its datasources, so a filtered scan
+//! is one pass: an entity's datasource is its id's first segment, a memory's are those of its
+//! tags (stale ones included), as the search's datasource filter reads them.
+//!
+//! Layout (little-endian): `SLAYVEC1`, the header's length (u32) and the header (JSON), then the
+//! sections the header places, each 64-byte aligned: id ends (u64 per row), ids (UTF-8, in
+//! canonical id order), kinds (u8), datasource sets (u32), scales (f32), codes (i8 × dim).
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use rusqlite::Connection;
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use slayer_common::canonical::{datasource_of, memory_id_of};
+use slayer_common::mapped::MappedFile;
+use slayer_common::store::embeddings::{self, VectorsState};
+use slayer_common::store::StoreError;
+
+const MAGIC: &[u8; 8] = b"SLAYVEC1";
+const FORMAT: u32 = 1;
+const ALIGN: usize = 64;
+/// Rows past which a scan is split across the cores.
+const PARALLEL_ROWS: usize = 16_384;
+
+/// A row's kind byte.
+const MEMORY: u8 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct Header {
+    format: u32,
+    model: String,
+    state: VectorsState,
+    /// The dimension of the first live row: the rows of that size are here.
+    dim: usize,
+    rows: usize,
+    /// Live rows of another size, left out.
+    other_dims: usize,
+    datasources: Vec<String>,
+    /// Each distinct set of datasource indexes rows carry.
+    sets: Vec<Vec<u32>>,
+    sections: Sections,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+struct Sections {
+    id_ends: usize,
+    ids: usize,
+    kinds: usize,
+    sets: usize,
+    scales: usize,
+    codes: usize,
+    end: usize,
+}
+
+enum Bytes {
+    Mapped(MappedFile),
+    Owned(Vec<u8>),
+}
+
+/// An opened sidecar.
+pub struct Sidecar {
+    bytes: Bytes,
+    header: Header,
+    /// Whether this open rebuilt it (for timings and tests).
+    pub rebuilt: bool,
+}
+
+/// What a datasource filter keeps of a sidecar's rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Keep {
+    /// No filter.
+    All,
+    /// The rows whose datasource set is `true` here.
+    Sets(Vec<bool>),
+    /// A datasource name with a dot, which rooting does not read by first segment: the
+    /// caller decides row by row.
+    RowByRow,
+}
+
+/// One side's scores from a scan: `(score, row)`, in row order.
+pub type Scored = Vec<(f32, u32)>;
+
+/// Where a store's sidecar for `model` lives.
+pub fn path_for(store: &Path, model: &str) -> PathBuf {
+    let mut dir = store.as_os_str().to_owned();
+    dir.push(".vectors");
+    let readable: String = model
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(60)
+        .collect();
+    let digest = Sha256::digest(model.as_bytes());
+    let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    PathBuf::from(dir).join(format!("{readable}-{tag}.bin"))
+}
+
+impl Sidecar {
+    /// The current sidecar of `model`: the file when it records the store's state, else
+    /// rebuilt from the rows and written (atomically; kept in memory when the directory is not
+    /// writable). `None` on a store too old to say its state.
+    pub fn open(
+        conn: &Connection,
+        store: &Path,
+        model: &str,
+    ) -> Result<Option<Sidecar>, StoreError> {
+        let Some(state) = embeddings::vectors_state(conn)? else {
+            return Ok(None);
+        };
+        let path = path_for(store, model);
+        if let Ok(file) = MappedFile::open(&path) {
+            if let Some(header) = read_header(file.bytes()) {
+                if header.model == model && header.state == state {
+                    return Ok(Some(Sidecar {
+                        bytes: Bytes::Mapped(file),
+                        header,
+                        rebuilt: false,
+                    }));
+                }
+            }
+        }
+        let bytes = build(conn, model, state)?;
+        // A failed write leaves the search to its in-memory copy; the next writer retries.
+        let _ = write_atomically(&path, &bytes);
+        let header = read_header(&bytes).ok_or_else(|| StoreError::Serialize {
+            what: "vector sidecar",
+            cause: "unreadable header".into(),
+        })?;
+        Ok(Some(Sidecar {
+            bytes: Bytes::Owned(bytes),
+            header,
+            rebuilt: true,
+        }))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match &self.bytes {
+            Bytes::Mapped(m) => m.bytes(),
+            Bytes::Owned(v) => v,
+        }
+    }
+
+    /// The rows' dimension.
+    pub fn dim(&self) -> usize {
+        self.header.dim
+    }
+
+    /// How many rows it holds.
+    pub fn len(&self) -> usize {
+        self.header.rows
+    }
+
+    /// Whether it holds no row.
+    pub fn is_empty(&self) -> bool {
+        self.header.rows == 0
+    }
+
+    /// Live rows of another dimension, not held.
+    pub fn other_dims(&self) -> usize {
+        self.header.other_dims
+    }
+
+    fn section<T: bytemuck::Pod>(&self, start: usize, count: usize) -> &[T] {
+        let len = count * std::mem::size_of::<T>();
+        bytemuck::cast_slice(&self.bytes()[start..start + len])
+    }
+
+    /// A row's canonical id.
+    pub fn id(&self, row: u32) -> &str {
+        let ends: &[u64] = self.section(self.header.sections.id_ends, self.header.rows);
+        let row = row as usize;
+        let start = if row == 0 { 0 } else { ends[row - 1] as usize };
+        let ids = &self.bytes()[self.header.sections.ids..];
+        std::str::from_utf8(&ids[start..ends[row] as usize]).unwrap_or_default()
+    }
+
+    /// The row of a canonical id (rows are in id order).
+    pub fn row_of(&self, id: &str) -> Option<u32> {
+        let (mut lo, mut hi) = (0usize, self.header.rows);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.id(mid as u32).cmp(id) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid as u32),
+            }
+        }
+        None
+    }
+
+    /// What a datasource filter keeps.
+    pub fn keep(&self, datasource: Option<&str>) -> Keep {
+        let Some(d) = datasource else {
+            return Keep::All;
+        };
+        if d.contains('.') {
+            return Keep::RowByRow;
+        }
+        let index = self.header.datasources.iter().position(|n| n == d);
+        Keep::Sets(
+            self.header
+                .sets
+                .iter()
+                .map(|set| index.is_some_and(|i| set.contains(&(i as u32))))
+                .collect(),
+        )
+    }
+
+    /// Whether the filter keeps any row.
+    pub fn any_kept(
+        &self,
+        keep: Option<&[bool]>,
+        admit: Option<&(dyn Fn(u32) -> bool + Sync)>,
+    ) -> bool {
+        let sets: &[u32] = self.section(self.header.sections.sets, self.header.rows);
+        sets.iter().enumerate().any(|(row, set)| {
+            keep.is_none_or(|k| k[*set as usize]) && admit.is_none_or(|a| a(row as u32))
+        })
+    }
+
+    /// Scores every row the filter keeps against a unit query of the sidecar's dimension:
+    /// `(memories, entities)`, each in row order. `admit` decides rows the set filter cannot
+    /// (a dotted datasource).
+    pub fn scan(
+        &self,
+        query: &[f32],
+        keep: Option<&[bool]>,
+        admit: Option<&(dyn Fn(u32) -> bool + Sync)>,
+    ) -> (Scored, Scored) {
+        let (dim, rows) = (self.header.dim, self.header.rows);
+        let s = self.header.sections;
+        let kinds: &[u8] = self.section(s.kinds, rows);
+        let sets: &[u32] = self.section(s.sets, rows);
+        let scales: &[f32] = self.section(s.scales, rows);
+        let codes: &[i8] = self.section(s.codes, rows * dim);
+        let (q, q_scale) = quantize_query(query);
+        let score_chunk = |first: usize, chunk: &[i8]| -> (Scored, Scored) {
+            let mut sides = (Vec::new(), Vec::new());
+            for (i, code) in chunk.chunks_exact(dim).enumerate() {
+                let row = first + i;
+                if keep.is_some_and(|k| !k[sets[row] as usize])
+                    || admit.is_some_and(|a| !a(row as u32))
+                {
+                    continue;
+                }
+                let score = (dot_i16_i8(&q, code) as f64 * f64::from(scales[row]) * q_scale) as f32;
+                let side = if kinds[row] == MEMORY {
+                    &mut sides.0
+                } else {
+                    &mut sides.1
+                };
+                side.push((score, row as u32));
+            }
+            sides
+        };
+        if rows < PARALLEL_ROWS || dim == 0 {
+            return score_chunk(0, codes);
+        }
+        let per = rows.div_ceil(rayon::current_num_threads().max(1) * 4);
+        let parts: Vec<(Scored, Scored)> = codes
+            .par_chunks(per * dim)
+            .enumerate()
+            .map(|(i, chunk)| score_chunk(i * per, chunk))
+            .collect();
+        let mut out = (Vec::with_capacity(rows), Vec::new());
+        for (m, e) in parts {
+            out.0.extend(m);
+            out.1.extend(e);
+        }
+        out
+    }
+}
+
+fn read_header(bytes: &[u8]) -> Option<Header> {
+    if bytes.get(..8)? != MAGIC {
+        return None;
+    }
+    let len = u32::from_le_bytes(bytes.get(8..12)?.try_into().ok()?) as usize;
+    let header: Header = serde_json::from_slice(bytes.get(12..12 + len)?).ok()?;
+    (header.format == FORMAT && header.sections.end <= bytes.len()).then_some(header)
+}
+
+/// The question as i16 and its scale: integer products against the codes are exact, and the
+/// question's own rounding (1 part in 65,534 of its largest component) is far below the rows'.
+fn quantize_query(query: &[f32]) -> (Vec<i16>, f64) {
+    let max = query.iter().fold(0f32, |m, v| m.max(v.abs()));
+    if max == 0.0 {
+        return (vec![0; query.len()], 0.0);
+    }
+    let scale = f64::from(max) / 32767.0;
+    let q = query
+        .iter()
+        .map(|v| (f64::from(*v) / scale).round() as i16)
+        .collect();
+    (q, scale)
+}
+
+/// `Σ a·b` in i32 over sixteen lanes (so it compiles to packed multiply-adds); 384 products
+/// of at most 32767 × 127 cannot overflow.
+fn dot_i16_i8(a: &[i16], b: &[i8]) -> i32 {
+    const LANES: usize = 16;
+    let mut sums = [0i32; LANES];
+    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: i32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for lane in 0..LANES {
+            sums[lane] += i32::from(x[lane]) * i32::from(y[lane]);
+        }
+    }
+    sums.iter().sum::<i32>() + tail
+}
+
+/// A unit vector as int8 codes and their scale.
+fn quantize_row(vector: &[f32], codes: &mut Vec<i8>) -> f32 {
+    let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+    let max = vector.iter().fold(0f32, |m, v| m.max(v.abs()));
+    if norm == 0.0 || max == 0.0 {
+        codes.extend(std::iter::repeat_n(0, vector.len()));
+        return 0.0;
+    }
+    let scale = max / norm / 127.0;
+    codes.extend(
+        vector
+            .iter()
+            .map(|v| (v / norm / scale).round().clamp(-127.0, 127.0) as i8),
+    );
+    scale
+}
+
+/// The sidecar's bytes, built from the store's live rows of `model`.
+fn build(conn: &Connection, model: &str, state: VectorsState) -> Result<Vec<u8>, StoreError> {
+    let mut dim = None;
+    let mut other_dims = 0;
+    let (mut ids, mut id_ends, mut kinds, mut scales, mut codes) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut datasources: Vec<String> = Vec::new();
+    let mut ds_index: FxHashMap<String, u32> = FxHashMap::default();
+    let mut intern_ds = |name: &str| -> u32 {
+        if let Some(&i) = ds_index.get(name) {
+            return i;
+        }
+        let i = datasources.len() as u32;
+        datasources.push(name.to_owned());
+        ds_index.insert(name.to_owned(), i);
+        i
+    };
+    // Per row: its datasource indexes (memories' filled from their tags below).
+    let mut row_ds: Vec<Vec<u32>> = Vec::new();
+    let mut memory_rows: FxHashMap<String, usize> = FxHashMap::default();
+    let mut vector = Vec::new();
+    embeddings::for_each_live_row(conn, model, |id, kind, blob| {
+        let size = blob.len() / 4;
+        if *dim.get_or_insert(size) != size {
+            other_dims += 1;
+            return;
+        }
+        vector.clear();
+        vector.extend(
+            blob.chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+        scales.push(quantize_row(&vector, &mut codes));
+        ids.extend_from_slice(id.as_bytes());
+        id_ends.push(ids.len() as u64);
+        let row = kinds.len();
+        if kind == "memory" {
+            kinds.push(MEMORY);
+            if let Some(m) = memory_id_of(id) {
+                memory_rows.insert(m.to_owned(), row);
+            }
+            row_ds.push(Vec::new());
+        } else {
+            kinds.push(0);
+            row_ds.push(datasource_of(id).map(&mut intern_ds).into_iter().collect());
+        }
+    })?;
+    embeddings::for_each_memory_tag(conn, |memory, tag| {
+        if let (Some(&row), Some(ds)) = (memory_rows.get(memory), datasource_of(tag)) {
+            let i = intern_ds(ds);
+            if !row_ds[row].contains(&i) {
+                row_ds[row].push(i);
+            }
+        }
+    })?;
+    let mut sets: Vec<Vec<u32>> = Vec::new();
+    let mut set_index: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
+    let row_sets: Vec<u32> = row_ds
+        .into_iter()
+        .map(|mut set| {
+            set.sort_unstable();
+            *set_index.entry(set.clone()).or_insert_with(|| {
+                sets.push(set);
+                sets.len() as u32 - 1
+            })
+        })
+        .collect();
+    let rows = kinds.len();
+    let dim = dim.unwrap_or(0);
+    let mut header = Header {
+        format: FORMAT,
+        model: model.to_owned(),
+        state,
+        dim,
+        rows,
+        other_dims,
+        datasources,
+        sets,
+        sections: Sections::default(),
+    };
+    // The header's length depends on the offsets it holds: place the sections after a
+    // generous bound of it, then write it (padded) into that room.
+    let room = serde_json::to_vec(&header).map_or(0, |h| h.len()) + 200;
+    let mut out = Vec::new();
+    let place = |out: &mut Vec<u8>, bytes: &[u8]| -> usize {
+        let at = (12 + room).max(out.len()).next_multiple_of(ALIGN);
+        out.resize(at, 0);
+        out.extend_from_slice(bytes);
+        at
+    };
+    let s = &mut header.sections;
+    s.id_ends = place(&mut out, bytemuck::cast_slice(&id_ends));
+    s.ids = place(&mut out, &ids);
+    s.kinds = place(&mut out, &kinds);
+    s.sets = place(&mut out, bytemuck::cast_slice(&row_sets));
+    s.scales = place(&mut out, bytemuck::cast_slice(&scales));
+    s.codes = place(&mut out, bytemuck::cast_slice(&codes));
+    s.end = out.len();
+    let json = serde_json::to_vec(&header).map_err(|e| StoreError::Serialize {
+        what: "vector sidecar",
+        cause: e.to_string(),
+    })?;
+    if json.len() > room {
+        return Err(StoreError::Serialize {
+            what: "vector sidecar",
+            cause: "header outgrew its room".into(),
+        });
+    }
+    out[..8].copy_from_slice(MAGIC);
+    out[8..12].copy_from_slice(&(json.len() as u32).to_le_bytes());
+    out[12..12 + json.len()].copy_from_slice(&json);
+    Ok(out)
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it over `path`: a reader maps
+/// either the old file or the new one, never a half-written one.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("vectors"),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// Brings the sidecar of `model` up to date (what `slayer-embed refresh` calls after writing
+/// rows): `true` when it was rebuilt.
+pub fn refresh(conn: &Connection, store: &Path, model: &str) -> Result<bool, StoreError> {
+    Ok(Sidecar::open(conn, store, model)?.is_some_and(|s| s.rebuilt))
+}

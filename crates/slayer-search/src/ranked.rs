@@ -1,0 +1,195 @@
+//! The dense channel's ranking as fusion reads it: held whole (the planner's rankings, a store
+//! of mixed dimensions), or the scores of a sidecar scan sorted only as deep as fusion reads,
+//! with the place of any other key found by counting, not by sorting everything.
+
+use std::cell::RefCell;
+
+use rustc_hash::FxHashMap;
+use slayer_embed::vectors::{Scored, Sidecar};
+
+use crate::fuse::Ranking;
+
+/// One side's dense ranking.
+pub enum DenseRanking<'d> {
+    /// Held whole, best first.
+    Listed(Ranking),
+    /// A sidecar scan's scores.
+    Scanned(Scanned<'d>),
+}
+
+/// Scores of the rows one side kept, ranked lazily: best score first, equal scores in row
+/// (canonical id) order, as a stable sort of the whole would give.
+pub struct Scanned<'d> {
+    sidecar: &'d Sidecar,
+    /// `(score, row)` in row order.
+    by_row: Scored,
+    /// The same entries, its first `sorted` in final order, the rest partitioned below them.
+    order: RefCell<Vec<(f32, u32)>>,
+    sorted: RefCell<usize>,
+    /// Places already counted: key → (0-based position, score).
+    places: RefCell<FxHashMap<String, Option<(usize, f64)>>>,
+}
+
+/// Ranking order: higher score first, then lower row.
+fn before(a: &(f32, u32), b: &(f32, u32)) -> std::cmp::Ordering {
+    b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
+}
+
+impl<'d> Scanned<'d> {
+    /// A side's scores (in row order) from `sidecar`.
+    pub fn new(sidecar: &'d Sidecar, by_row: Scored) -> Scanned<'d> {
+        Scanned {
+            sidecar,
+            order: RefCell::new(by_row.clone()),
+            by_row,
+            sorted: RefCell::new(0),
+            places: RefCell::default(),
+        }
+    }
+
+    /// Sorts the first `depth` entries into final order (selecting them first, so the rest
+    /// is never sorted).
+    fn sort_to(&self, depth: usize) {
+        let depth = depth.min(self.by_row.len());
+        if *self.sorted.borrow() >= depth {
+            return;
+        }
+        let mut order = self.order.borrow_mut();
+        if depth < order.len() {
+            order.select_nth_unstable_by(depth - 1, before);
+        }
+        order[..depth].sort_unstable_by(before);
+        *self.sorted.borrow_mut() = depth;
+    }
+}
+
+impl DenseRanking<'_> {
+    /// An empty ranking.
+    pub fn empty() -> Self {
+        DenseRanking::Listed(Ranking {
+            channel: "dense",
+            hits: Vec::new(),
+        })
+    }
+
+    /// The channel name fusion reports.
+    pub fn channel(&self) -> &'static str {
+        match self {
+            DenseRanking::Listed(r) => r.channel,
+            DenseRanking::Scanned(_) => "dense",
+        }
+    }
+
+    /// How many keys it ranks.
+    pub fn len(&self) -> usize {
+        match self {
+            DenseRanking::Listed(r) => r.hits.len(),
+            DenseRanking::Scanned(s) => s.by_row.len(),
+        }
+    }
+
+    /// Whether it ranks nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Its first `depth` hits, best first.
+    pub fn top(&self, depth: usize) -> Vec<(String, Option<f64>)> {
+        match self {
+            DenseRanking::Listed(r) => r.hits[..depth.min(r.hits.len())].to_vec(),
+            DenseRanking::Scanned(s) => {
+                s.sort_to(depth);
+                let order = s.order.borrow();
+                order[..depth.min(order.len())]
+                    .iter()
+                    .map(|(score, row)| (s.sidecar.id(*row).to_owned(), Some(f64::from(*score))))
+                    .collect()
+            }
+        }
+    }
+
+    /// Its best raw score.
+    pub fn best(&self) -> Option<f64> {
+        self.top(1).first().and_then(|(_, raw)| *raw)
+    }
+
+    /// Where each of `keys` sits (0-based) and its raw score; keys it does not rank are left
+    /// out. Places past the sorted top are counted in one pass over the scores.
+    pub fn places<'k>(
+        &self,
+        keys: impl IntoIterator<Item = &'k str>,
+    ) -> FxHashMap<String, (usize, Option<f64>)> {
+        match self {
+            DenseRanking::Listed(r) => {
+                let wanted: rustc_hash::FxHashSet<&str> = keys.into_iter().collect();
+                r.hits
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (k, _))| wanted.contains(k.as_str()))
+                    .map(|(i, (k, raw))| (k.clone(), (i, *raw)))
+                    .collect()
+            }
+            DenseRanking::Scanned(s) => s.places(keys),
+        }
+    }
+}
+
+impl Scanned<'_> {
+    fn places<'k>(
+        &self,
+        keys: impl IntoIterator<Item = &'k str>,
+    ) -> FxHashMap<String, (usize, Option<f64>)> {
+        let keys: Vec<&str> = keys.into_iter().collect();
+        let mut places = self.places.borrow_mut();
+        // Keys not placed yet that this side ranks: (entry, key).
+        let mut targets: Vec<((f32, u32), &str)> = Vec::new();
+        for key in &keys {
+            if places.contains_key(*key) {
+                continue;
+            }
+            let entry = self.sidecar.row_of(key).and_then(|row| {
+                self.by_row
+                    .binary_search_by_key(&row, |e| e.1)
+                    .ok()
+                    .map(|at| self.by_row[at])
+            });
+            match entry {
+                Some(entry) => targets.push((entry, key)),
+                None => {
+                    places.insert((*key).to_owned(), None);
+                }
+            }
+        }
+        if !targets.is_empty() {
+            targets.sort_unstable_by(|a, b| before(&a.0, &b.0));
+            // ahead[i]: entries ranked before target i but not before target i-1.
+            let mut ahead = vec![0usize; targets.len()];
+            let last = targets[targets.len() - 1].0;
+            for entry in &self.by_row {
+                if before(entry, &last) != std::cmp::Ordering::Less {
+                    continue;
+                }
+                // The first target this entry is ranked before.
+                let i = targets
+                    .partition_point(|(t, _)| before(t, entry) != std::cmp::Ordering::Greater);
+                if i < ahead.len() {
+                    ahead[i] += 1;
+                }
+            }
+            let mut position = 0;
+            for (i, (entry, key)) in targets.iter().enumerate() {
+                position += ahead[i];
+                places.insert((*key).to_owned(), Some((position, f64::from(entry.0))));
+            }
+        }
+        keys.iter()
+            .filter_map(|k| {
+                places
+                    .get(*k)
+                    .copied()
+                    .flatten()
+                    .map(|(at, raw)| ((*k).to_owned(), (at, Some(raw))))
+            })
+            .collect()
+    }
+}
