@@ -6,7 +6,8 @@
 //! - [`jsonl`]: reading records with `line N: …` errors, writing one record per line.
 //! - [`store`]: the SQLite store (WAL, busy timeout, schema version and migrations).
 //! - [`exit`]: the exit codes every binary uses.
-//! - [`mapped`]: read-only memory maps, the workspace's one audited use of `unsafe`.
+//! - [`mapped`] and [`simd`]: read-only memory maps and the dense search's AVX2 kernels, the
+//!   workspace's only (audited) uses of `unsafe`.
 //! - [`cli`]: the shared flags (with `SLAYER_FORMAT`, which applies at a terminal only), the
 //!   `main` skeleton and the one stdout/stderr [`cli::Output`].
 //!
@@ -19,4 +20,5 @@ pub mod exit;
 pub mod jsonl;
 pub mod mapped;
 pub mod records;
+pub mod simd;
 pub mod store;

@@ -1,5 +1,5 @@
-//! Read-only memory maps: the one module of the workspace allowed `unsafe` (every other crate
-//! root forbids it, and the workspace denies it).
+//! Read-only memory maps: with [`crate::simd`], the only modules of the workspace allowed
+//! `unsafe` (every other crate root forbids it, and the workspace denies it).
 //!
 //! Why map at all: a search process reads the model weights (91 MB, of which one question
 //! touches about half) and the vector sidecar (up to hundreds of MB) once. Mapping them lets
@@ -31,6 +31,20 @@ impl MappedFile {
         // modified in place.
         let map = unsafe { memmap2::Mmap::map(&file)? };
         Ok(MappedFile { map })
+    }
+
+    /// Maps in, in one call, the pages of `range` a reader is about to read whole (a scan, the
+    /// encoder's weights): cheaper than a fault per page. A kernel without the call (before
+    /// Linux 5.14) leaves the pages to fault in as read.
+    pub fn prefault(&self, range: std::ops::Range<usize>) {
+        let end = range.end.min(self.map.len());
+        if range.start < end {
+            let _ = self.map.advise_range(
+                memmap2::Advice::PopulateRead,
+                range.start,
+                end - range.start,
+            );
+        }
     }
 
     /// The file's bytes.

@@ -11,6 +11,7 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::Deserialize;
 use slayer_common::mapped::MappedFile;
+use slayer_common::simd::dot_f32 as dot;
 
 /// The `config.json` fields the encoder reads.
 #[derive(Debug, Clone, Deserialize)]
@@ -56,6 +57,24 @@ struct Layer {
     up: Linear,
     down: Linear,
     output_norm: Norm,
+}
+
+impl Layer {
+    fn spans(&self) -> impl Iterator<Item = &Span> {
+        let linears = [
+            &self.query,
+            &self.key,
+            &self.value,
+            &self.attention_out,
+            &self.up,
+            &self.down,
+        ];
+        let norms = [&self.attention_norm, &self.output_norm];
+        linears
+            .into_iter()
+            .flat_map(|l| [&l.weight, &l.bias])
+            .chain(norms.into_iter().flat_map(|n| [&n.weight, &n.bias]))
+    }
 }
 
 /// The encoder over its mapped weights.
@@ -157,6 +176,14 @@ impl Bert {
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
+        // Every text reads all the encoder's weights: map them in with one call.
+        let spans = layers.iter().flat_map(Layer::spans);
+        let (lo, hi) = spans.fold((usize::MAX, 0), |(lo, hi), s| {
+            (lo.min(s.start), hi.max(s.end))
+        });
+        if lo < hi {
+            file.prefault(data + lo * 4..data + hi * 4);
+        }
         Ok(Bert {
             words: span("embeddings.word_embeddings.weight", &[config.vocab_size, h])?,
             positions: span(
@@ -318,25 +345,6 @@ pub fn open(dir: &Path) -> Result<Bert, String> {
     let config = std::fs::read(dir.join("config.json")).map_err(|e| e.to_string())?;
     let config: Config = serde_json::from_slice(&config).map_err(|e| e.to_string())?;
     Bert::load(&dir.join("model.safetensors"), config)
-}
-
-/// A dot product in f32 over sixteen running sums, so it vectorises.
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    const LANES: usize = 16;
-    let mut sums = [0f32; LANES];
-    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let tail: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for lane in 0..LANES {
-            sums[lane] += x[lane] * y[lane];
-        }
-    }
-    sums.iter().sum::<f32>() + tail
 }
 
 fn add(x: &mut [f32], y: &[f32]) {

@@ -206,6 +206,8 @@ fn run_refresh(
         &|n| bar.inc(n),
     )?;
     bar.finish_and_clear();
+    // Searches scan the sidecar: bring it up to date here, so the next search does not.
+    let rebuilt = slayer_embed::vectors::refresh(store.conn(), store.path(), &model)?;
     let failed = reports
         .iter()
         .filter(|r| r.status == Status::Failed)
@@ -237,8 +239,13 @@ fn run_refresh(
         )
     })?;
     out.note(&format!(
-        "{model}: {embedded} embedded, {} unchanged, {failed} failed ({:.1}s)",
+        "{model}: {embedded} embedded, {} unchanged, {failed} failed{} ({:.1}s)",
         reports.len() - embedded - failed,
+        if rebuilt {
+            "; vector sidecar rebuilt"
+        } else {
+            ""
+        },
         started.elapsed().as_secs_f64()
     ));
     Ok(if failed > 0 {

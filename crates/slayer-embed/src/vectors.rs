@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use slayer_common::canonical::{datasource_of, memory_id_of};
 use slayer_common::mapped::MappedFile;
+use slayer_common::simd::dot_i16_i8;
 use slayer_common::store::embeddings::{self, VectorsState};
 use slayer_common::store::StoreError;
 
@@ -127,6 +128,8 @@ impl Sidecar {
         if let Ok(file) = MappedFile::open(&path) {
             if let Some(header) = read_header(file.bytes()) {
                 if header.model == model && header.state == state {
+                    // Every scan reads the sections after the ids whole.
+                    file.prefault(header.sections.kinds..header.sections.end);
                     return Ok(Some(Sidecar {
                         bytes: Bytes::Mapped(file),
                         header,
@@ -311,26 +314,6 @@ fn quantize_query(query: &[f32]) -> (Vec<i16>, f64) {
     (q, scale)
 }
 
-/// `Σ a·b` in i32 over sixteen lanes (so it compiles to packed multiply-adds); 384 products
-/// of at most 32767 × 127 cannot overflow.
-fn dot_i16_i8(a: &[i16], b: &[i8]) -> i32 {
-    const LANES: usize = 16;
-    let mut sums = [0i32; LANES];
-    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let tail: i32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| i32::from(*x) * i32::from(*y))
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for lane in 0..LANES {
-            sums[lane] += i32::from(x[lane]) * i32::from(y[lane]);
-        }
-    }
-    sums.iter().sum::<i32>() + tail
-}
-
 /// A unit vector as int8 codes and their scale.
 fn quantize_row(vector: &[f32], codes: &mut Vec<i8>) -> f32 {
     let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
@@ -484,4 +467,226 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// rows): `true` when it was rebuilt.
 pub fn refresh(conn: &Connection, store: &Path, model: &str) -> Result<bool, StoreError> {
     Ok(Sidecar::open(conn, store, model)?.is_some_and(|s| s.rebuilt))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slayer_common::records::{Doc, Memory};
+    use slayer_common::store::{docs, memories, OpenMode, Store};
+
+    const MODEL: &str = "local/test";
+
+    fn doc(conn: &Connection, id: &str, kind: &str) {
+        let stored = docs::StoredDoc {
+            doc: Doc {
+                canonical_id: id.into(),
+                doc_kind: kind.into(),
+                datasource: datasource_of(id).map(str::to_owned),
+                text: "t".into(),
+                content_hash: "h".into(),
+                embedding_text: None,
+            },
+            model: None,
+            position: 0,
+        };
+        docs::upsert(conn, &stored).unwrap();
+    }
+
+    fn memory(conn: &Connection, id: &str, tags: &[&str]) {
+        let m = Memory {
+            version: 4,
+            id: id.into(),
+            learning: "x".into(),
+            description: None,
+            entities: tags.iter().map(|t| t.to_string()).collect(),
+            query: None,
+            created_at: "t".into(),
+        };
+        memories::put(conn, &m).unwrap();
+        doc(conn, &format!("memory:{id}"), "memory");
+    }
+
+    fn row(conn: &Connection, id: &str, v: &[f32]) {
+        embeddings::put(conn, id, MODEL, "h", v, "t").unwrap();
+    }
+
+    /// Two datasources' entities, memories tagged in one, both or (by a stale tag) another.
+    fn store(dir: &Path) -> Store {
+        let store = Store::open(&dir.join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let conn = store.conn();
+        for (id, v) in [
+            ("shop.orders", [1.0, 0.0, 0.0]),
+            ("shop.orders.amount", [0.0, 2.0, 0.0]),
+            ("crm.users", [0.0, 0.0, 3.0]),
+        ] {
+            doc(conn, id, "model");
+            row(conn, id, &v);
+        }
+        memory(conn, "1", &["shop.orders"]);
+        memory(conn, "2", &["shop.orders", "crm.users"]);
+        memory(conn, "3", &["gone.table"]);
+        row(conn, "memory:1", &[1.0, 1.0, 0.0]);
+        row(conn, "memory:2", &[0.0, 1.0, 1.0]);
+        row(conn, "memory:3", &[-1.0, 0.5, 0.25]);
+        store
+    }
+
+    fn ids(sidecar: &Sidecar, scored: &Scored) -> Vec<String> {
+        scored
+            .iter()
+            .map(|(_, r)| sidecar.id(*r).to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn rows_scores_and_datasources_come_from_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path());
+        let sidecar = Sidecar::open(store.conn(), store.path(), MODEL)
+            .unwrap()
+            .unwrap();
+        assert!(sidecar.rebuilt);
+        assert_eq!(
+            (sidecar.len(), sidecar.dim(), sidecar.other_dims()),
+            (6, 3, 0)
+        );
+        assert_eq!(sidecar.id(0), "crm.users");
+        assert_eq!(sidecar.row_of("memory:2"), Some(2));
+        assert_eq!(sidecar.row_of("memory:9"), None);
+        let query = [0.6f32, 0.8, 0.0];
+        let (m, e) = sidecar.scan(&query, None, None);
+        assert_eq!(ids(&sidecar, &m), ["memory:1", "memory:2", "memory:3"]);
+        assert_eq!(
+            ids(&sidecar, &e),
+            ["crm.users", "shop.orders", "shop.orders.amount"]
+        );
+        // Cosines to within int8 rounding (half a step of each of three components).
+        let exact = [
+            1.4f32 / 2f32.sqrt(),
+            0.8 / 2f32.sqrt(),
+            (-0.6 + 0.4) / 1.3125f32.sqrt(),
+        ];
+        for ((score, _), want) in m.iter().zip(exact) {
+            assert!((score - want).abs() < 5e-3, "{score} vs {want}");
+        }
+        let kept = |d: &str| {
+            let Keep::Sets(sets) = sidecar.keep(Some(d)) else {
+                panic!("{d}: not by sets")
+            };
+            let (m, e) = sidecar.scan(&query, Some(&sets), None);
+            [ids(&sidecar, &m), ids(&sidecar, &e)].concat()
+        };
+        assert_eq!(
+            kept("shop"),
+            ["memory:1", "memory:2", "shop.orders", "shop.orders.amount"]
+        );
+        assert_eq!(kept("crm"), ["memory:2", "crm.users"]);
+        assert_eq!(
+            kept("gone"),
+            ["memory:3"],
+            "a stale tag still roots a memory"
+        );
+        assert!(kept("nowhere").is_empty());
+        assert_eq!(sidecar.keep(Some("a.b")), Keep::RowByRow);
+        assert_eq!(sidecar.keep(None), Keep::All);
+    }
+
+    #[test]
+    fn the_file_is_reused_until_the_store_moves_and_never_across_stores() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path());
+        let conn = store.conn();
+        let open = || Sidecar::open(conn, store.path(), MODEL).unwrap().unwrap();
+        assert!(open().rebuilt);
+        assert!(path_for(store.path(), MODEL).is_file());
+        assert!(!open().rebuilt, "unchanged: mapped as written");
+        // A memory's tags changed: its datasources did.
+        memory(conn, "3", &["crm.users"]);
+        let moved = open();
+        assert!(moved.rebuilt);
+        let Keep::Sets(sets) = moved.keep(Some("crm")) else {
+            panic!()
+        };
+        let (m, _) = moved.scan(&[1.0, 0.0, 0.0], Some(&sets), None);
+        assert_eq!(ids(&moved, &m), ["memory:2", "memory:3"]);
+        assert!(!open().rebuilt);
+        // A row rewritten, a doc removed.
+        row(conn, "crm.users", &[1.0, 0.0, 0.0]);
+        assert!(open().rebuilt);
+        docs::delete(conn, "crm.users").unwrap();
+        let after = open();
+        assert!(after.rebuilt);
+        assert_eq!(after.row_of("crm.users"), None);
+        // A new store at the same path starts its counters again, under another id.
+        let path = store.path().to_owned();
+        let sidecar_file = path_for(&path, MODEL);
+        drop(after);
+        drop(store);
+        for f in ["s.db", "s.db-wal", "s.db-shm"] {
+            let _ = std::fs::remove_file(dir.path().join(f));
+        }
+        let fresh = Store::open(&path, OpenMode::CreateIfMissing).unwrap();
+        assert!(sidecar_file.is_file());
+        let reopened = Sidecar::open(fresh.conn(), &path, MODEL).unwrap().unwrap();
+        assert!(reopened.rebuilt);
+        assert!(reopened.is_empty());
+    }
+
+    #[test]
+    fn rows_of_another_size_are_counted_and_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path());
+        row(store.conn(), "shop.orders", &[1.0, 0.0]);
+        let sidecar = Sidecar::open(store.conn(), store.path(), MODEL)
+            .unwrap()
+            .unwrap();
+        assert_eq!((sidecar.len(), sidecar.other_dims()), (5, 1));
+        assert_eq!(sidecar.row_of("shop.orders"), None);
+    }
+
+    #[test]
+    fn an_unwritable_directory_leaves_the_sidecar_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path());
+        // A file where the sidecar directory would go.
+        let mut blocker = store.path().as_os_str().to_owned();
+        blocker.push(".vectors");
+        std::fs::write(&blocker, b"not a directory").unwrap();
+        let sidecar = Sidecar::open(store.conn(), store.path(), MODEL)
+            .unwrap()
+            .unwrap();
+        assert_eq!(sidecar.len(), 6);
+        assert!(
+            Sidecar::open(store.conn(), store.path(), MODEL)
+                .unwrap()
+                .unwrap()
+                .rebuilt
+        );
+    }
+
+    #[test]
+    fn integer_scores_track_the_float_cosine() {
+        let mut seed = 11u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        };
+        let unit = |v: Vec<f32>| {
+            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.into_iter().map(|x| x / n).collect::<Vec<f32>>()
+        };
+        let query = unit((0..384).map(|_| next()).collect());
+        let (q, q_scale) = quantize_query(&query);
+        for _ in 0..200 {
+            let row = unit((0..384).map(|_| next()).collect());
+            let mut codes = Vec::new();
+            let scale = quantize_row(&row, &mut codes);
+            let approx = dot_i16_i8(&q, &codes) as f64 * f64::from(scale) * q_scale;
+            let exact: f64 = query.iter().zip(&row).map(|(a, b)| f64::from(a * b)).sum();
+            assert!((approx - exact).abs() < 2e-3, "{approx} vs {exact}");
+        }
+    }
 }

@@ -105,8 +105,10 @@ impl Context<'_> {
             let ds = scope.datasource();
             let name_weight = req.tuning.name_weight;
             let side = |side| lexical::rank(fulltext, searcher, &terms, side, ds, name_weight);
+            let started = std::time::Instant::now();
             rankings.text_memories = Some(side(Side::Memories)?);
             rankings.text_entities = Some(side(Side::Entities)?);
+            self.dense.timings.add("text", started.elapsed());
         }
         if let Some(q) = inputs.question.filter(|_| on(Channel::Dense)) {
             match self.dense.rank(self.conn, scope, q)? {

@@ -56,6 +56,8 @@ pub struct Dense {
     /// The rows read before the store changed, reused where they still hold.
     previous: RefCell<Option<Rows>>,
     questions: RefCell<HashMap<String, Result<Vec<f32>, String>>>,
+    /// Time per stage: sidecar, model load, question embedding, scan.
+    pub timings: crate::timings::Timings,
 }
 
 impl Dense {
@@ -98,6 +100,7 @@ impl Dense {
             rows: OnceCell::new(),
             previous: RefCell::default(),
             questions: RefCell::default(),
+            timings: Default::default(),
         }
     }
 
@@ -178,7 +181,9 @@ impl Dense {
         let sidecar = match &self.store {
             Some(store) => {
                 if self.sidecar.get().is_none() {
-                    let opened = Sidecar::open(conn, store, &self.model)?;
+                    let opened = self
+                        .timings
+                        .time("sidecar", || Sidecar::open(conn, store, &self.model))?;
                     let _ = self.sidecar.set(opened);
                 }
                 self.sidecar.get().and_then(Option::as_ref)
@@ -227,7 +232,9 @@ impl Dense {
                 sidecar.dim(),
             )));
         }
-        let (memories, entities) = sidecar.scan(&normalized(&query), keep.as_deref(), admit);
+        let (memories, entities) = self.timings.time("scan", || {
+            sidecar.scan(&normalized(&query), keep.as_deref(), admit)
+        });
         Ok(ChannelOutcome::Ran((
             DenseRanking::Scanned(Scanned::new(sidecar, memories)),
             DenseRanking::Scanned(Scanned::new(sidecar, entities)),
@@ -348,13 +355,18 @@ impl Dense {
         }
         let embedder = self
             .embedder
-            .get_or_init(|| Embedder::open(&self.model))
+            .get_or_init(|| {
+                self.timings
+                    .time("model load", || Embedder::open(&self.model))
+            })
             .as_ref()
             .map_err(Clone::clone)?;
-        let result = embedder
-            .embed(&[question])
-            .pop()
-            .unwrap_or_else(|| Err("no embedding returned".into()));
+        let result = self.timings.time("embed question", || {
+            embedder
+                .embed(&[question])
+                .pop()
+                .unwrap_or_else(|| Err("no embedding returned".into()))
+        });
         self.questions
             .borrow_mut()
             .insert(question.to_owned(), result.clone());

@@ -17,6 +17,7 @@
 //! - [`response`]: the request and response types and the text form.
 //! - [`results`]: the Python original's flat view of a response (the MCP `search` tool).
 //! - [`tuning`]: fusion methods and weights per side, the name weight, model-level evidence.
+//! - [`timings`]: time per stage (`SLAYER_TIMINGS=1`).
 //! - [`plan`]: the query planner of `--plan auto` (seed 002): expansion, gating, two budgeted
 //!   passes, negatives, rerank and blend, all in `--explain`.
 //!
@@ -42,6 +43,7 @@ pub mod ranked;
 pub mod response;
 pub mod results;
 pub mod search;
+pub mod timings;
 pub mod tuning;
 pub mod warnings;
 

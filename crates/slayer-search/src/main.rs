@@ -74,8 +74,10 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     let store_path = &cli.common.store;
     let plan_config = PlanConfig::load(cli.plan_config.as_deref(), store_path)
         .map_err(|e| UsageError(e.to_string()))?;
+    let started = std::time::Instant::now();
     let store = Store::open(store_path, OpenMode::ReadOnly).map_err(SearchError::Store)?;
     let mut ctx = Context::new(store.conn(), store_path, Planner::new(plan_config))?;
+    let opened = started.elapsed();
     if let Some(batch) = &cli.batch {
         let mut out = BufWriter::new(io::stdout().lock());
         let mut defaults = serde_json::Map::new();
@@ -91,6 +93,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         }
         let status = run_batch(&mut ctx, batch, &defaults, &mut out)?;
         out.flush()?;
+        report_timings(&output, &ctx, opened, started);
         return Ok(status);
     }
     let request = Request {
@@ -108,13 +111,39 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         injected,
         rerank: cli.rerank,
     };
+    let searched = std::time::Instant::now();
     let response = ctx.search(&request)?;
+    ctx.dense.timings.add("search", searched.elapsed());
+    let written = std::time::Instant::now();
     let text = match output.format() {
         Format::Text => render_text(&response),
         Format::Json | Format::Jsonl => String::new(),
     };
     output.result(&serde_json::to_value(&response)?, &text)?;
+    ctx.dense.timings.add("output", written.elapsed());
+    report_timings(&output, &ctx, opened, started);
     Ok(ExitStatus::Success)
+}
+
+/// With `SLAYER_TIMINGS` set, one `timings` record on stderr: milliseconds per stage (the
+/// dense stages and `text` are part of `search`; what `main` does not see is process start).
+fn report_timings(
+    output: &slayer_common::cli::Output,
+    ctx: &Context<'_>,
+    opened: std::time::Duration,
+    started: std::time::Instant,
+) {
+    if std::env::var_os("SLAYER_TIMINGS").is_none_or(|v| v.is_empty()) {
+        return;
+    }
+    let ms = |d: std::time::Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
+    let record = serde_json::json!({
+        "kind": "timings",
+        "store_open": ms(opened),
+        "stages": ctx.dense.timings.to_json(),
+        "main": ms(started.elapsed()),
+    });
+    output.note(&record.to_string());
 }
 
 /// One request per line in, one response per line out, each flushed as soon as it is written

@@ -193,3 +193,117 @@ impl Scanned<'_> {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deepening::Deepening;
+    use crate::fuse::{Fused, Fusion, Method, Weights};
+    use slayer_common::records::Doc;
+    use slayer_common::store::{docs, embeddings, OpenMode, Store};
+
+    /// 600 entity rows whose vectors repeat in runs (so scores tie), under one model.
+    fn sidecar(dir: &std::path::Path) -> Sidecar {
+        let store = Store::open(&dir.join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let conn = store.conn();
+        for i in 0..600 {
+            let id = format!("db.m{:03}", (i * 37) % 600);
+            let stored = docs::StoredDoc {
+                doc: Doc {
+                    canonical_id: id.clone(),
+                    doc_kind: "model".into(),
+                    datasource: Some("db".into()),
+                    text: "t".into(),
+                    content_hash: "h".into(),
+                    embedding_text: None,
+                },
+                model: None,
+                position: 0,
+            };
+            docs::upsert(conn, &stored).unwrap();
+            let j = (i / 3) as f32;
+            let v = [j.sin(), j.cos(), (j * 0.37).sin(), 0.5];
+            embeddings::put(conn, &id, "local/test", "h", &v, "t").unwrap();
+        }
+        Sidecar::open(conn, store.path(), "local/test")
+            .unwrap()
+            .unwrap()
+    }
+
+    /// The same scores sorted whole: what a lazy read must agree with.
+    fn whole(sidecar: &Sidecar, scores: &Scored) -> Ranking {
+        let mut sorted = scores.clone();
+        sorted.sort_by(before);
+        Ranking {
+            channel: "dense",
+            hits: sorted
+                .iter()
+                .map(|(s, r)| (sidecar.id(*r).to_owned(), Some(f64::from(*s))))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_scan_read_in_steps_is_the_whole_sort() {
+        let dir = tempfile::tempdir().unwrap();
+        let sidecar = sidecar(dir.path());
+        let (_, entities) = sidecar.scan(&[0.6, 0.0, 0.8, 0.0], None, None);
+        let listed = DenseRanking::Listed(whole(&sidecar, &entities));
+        let scanned = DenseRanking::Scanned(Scanned::new(&sidecar, entities));
+        assert_eq!(scanned.len(), 600);
+        assert_eq!(scanned.best(), listed.best());
+        let keys: Vec<String> = (0..600).map(|i| format!("db.m{i:03}")).collect();
+        // Places first (nothing sorted yet), then tops in growing steps, then places again.
+        let some: Vec<&str> = keys.iter().step_by(7).map(String::as_str).collect();
+        assert_eq!(scanned.places(some.iter().copied()), listed.places(some));
+        for depth in [1, 2, 5, 64, 65, 256, 600, 700] {
+            assert_eq!(scanned.top(depth), listed.top(depth), "depth {depth}");
+        }
+        let all = keys.iter().map(String::as_str);
+        assert_eq!(scanned.places(all.clone()), listed.places(all));
+        assert!(scanned.places(["db.nope"]).is_empty());
+    }
+
+    /// Bounded fusion over a scanned dense ranking gives the prefix of whole fusion for every
+    /// cap, for both fusion methods.
+    #[test]
+    fn capped_fusion_over_a_scan_equals_a_prefix_of_the_whole_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let sidecar = sidecar(dir.path());
+        let (_, entities) = sidecar.scan(&[0.0, 0.6, 0.0, 0.8], None, None);
+        let whole_dense = whole(&sidecar, &entities);
+        let scanned = DenseRanking::Scanned(Scanned::new(&sidecar, entities));
+        let channel1 = Ranking {
+            channel: "named",
+            hits: (0..40)
+                .map(|i| (format!("db.m{:03}", (i * 113 + 7) % 650), None))
+                .collect(),
+        };
+        for method in [Method::Rrf, Method::Score] {
+            let fusion = Fusion {
+                method,
+                weights: Weights {
+                    dense: 0.5,
+                    ..Weights::ONE
+                },
+            };
+            let listed = DenseRanking::Listed(whole_dense.clone());
+            for cap in [1, 3, 10, 50, 200, 600, 640] {
+                let fill = |dense: &DenseRanking| -> Vec<Fused> {
+                    let mut d = Deepening::new(&channel1, None, dense, 4, fusion).unwrap();
+                    d.fill(|settled| {
+                        let taken: Vec<Fused> = settled.into_iter().take(cap).collect();
+                        let full = taken.len() == cap;
+                        Ok((taken, full))
+                    })
+                    .unwrap()
+                };
+                let mut whole_read =
+                    Deepening::new(&channel1, None, &listed, 100_000, fusion).unwrap();
+                let everything = whole_read.fill(|settled| Ok((settled, true))).unwrap();
+                let want = &everything[..cap.min(everything.len())];
+                assert_eq!(fill(&scanned), want, "{method:?} cap {cap}");
+            }
+        }
+    }
+}
