@@ -351,19 +351,13 @@ fn build(conn: &Connection, model: &str, state: VectorsState) -> Result<Vec<u8>,
     // Per row: its datasource indexes (memories' filled from their tags below).
     let mut row_ds: Vec<Vec<u32>> = Vec::new();
     let mut memory_rows: FxHashMap<String, usize> = FxHashMap::default();
-    let mut vector = Vec::new();
     embeddings::for_each_live_row(conn, model, |id, kind, blob| {
         let size = blob.len() / 4;
         if *dim.get_or_insert(size) != size {
             other_dims += 1;
             return;
         }
-        vector.clear();
-        vector.extend(
-            blob.chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        );
-        scales.push(quantize_row(&vector, &mut codes));
+        scales.push(quantize_row(&embeddings::decode(blob), &mut codes));
         ids.extend_from_slice(id.as_bytes());
         id_ends.push(ids.len() as u64);
         let row = kinds.len();
