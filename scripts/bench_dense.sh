@@ -74,6 +74,20 @@ print(count)
 PY
 }
 
+# Stamps every row with the active model's revision (the rows are the model's, by design).
+stamp_rows() { # store
+    local rev
+    rev=$(SLAYER_STORE="$1" "$bin/slayer-embed" status --format json |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["active_revision"])')
+    python3 - "$1" "$rev" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+with c:
+    c.execute("UPDATE embeddings SET model_revision = ? WHERE model_revision <> ?", (sys.argv[2], sys.argv[2]))
+c.close()
+PY
+}
+
 # Builds s$N.db under a temporary name and renames it (with its siblings) only when complete.
 generate() { # n
     local n=$1 tmp="$cache/tmp-s$1.db" start s f load import rows
@@ -142,6 +156,10 @@ for n in $sizes; do
     else
         echo "- s$n.db reused from $cache" >> "$work/notes"
     fi
+    # A store of an older schema is migrated, and its rows stamped with the installed model's
+    # revision (rows of another revision are stale and never read).
+    "$bin/slayer-index" -q migrate > /dev/null
+    stamp_rows "$SLAYER_STORE"
     before=$(fingerprint "$SLAYER_STORE")
     docs=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from docs').fetchone()[0])" "$SLAYER_STORE")
     # The warm-up must rank by the dense channel: a missing model or rows would only warn.

@@ -6,11 +6,14 @@
 //! - [`bert`] and [`wordpiece`]: the local model's encoder over its mapped weights and its
 //!   tokenizer, for one text at a time (a question) without candle's start-up.
 //! - [`refresh`]: content-hash refresh of the `embeddings` rows, batched and parallel.
+//! - [`revision`]: the active model's revision (a digest of its configuration and weights,
+//!   cached), stamped on every row so a model changed under the same name is told apart.
 //! - [`vectors`]: the vector sidecar, the rows laid out (int8) for one mapped scan.
 //! - [`similar`]: ranking stored rows by cosine against a query vector (search's channel 3).
 //!
 //! Rows are keyed by (canonical id, model name) and hold the SHA-256 of the exact embedded
-//! text, so unchanged docs never reach a provider. Nothing here prints or exits.
+//! text and the revision of the model that embedded it, so unchanged docs never reach a
+//! provider and rows of another revision are never read. Nothing here prints or exits.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -19,6 +22,7 @@ pub mod local;
 pub mod openai;
 pub mod provider;
 pub mod refresh;
+pub mod revision;
 pub mod similar;
 pub mod vectors;
 pub mod wordpiece;

@@ -12,7 +12,7 @@ use slayer_common::cli::{Format, Output};
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::{open_input, read_lines, ReadError};
 use slayer_common::store::{docs, embeddings, OpenMode, Store};
-use slayer_embed::provider::{active_name, Embedder};
+use slayer_embed::provider::{active_name, revision, Embedder};
 use slayer_embed::refresh::{refresh, Options, Status};
 use slayer_embed::EmbedError;
 
@@ -63,22 +63,34 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     }
 }
 
-/// `status`: rows per model and what the active model lacks.
+/// `status`: rows per model and what the active model lacks: docs without a row, and (when
+/// the model's revision can be read) docs whose row another revision wrote.
 fn status(store_path: &std::path::Path, mut out: Output) -> Result<ExitStatus> {
     let store = Store::open(store_path, OpenMode::ReadOnly)?;
     let model = active_name();
     let counts = embeddings::counts_by_model(store.conn())?;
     let lacking = embeddings::docs_lacking(store.conn(), &model)?;
     let usable = Embedder::check(&model);
+    let revision = usable.as_ref().ok().and_then(|_| revision(&model).ok());
+    let coverage = revision
+        .as_deref()
+        .map(|r| embeddings::coverage(store.conn(), &model, r))
+        .transpose()?;
     let value = json!({
         "kind": "embedding_status",
         "active_model": model,
+        "active_revision": revision,
         "usable": usable.is_ok(),
         "problem": usable.as_ref().err(),
         "rows": counts.iter().map(|(m, n)| (m.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
         "docs_lacking_active": lacking,
+        "docs_current": coverage.map(|c| c.current),
+        "docs_stale": coverage.map(|c| c.stale),
     });
     let mut text = format!("active model: {model}\n");
+    if let Some(revision) = &revision {
+        text.push_str(&format!("active revision: {revision}\n"));
+    }
     if let Err(problem) = &usable {
         text.push_str(&format!("unusable: {problem}\n"));
     }
@@ -90,6 +102,13 @@ fn status(store_path: &std::path::Path, mut out: Output) -> Result<ExitStatus> {
     text.push_str(&format!(
         "docs without a row for the active model: {lacking}\n"
     ));
+    if let Some(c) = coverage {
+        text.push_str(&format!(
+            "docs whose row another revision of the active model wrote (stale): {}\n",
+            c.stale
+        ));
+        text.push_str(&format!("docs with a current row: {}\n", c.current));
+    }
     out.result(&value, &text)?;
     Ok(ExitStatus::Success)
 }
@@ -206,8 +225,14 @@ fn run_refresh(
         &|n| bar.inc(n),
     )?;
     bar.finish_and_clear();
-    // Searches scan the sidecar: bring it up to date here, so the next search does not.
-    let rebuilt = slayer_embed::vectors::refresh(store.conn(), store.path(), &model)?;
+    // Searches scan the sidecar: bring it up to date here, so the next search does not. (The
+    // revision was read by the refresh above unless it had no doc to look at.)
+    let rebuilt = match revision(&model) {
+        Ok(revision) => {
+            slayer_embed::vectors::refresh(store.conn(), store.path(), &model, &revision)?
+        }
+        Err(_) => false,
+    };
     let failed = reports
         .iter()
         .filter(|r| r.status == Status::Failed)

@@ -46,6 +46,22 @@ pub fn spec(name: &str) -> Result<Spec, String> {
     }
 }
 
+/// The revision of the named model (see [`crate::revision`]): a digest of a local folder's
+/// configuration, tokenizer and weights (cached), or of an `openai/<m>` model's name and base
+/// URL. Loads nothing; fails where [`Embedder::check`] would.
+pub fn revision(name: &str) -> Result<String, String> {
+    match spec(name)? {
+        Spec::Local(dir) => {
+            local::check_folder(&dir)?;
+            crate::revision::local(&dir)
+        }
+        Spec::OpenAi(model) => Ok(crate::revision::remote(
+            &model,
+            &OpenAiConfig::from_env(&model).base_url,
+        )),
+    }
+}
+
 enum Backend {
     Local(Box<LocalModel>),
     OpenAi(Box<OpenAiClient>),

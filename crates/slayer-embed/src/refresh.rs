@@ -1,5 +1,6 @@
 //! Content-hash refresh: a doc is embedded only when the SHA-256 of its exact embedding text
-//! differs from its row's under the active model.
+//! differs from its row's under the active model, or when its row was written by another
+//! revision of the model (`crate::revision`), or when it has none.
 
 use rayon::prelude::*;
 use slayer_common::records::content_hash;
@@ -24,9 +25,10 @@ pub struct Report {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
-    /// Its text changed (or it had no row) and it was embedded.
+    /// Its text changed (or it had no row, or its row was another revision's) and it was
+    /// embedded.
     Embedded,
-    /// Its row's content hash matches its text: no provider call.
+    /// Its row's content hash matches its text and this revision wrote it: no provider call.
     Unchanged,
     /// No such doc, or the provider failed on it (the report's warning says which).
     Failed,
@@ -64,14 +66,16 @@ struct Pending {
     hash: String,
 }
 
-/// The docs of these ids whose embedding text changed, and reports for the rest: one pass
-/// over the docs joined with their rows (a refresh of an unchanged store is this pass only).
+/// The docs of these ids whose embedding text changed or whose row another revision wrote,
+/// and reports for the rest: one pass over the docs joined with their rows (a refresh of an
+/// unchanged store is this pass only).
 fn triage(
     store: &Store,
     model: &str,
+    revision: &str,
     ids: &[String],
 ) -> Result<(Vec<Pending>, Vec<Numbered>), EmbedError> {
-    let mut found = embeddings::texts_and_hashes(store.conn(), model, ids)?;
+    let mut found = embeddings::texts_and_stamps(store.conn(), model, ids)?;
     let mut reports = Vec::new();
     let mut pending = Vec::new();
     for (position, id) in ids.iter().enumerate() {
@@ -92,7 +96,7 @@ fn triage(
             )),
             Some((text, stored)) => {
                 let hash = content_hash(&text);
-                if stored.as_deref() == Some(hash.as_str()) {
+                if stored.is_some_and(|s| s.content_hash == hash && s.revision == revision) {
                     reports.push(report(Status::Unchanged, None));
                 } else {
                     pending.push(Pending {
@@ -108,10 +112,11 @@ fn triage(
     Ok((pending, reports))
 }
 
-/// Refreshes these docs under the named model: unchanged ones make no provider call (and
-/// when none changed, the provider is never opened). Vectors are written a group of batches
-/// per transaction, so an interrupted run keeps what it finished. `progress` is told how many
-/// docs each finished group held.
+/// Refreshes these docs under the named model and its current revision
+/// ([`crate::provider::revision`], which loads nothing): unchanged ones make no provider call
+/// (and when none changed, the provider is never opened). Vectors are written a group of
+/// batches per transaction, so an interrupted run keeps what it finished. `progress` is told
+/// how many docs each finished group held.
 pub fn refresh(
     store: &mut Store,
     model: &str,
@@ -120,15 +125,62 @@ pub fn refresh(
     open: impl FnOnce() -> Result<Embedder, String>,
     progress: &dyn Fn(u64),
 ) -> Result<Vec<Report>, EmbedError> {
-    let (mut pending, mut reports) = triage(store, model, ids)?;
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let revision = crate::provider::revision(model).map_err(EmbedError::Provider)?;
+    let (pending, reports) = triage(store, model, &revision, ids)?;
     progress(reports.len() as u64);
     if pending.is_empty() {
         return Ok(in_input_order(reports));
     }
+    let embedder = open().map_err(EmbedError::Provider)?;
+    embed(
+        store, model, &revision, pending, reports, options, &embedder, progress,
+    )
+}
+
+/// [`refresh`] with a provider already open and its revision known: what a long-lived process
+/// re-embedding in the background calls, batch after batch, without loading the model again.
+pub fn refresh_using(
+    store: &mut Store,
+    embedder: &Embedder,
+    revision: &str,
+    ids: &[String],
+    options: Options,
+) -> Result<Vec<Report>, EmbedError> {
+    let model = embedder.name().to_owned();
+    let (pending, reports) = triage(store, &model, revision, ids)?;
+    if pending.is_empty() {
+        return Ok(in_input_order(reports));
+    }
+    embed(
+        store,
+        &model,
+        revision,
+        pending,
+        reports,
+        options,
+        embedder,
+        &|_| {},
+    )
+}
+
+/// Embeds the pending docs and writes their rows, stamped with `revision`.
+#[allow(clippy::too_many_arguments)]
+fn embed(
+    store: &mut Store,
+    model: &str,
+    revision: &str,
+    mut pending: Vec<Pending>,
+    mut reports: Vec<Numbered>,
+    options: Options,
+    embedder: &Embedder,
+    progress: &dyn Fn(u64),
+) -> Result<Vec<Report>, EmbedError> {
     // A batch is padded to its longest text: batching texts of similar length wastes far
     // less of the forward pass on padding.
     pending.sort_by_key(|p| p.text.len());
-    let embedder = open().map_err(EmbedError::Provider)?;
     let batch = options.batch_size.max(1);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads.max(1))
@@ -149,7 +201,15 @@ pub fn refresh(
         for (p, result) in group.iter().zip(results) {
             match result {
                 Ok(vector) => {
-                    embeddings::put(&tx, &p.canonical_id, model, &p.hash, &vector, &now)?;
+                    embeddings::put(
+                        &tx,
+                        &p.canonical_id,
+                        model,
+                        revision,
+                        &p.hash,
+                        &vector,
+                        &now,
+                    )?;
                     reports.push((
                         p.position,
                         Report {

@@ -1,7 +1,9 @@
 //! The vector sidecar: one model's live embedding rows laid out for scanning, in
 //! `<store>.vectors/<model>.bin`. It is derived from the store (never the source of truth),
-//! rebuilt from the rows whenever the store's [`VectorsState`] moved past the one it records,
-//! and mapped by searches, so a one-shot search reads no vector through SQLite.
+//! rebuilt from the rows whenever the store's [`VectorsState`] moved past the one it records
+//! or the model's revision is not the one it was built for, and mapped by searches, so a
+//! one-shot search reads no vector through SQLite. It holds only rows the active revision
+//! wrote, and counts the live rows other revisions wrote (stale).
 //!
 //! Each row is the unit vector quantised to int8 with its own scale (`max |x| / 127`), so a
 //! million 384-dimension rows take 384 MB. A scan quantises the question to i16 and sums
@@ -29,7 +31,7 @@ use slayer_common::store::embeddings::{self, VectorsState};
 use slayer_common::store::StoreError;
 
 const MAGIC: &[u8; 8] = b"SLAYVEC1";
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const ALIGN: usize = 64;
 /// Rows past which a scan is split across the cores.
 const PARALLEL_ROWS: usize = 16_384;
@@ -41,7 +43,11 @@ const MEMORY: u8 = 1;
 struct Header {
     format: u32,
     model: String,
+    /// The model revision whose rows are here.
+    revision: String,
     state: VectorsState,
+    /// Live rows under the model name that another revision wrote, left out.
+    stale: usize,
     /// The dimension of the first live row: the rows of that size are here.
     dim: usize,
     rows: usize,
@@ -113,13 +119,14 @@ pub fn path_for(store: &Path, model: &str) -> PathBuf {
 }
 
 impl Sidecar {
-    /// The current sidecar of `model`: the file when it records the store's state, else
-    /// rebuilt from the rows and written (atomically; kept in memory when the directory is not
-    /// writable). `None` on a store too old to say its state.
+    /// The current sidecar of `model` at `revision`: the file when it records the store's
+    /// state and this revision, else rebuilt from the rows and written (atomically; kept in
+    /// memory when the directory is not writable). `None` on a store too old to say its state.
     pub fn open(
         conn: &Connection,
         store: &Path,
         model: &str,
+        revision: &str,
     ) -> Result<Option<Sidecar>, StoreError> {
         let Some(state) = embeddings::vectors_state(conn)? else {
             return Ok(None);
@@ -127,7 +134,7 @@ impl Sidecar {
         let path = path_for(store, model);
         if let Ok(file) = MappedFile::open(&path) {
             if let Some(header) = read_header(file.bytes()) {
-                if header.model == model && header.state == state {
+                if header.model == model && header.revision == revision && header.state == state {
                     // Every scan reads the sections after the ids whole.
                     file.prefault(header.sections.kinds..header.sections.end);
                     return Ok(Some(Sidecar {
@@ -138,7 +145,7 @@ impl Sidecar {
                 }
             }
         }
-        let bytes = build(conn, model, state)?;
+        let bytes = build(conn, model, revision, state)?;
         // A failed write leaves the search to its in-memory copy; the next writer retries.
         let _ = write_atomically(&path, &bytes);
         let header = read_header(&bytes).ok_or_else(|| StoreError::Serialize {
@@ -177,6 +184,16 @@ impl Sidecar {
     /// Live rows of another dimension, not held.
     pub fn other_dims(&self) -> usize {
         self.header.other_dims
+    }
+
+    /// Live rows under the model name written by another revision, not held.
+    pub fn stale(&self) -> usize {
+        self.header.stale
+    }
+
+    /// Every live row under the model name, held or not: one per doc that has a row.
+    pub fn live_rows(&self) -> usize {
+        self.header.rows + self.header.other_dims + self.header.stale
     }
 
     fn section<T: bytemuck::Pod>(&self, start: usize, count: usize) -> &[T] {
@@ -331,8 +348,13 @@ fn quantize_row(vector: &[f32], codes: &mut Vec<i8>) -> f32 {
     scale
 }
 
-/// The sidecar's bytes, built from the store's live rows of `model`.
-fn build(conn: &Connection, model: &str, state: VectorsState) -> Result<Vec<u8>, StoreError> {
+/// The sidecar's bytes, built from the store's live rows of `model` at `revision`.
+fn build(
+    conn: &Connection,
+    model: &str,
+    revision: &str,
+    state: VectorsState,
+) -> Result<Vec<u8>, StoreError> {
     let mut dim = None;
     let mut other_dims = 0;
     let (mut ids, mut id_ends, mut kinds, mut scales, mut codes) =
@@ -351,7 +373,7 @@ fn build(conn: &Connection, model: &str, state: VectorsState) -> Result<Vec<u8>,
     // Per row: its datasource indexes (memories' filled from their tags below).
     let mut row_ds: Vec<Vec<u32>> = Vec::new();
     let mut memory_rows: FxHashMap<String, usize> = FxHashMap::default();
-    embeddings::for_each_live_row(conn, model, |id, kind, blob| {
+    embeddings::for_each_live_row(conn, model, revision, |id, kind, blob| {
         let size = blob.len() / 4;
         if *dim.get_or_insert(size) != size {
             other_dims += 1;
@@ -394,10 +416,13 @@ fn build(conn: &Connection, model: &str, state: VectorsState) -> Result<Vec<u8>,
         .collect();
     let rows = kinds.len();
     let dim = dim.unwrap_or(0);
+    let stale = embeddings::stale_live_rows(conn, model, revision)? as usize;
     let mut header = Header {
         format: FORMAT,
         model: model.to_owned(),
+        revision: revision.to_owned(),
         state,
+        stale,
         dim,
         rows,
         other_dims,
@@ -444,12 +469,16 @@ fn build(conn: &Connection, model: &str, state: VectorsState) -> Result<Vec<u8>,
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
+    // Unique per writer, threads of one process included (a search and its background
+    // re-embed may both rebuild).
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let tmp = dir.join(format!(
-        ".{}.{}.tmp",
+        ".{}.{}.{}.tmp",
         path.file_name()
             .and_then(|n| n.to_str())
             .unwrap_or("vectors"),
-        std::process::id()
+        std::process::id(),
+        WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path).inspect_err(|_| {
@@ -457,10 +486,15 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     })
 }
 
-/// Brings the sidecar of `model` up to date (what `slayer-embed refresh` calls after writing
-/// rows): `true` when it was rebuilt.
-pub fn refresh(conn: &Connection, store: &Path, model: &str) -> Result<bool, StoreError> {
-    Ok(Sidecar::open(conn, store, model)?.is_some_and(|s| s.rebuilt))
+/// Brings the sidecar of `model` at `revision` up to date (what `slayer-embed refresh` calls
+/// after writing rows): `true` when it was rebuilt.
+pub fn refresh(
+    conn: &Connection,
+    store: &Path,
+    model: &str,
+    revision: &str,
+) -> Result<bool, StoreError> {
+    Ok(Sidecar::open(conn, store, model, revision)?.is_some_and(|s| s.rebuilt))
 }
 
 #[cfg(test)]
@@ -470,6 +504,7 @@ mod tests {
     use slayer_common::store::{docs, memories, OpenMode, Store};
 
     const MODEL: &str = "local/test";
+    const REVISION: &str = "0123456789abcdef";
 
     fn doc(conn: &Connection, id: &str, kind: &str) {
         let stored = docs::StoredDoc {
@@ -496,13 +531,14 @@ mod tests {
             entities: tags.iter().map(|t| t.to_string()).collect(),
             query: None,
             created_at: "t".into(),
+            standing: Default::default(),
         };
         memories::put(conn, &m).unwrap();
         doc(conn, &format!("memory:{id}"), "memory");
     }
 
     fn row(conn: &Connection, id: &str, v: &[f32]) {
-        embeddings::put(conn, id, MODEL, "h", v, "t").unwrap();
+        embeddings::put(conn, id, MODEL, REVISION, "h", v, "t").unwrap();
     }
 
     /// Two datasources' entities, memories tagged in one, both or (by a stale tag) another.
@@ -537,7 +573,7 @@ mod tests {
     fn rows_scores_and_datasources_come_from_the_store() {
         let dir = tempfile::tempdir().unwrap();
         let store = store(dir.path());
-        let sidecar = Sidecar::open(store.conn(), store.path(), MODEL)
+        let sidecar = Sidecar::open(store.conn(), store.path(), MODEL, REVISION)
             .unwrap()
             .unwrap();
         assert!(sidecar.rebuilt);
@@ -591,7 +627,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store(dir.path());
         let conn = store.conn();
-        let open = || Sidecar::open(conn, store.path(), MODEL).unwrap().unwrap();
+        let open = || {
+            Sidecar::open(conn, store.path(), MODEL, REVISION)
+                .unwrap()
+                .unwrap()
+        };
         assert!(open().rebuilt);
         assert!(path_for(store.path(), MODEL).is_file());
         assert!(!open().rebuilt, "unchanged: mapped as written");
@@ -622,7 +662,9 @@ mod tests {
         }
         let fresh = Store::open(&path, OpenMode::CreateIfMissing).unwrap();
         assert!(sidecar_file.is_file());
-        let reopened = Sidecar::open(fresh.conn(), &path, MODEL).unwrap().unwrap();
+        let reopened = Sidecar::open(fresh.conn(), &path, MODEL, REVISION)
+            .unwrap()
+            .unwrap();
         assert!(reopened.rebuilt);
         assert!(reopened.is_empty());
     }
@@ -632,7 +674,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = store(dir.path());
         row(store.conn(), "shop.orders", &[1.0, 0.0]);
-        let sidecar = Sidecar::open(store.conn(), store.path(), MODEL)
+        let sidecar = Sidecar::open(store.conn(), store.path(), MODEL, REVISION)
             .unwrap()
             .unwrap();
         assert_eq!((sidecar.len(), sidecar.other_dims()), (5, 1));
@@ -647,16 +689,59 @@ mod tests {
         let mut blocker = store.path().as_os_str().to_owned();
         blocker.push(".vectors");
         std::fs::write(&blocker, b"not a directory").unwrap();
-        let sidecar = Sidecar::open(store.conn(), store.path(), MODEL)
+        let sidecar = Sidecar::open(store.conn(), store.path(), MODEL, REVISION)
             .unwrap()
             .unwrap();
         assert_eq!(sidecar.len(), 6);
         assert!(
-            Sidecar::open(store.conn(), store.path(), MODEL)
+            Sidecar::open(store.conn(), store.path(), MODEL, REVISION)
                 .unwrap()
                 .unwrap()
                 .rebuilt
         );
+    }
+
+    #[test]
+    fn only_the_active_revision_s_rows_are_held_and_a_new_revision_rebuilds() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path());
+        let conn = store.conn();
+        // Two rows written by another revision of the same model name, one by none recorded.
+        embeddings::put(
+            conn,
+            "crm.users",
+            MODEL,
+            "fedcba9876543210",
+            "h",
+            &[0.0, 0.0, 3.0],
+            "t",
+        )
+        .unwrap();
+        embeddings::put(conn, "memory:3", MODEL, "", "h", &[-1.0, 0.5, 0.25], "t").unwrap();
+        let open = |revision| {
+            Sidecar::open(conn, store.path(), MODEL, revision)
+                .unwrap()
+                .unwrap()
+        };
+        let current = open(REVISION);
+        assert!(current.rebuilt);
+        assert_eq!(
+            (current.len(), current.stale(), current.live_rows()),
+            (4, 2, 6)
+        );
+        assert_eq!(current.row_of("crm.users"), None);
+        assert_eq!(current.row_of("memory:3"), None);
+        let (m, e) = current.scan(&[1.0, 0.0, 0.0], None, None);
+        assert_eq!(ids(&current, &m), ["memory:1", "memory:2"]);
+        assert_eq!(ids(&current, &e), ["shop.orders", "shop.orders.amount"]);
+        assert!(!open(REVISION).rebuilt);
+        // The other revision is active now: the file is rebuilt for it, then reused.
+        let other = open("fedcba9876543210");
+        assert!(other.rebuilt);
+        assert_eq!((other.len(), other.stale()), (1, 5));
+        assert_eq!(other.id(0), "crm.users");
+        assert!(!open("fedcba9876543210").rebuilt);
+        assert!(open(REVISION).rebuilt);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Subcommand;
+use slayer_common::records::{Standing, Tier};
 
 const ABOUT: &str = "Save, forget, list and import agent memories: notes about the warehouse tagged with canonical entities, kept searchable.";
 
@@ -12,6 +13,7 @@ const EXAMPLES: &str = "Examples:
   $ slayer-memory save --id kb.refunds --learning 'Exclude returns' --entities 'orders.status'
   $ slayer-memory list --entity shop.orders
   $ slayer-memory show kb.refunds
+  $ slayer-memory save --tier semantic --confidence 0.9 --learning 'FY starts Feb' --entities shop
   $ slayer-memory forget kb.refunds
   $ slayer-memory export | wc -l
 
@@ -30,11 +32,13 @@ pub enum Command {
     #[command(after_help = "Examples:
   $ slayer-memory save --learning 'Net revenue excludes returns' --entities 'status, revenue:sum'
   $ slayer-memory save --learning 'Paid revenue' --query @tests/fixtures/paid-revenue.json
+  $ slayer-memory save --tier procedural --agent etl --learning 'Reload nightly' --entities shop
 
 References resolve strictly to canonical ids (<ds>, <ds>.<model>, <ds>.<model>.<leaf>,
 memory:<id>): aggregation suffixes are stripped (revenue:sum, sum(amount)), bare names are looked
 up through models then columns, dotted paths follow joins. Any failure saves nothing (exit 1).
-An existing --id is replaced, keeping its created_at.")]
+An existing --id is replaced, keeping its created_at. A new memory of a tier other than lesson
+gets the tier's id prefix: obs_7, sem_12, proc_3, crys_1, ins_4, fac_9.")]
     Save {
         /// The note.
         #[arg(long)]
@@ -51,16 +55,25 @@ An existing --id is replaced, keeping its created_at.")]
         /// One-line summary (at most 500 characters).
         #[arg(long)]
         description: Option<String>,
+        #[command(flatten)]
+        standing: StandingArgs,
         /// Do not embed it under the active embedding model (env SLAYER_NO_EMBED).
         #[arg(long, env = "SLAYER_NO_EMBED", value_parser = clap::builder::BoolishValueParser::new())]
         no_embed: bool,
     },
     /// Delete a memory and strip `memory:<id>` from every other memory.
     #[command(after_help = "Examples:
-  $ slayer-memory forget 2")]
+  $ slayer-memory forget 2
+  $ slayer-memory forget --soft 1
+
+--soft keeps the memory (export still writes it, marked \"deleted\": true) but no search returns
+or counts it; saving or importing it again without the flag restores it.")]
     Forget {
         /// Memory id.
         id: String,
+        /// Mark it deleted instead of removing it.
+        #[arg(long)]
+        soft: bool,
     },
     /// List memories, optionally only those tagged with an entity or under it.
     #[command(after_help = "Examples:
@@ -70,13 +83,21 @@ An existing --id is replaced, keeping its created_at.")]
         /// An entity reference; memories tagged with it or anything under it.
         #[arg(long)]
         entity: Option<String>,
+        /// Only memories of these tiers (comma-separated).
+        #[arg(long, value_delimiter = ',', value_parser = parse_tier)]
+        tiers: Vec<Tier>,
+        /// Soft-deleted memories too.
+        #[arg(long)]
+        deleted: bool,
     },
-    /// Print one memory.
+    /// Print memories by id, of any tiers, in the order asked.
     #[command(after_help = "Examples:
-  $ slayer-memory show 1")]
+  $ slayer-memory show 1
+  $ slayer-memory show 1 2 --format jsonl")]
     Show {
-        /// Memory id.
-        id: String,
+        /// Memory ids.
+        #[arg(required = true)]
+        ids: Vec<String>,
     },
     /// Print every memory as a JSON-lines record (the input of `import`).
     #[command(after_help = "Examples:
@@ -102,4 +123,42 @@ written); with --keep-going it becomes an `error` record and the exit status is 
         #[arg(long, env = "SLAYER_NO_EMBED", value_parser = clap::builder::BoolishValueParser::new())]
         no_embed: bool,
     },
+}
+
+/// A memory's tier, trust and owners, as `save` takes them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StandingArgs {
+    /// observation, lesson (default), semantic, procedural, crystal, insight or facet.
+    #[arg(long, value_parser = parse_tier, default_value = "lesson")]
+    pub tier: Tier,
+    /// How far it is trusted, 0 to 1 (search skips it below the confidence floor, 0.3).
+    #[arg(long, default_value_t = 1.0)]
+    pub confidence: f64,
+    /// How fresh it is, 0 to 1 (its writer decays it; search weighs by it).
+    #[arg(long, default_value_t = 1.0)]
+    pub strength: f64,
+    /// The project it belongs to (default: every project's).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// The agent it belongs to (default: every agent's of its project).
+    #[arg(long)]
+    pub agent: Option<String>,
+}
+
+impl StandingArgs {
+    /// The standing these flags describe.
+    pub fn standing(self) -> Standing {
+        Standing {
+            tier: self.tier,
+            confidence: self.confidence,
+            strength: self.strength,
+            project: self.project,
+            agent: self.agent,
+            deleted: false,
+        }
+    }
+}
+
+fn parse_tier(name: &str) -> Result<Tier, String> {
+    Tier::parse(name)
 }

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use slayer_common::canonical::check_memory_id;
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::{read_lines, record_from_value, tagged, ReadError, Record};
-use slayer_common::records::Memory;
+use slayer_common::records::{Memory, Standing, Tier};
 use slayer_common::store::{memories, OpenMode, Store};
 use slayer_memory::service::{self, ImportStatus, SaveRequest};
 use slayer_memory::write;
@@ -33,6 +33,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
             query,
             id,
             description,
+            standing,
             no_embed,
         } => save(
             store,
@@ -42,13 +43,18 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
                 query,
                 id,
                 description,
+                standing: standing.standing(),
                 embed: !no_embed,
             },
             &mut out,
         ),
-        Command::Forget { id } => forget(store, &id, &mut out),
-        Command::List { entity } => list(store, entity.as_deref(), &mut out),
-        Command::Show { id } => show(store, &id, &mut out),
+        Command::Forget { id, soft } => forget(store, &id, soft, &mut out),
+        Command::List {
+            entity,
+            tiers,
+            deleted,
+        } => list(store, entity.as_deref(), &tiers, deleted, &mut out),
+        Command::Show { ids } => show(store, &ids, &mut out),
         Command::Export => export(store, &mut out),
         Command::Import {
             file,
@@ -75,6 +81,7 @@ struct SaveInput {
     query: Option<String>,
     id: Option<String>,
     description: Option<String>,
+    standing: Standing,
     embed: bool,
 }
 
@@ -85,6 +92,7 @@ fn save(store_path: &Path, input: SaveInput, out: &mut Output) -> Result<ExitSta
         query,
         id,
         description,
+        standing,
         embed,
     } = input;
     let (entities, query) = match (entities, query) {
@@ -116,6 +124,7 @@ fn save(store_path: &Path, input: SaveInput, out: &mut Output) -> Result<ExitSta
             query,
             id,
             description,
+            standing,
         },
         embed,
     )?;
@@ -130,8 +139,16 @@ fn save(store_path: &Path, input: SaveInput, out: &mut Output) -> Result<ExitSta
     Ok(ExitStatus::Success)
 }
 
-fn forget(store_path: &Path, id: &str, out: &mut Output) -> Result<ExitStatus> {
+fn forget(store_path: &Path, id: &str, soft: bool, out: &mut Output) -> Result<ExitStatus> {
     let mut store = open_store(store_path, OpenMode::MustExist)?;
+    if soft {
+        write::forget_soft(&mut store, id)?;
+        out.result(
+            &json!({"deleted_id": id, "soft": true}),
+            &format!("Soft-deleted memory {id}.\n"),
+        )?;
+        return Ok(ExitStatus::Success);
+    }
     let warning = write::forget(&mut store, id)?;
     let text = service::forgotten_text(id, warning.as_deref());
     out.result(&json!({"deleted_id": id}), &format!("{text}\n"))?;
@@ -150,14 +167,47 @@ fn memory_line(v: &Value) -> String {
     let kind = if v.get("query").is_some() { "Q" } else { "M" };
     let first = s("learning").lines().next().unwrap_or("").to_owned();
     format!(
-        "{kind} {}  {}  [{}]\n    {first}",
+        "{kind} {}  {}  [{}]{}\n    {first}",
         s("id"),
         s("created_at"),
-        tags.join(", ")
+        tags.join(", "),
+        standing_text(v, "  ", " ")
     )
 }
 
-fn list(store_path: &Path, entity: Option<&str>, out: &mut Output) -> Result<ExitStatus> {
+/// The record's standing fields that differ from a plain lesson (`tier=semantic
+/// confidence=0.9`), each after `lead` and joined by `sep`; empty for a plain lesson.
+fn standing_text(v: &Value, lead: &str, sep: &str) -> String {
+    let parts: Vec<String> = [
+        "tier",
+        "confidence",
+        "strength",
+        "project",
+        "agent",
+        "deleted",
+    ]
+    .into_iter()
+    .filter_map(|k| {
+        v.get(k).map(|x| match x {
+            Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+    })
+    .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("{lead}{}", parts.join(sep))
+    }
+}
+
+fn list(
+    store_path: &Path,
+    entity: Option<&str>,
+    tiers: &[Tier],
+    deleted: bool,
+    out: &mut Output,
+) -> Result<ExitStatus> {
     let store = open_store(store_path, OpenMode::ReadOnly)?;
     let conn = store.conn();
     let found = match entity {
@@ -179,19 +229,53 @@ fn list(store_path: &Path, entity: Option<&str>, out: &mut Output) -> Result<Exi
             found
         }
     };
+    let found: Vec<Memory> = found
+        .into_iter()
+        .filter(|m| deleted || !m.standing.deleted)
+        .filter(|m| tiers.is_empty() || tiers.contains(&m.standing.tier))
+        .collect();
     let values: Vec<Value> = found.iter().map(|m| tagged("memory", m)).collect();
     out.records(&values, memory_line)?;
     out.note(&format!("{} memories", values.len()));
     Ok(ExitStatus::Success)
 }
 
-fn show(store_path: &Path, id: &str, out: &mut Output) -> Result<ExitStatus> {
-    check_memory_id(id).map_err(MemoryError::Invalid)?;
+/// Every memory asked for, in the order asked, whatever its tier; a missing id is an error
+/// before anything is printed.
+fn show(store_path: &Path, ids: &[String], out: &mut Output) -> Result<ExitStatus> {
+    for id in ids {
+        check_memory_id(id).map_err(MemoryError::Invalid)?;
+    }
     let store = open_store(store_path, OpenMode::ReadOnly)?;
-    let Some(m) = memories::get(store.conn(), id)? else {
-        return Err(MemoryError::Invalid(format!("No memory with id '{id}'.")).into());
-    };
+    let mut found = Vec::new();
+    for id in ids {
+        let Some(m) = memories::get(store.conn(), id)? else {
+            return Err(MemoryError::Invalid(format!("No memory with id '{id}'.")).into());
+        };
+        found.push(m);
+    }
+    if let [one] = found.as_slice() {
+        out.result(&tagged("memory", one), &format!("{}\n", show_text(one)))?;
+    } else {
+        let values: Vec<Value> = found.iter().map(|m| tagged("memory", m)).collect();
+        let texts: std::collections::HashMap<&str, String> = found
+            .iter()
+            .map(|m| (m.id.as_str(), show_text(m)))
+            .collect();
+        out.records(&values, |v| {
+            let id = v.get("id").and_then(Value::as_str).unwrap_or_default();
+            format!("{}\n", texts.get(id).cloned().unwrap_or_default())
+        })?;
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// `show`'s text for one memory (the original's, plus a `Standing:` line for a memory that is
+/// not a plain lesson).
+fn show_text(m: &Memory) -> String {
     let mut text = format!("Memory {}\nCreated: {}", m.id, m.created_at);
+    let standing = standing_text(&tagged("memory", m), "\nStanding: ", ", ");
+    text.push_str(&standing);
     if let Some(d) = &m.description {
         text.push_str(&format!("\nDescription: {d}"));
     }
@@ -202,8 +286,7 @@ fn show(store_path: &Path, id: &str, out: &mut Output) -> Result<ExitStatus> {
         text.push_str(&format!("\nQuery: {q}"));
     }
     text.push_str(&format!("\n\n{}", m.learning));
-    out.result(&tagged("memory", &m), &format!("{text}\n"))?;
-    Ok(ExitStatus::Success)
+    text
 }
 
 fn export(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
@@ -350,12 +433,13 @@ fn import(
     let duplicates = duplicate_ids(&parsed);
     let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
     let tx = store.write()?;
-    let mut ids = service::IdAllocator::new(
+    let mut ids = service::TierIds::new(
         &tx,
         parsed
             .iter()
-            .filter_map(|(_, r)| r.as_ref().ok().map(|m| m.id.as_str())),
-    )?;
+            .filter_map(|(_, r)| r.as_ref().ok().map(|m| m.id.clone()))
+            .collect(),
+    );
     let mut results = Vec::new();
     let (mut created, mut updated, mut unchanged) = (0, 0, 0);
     let mut imported = Vec::new();

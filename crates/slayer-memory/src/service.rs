@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use rusqlite::Connection;
 use serde_json::Value;
 use slayer_common::canonical::check_memory_id;
-use slayer_common::records::Memory;
+use slayer_common::records::{Memory, Standing, Tier};
 use slayer_common::store::{catalog as stored_catalog, memories};
 use slayer_index::catalog::refresh_memory_doc;
 
@@ -29,6 +29,8 @@ pub struct SaveRequest {
     pub id: Option<String>,
     /// One-line summary.
     pub description: Option<String>,
+    /// Tier, trust and owners (default: a plain lesson).
+    pub standing: Standing,
 }
 
 /// What a save did (the original's `SaveMemoryResponse`).
@@ -143,23 +145,44 @@ fn increment(decimal: &str) -> String {
 
 /// Hands out new ids inside one write transaction: the largest int-shaped id is read once (one
 /// pass over the id index), then each allocation counts up, so an import of N id-less
-/// records costs one pass, not N.
+/// records costs one pass, not N. A tier with an id prefix counts its own numbers
+/// (`sem_1`, `sem_2`, …); lessons count plain ones.
 #[derive(Debug)]
 pub struct IdAllocator {
+    prefix: Option<&'static str>,
     next: String,
 }
 
 impl IdAllocator {
-    /// Starts after the store's largest int-shaped id and after every id in `reserved` (the
-    /// explicit ids of the same batch, which must not be handed out again).
+    /// Lesson ids: starts after the store's largest int-shaped id and after every id in
+    /// `reserved` (the explicit ids of the same batch, which must not be handed out again).
     pub fn new<'a>(
         conn: &Connection,
         reserved: impl IntoIterator<Item = &'a str>,
     ) -> Result<IdAllocator, MemoryError> {
-        let max = memories::largest_int_id(conn)?;
+        IdAllocator::for_tier(conn, Tier::Lesson, reserved)
+    }
+
+    /// Ids of one tier: `<prefix>_<n>` past the store's and the batch's, or plain numbers for
+    /// a tier without a prefix.
+    pub fn for_tier<'a>(
+        conn: &Connection,
+        tier: Tier,
+        reserved: impl IntoIterator<Item = &'a str>,
+    ) -> Result<IdAllocator, MemoryError> {
+        let prefix = tier.id_prefix();
+        let max = match prefix {
+            None => memories::largest_int_id(conn)?,
+            Some(p) => memories::largest_prefixed_id(conn, p)?,
+        };
         let after_store = next_id(max.as_deref());
-        let after_batch = next_id(reserved);
+        let numbers = reserved.into_iter().filter_map(|id| match prefix {
+            None => Some(id),
+            Some(p) => id.strip_prefix(p).and_then(|rest| rest.strip_prefix('_')),
+        });
+        let after_batch = next_id(numbers);
         Ok(IdAllocator {
+            prefix,
             next: std::cmp::max_by(after_store, after_batch, |a, b| {
                 a.len().cmp(&b.len()).then_with(|| a.cmp(b))
             }),
@@ -169,8 +192,51 @@ impl IdAllocator {
     /// The next free id.
     pub fn allocate(&mut self) -> String {
         let id = increment(&self.next);
-        std::mem::replace(&mut self.next, id)
+        let number = std::mem::replace(&mut self.next, id);
+        match self.prefix {
+            None => number,
+            Some(p) => format!("{p}_{number}"),
+        }
     }
+}
+
+/// One allocator per tier, each opened on its first id (an import may mix tiers).
+pub struct TierIds<'a> {
+    conn: &'a Connection,
+    reserved: Vec<String>,
+    by_tier: std::collections::BTreeMap<Tier, IdAllocator>,
+}
+
+impl<'a> TierIds<'a> {
+    /// Allocators past the store's ids and the batch's explicit `reserved` ones.
+    pub fn new(conn: &'a Connection, reserved: Vec<String>) -> TierIds<'a> {
+        TierIds {
+            conn,
+            reserved,
+            by_tier: Default::default(),
+        }
+    }
+
+    /// The next free id of `tier`.
+    pub fn allocate(&mut self, tier: Tier) -> Result<String, MemoryError> {
+        if !self.by_tier.contains_key(&tier) {
+            let reserved = self.reserved.iter().map(String::as_str);
+            let ids = IdAllocator::for_tier(self.conn, tier, reserved)?;
+            self.by_tier.insert(tier, ids);
+        }
+        Ok(self
+            .by_tier
+            .get_mut(&tier)
+            .map(IdAllocator::allocate)
+            .unwrap_or_default())
+    }
+}
+
+/// Checks a writer's tier, trust and owners.
+pub fn check_standing(standing: &Standing) -> Result<(), MemoryError> {
+    standing
+        .check()
+        .map_err(|(_, message)| MemoryError::Invalid(format!("{message}.")))
 }
 
 fn clean_description(d: Option<String>) -> Result<Option<String>, MemoryError> {
@@ -209,6 +275,7 @@ pub fn save(conn: &Connection, req: SaveRequest) -> Result<SaveOutcome, MemoryEr
         check_memory_id(id).map_err(MemoryError::Invalid)?;
     }
     let description = clean_description(req.description)?;
+    check_standing(&req.standing)?;
     let catalog = load_catalog(conn)?;
     let lookup = StoreLookup(conn);
     let mut entities = Vec::new();
@@ -239,7 +306,7 @@ pub fn save(conn: &Connection, req: SaveRequest) -> Result<SaveOutcome, MemoryEr
     }
     let id = match req.id {
         Some(id) => id,
-        None => IdAllocator::new(conn, [])?.allocate(),
+        None => IdAllocator::for_tier(conn, req.standing.tier, [])?.allocate(),
     };
     let created_at = memories::get(conn, &id)?
         .map(|m| m.created_at)
@@ -252,6 +319,7 @@ pub fn save(conn: &Connection, req: SaveRequest) -> Result<SaveOutcome, MemoryEr
         entities: entities.clone(),
         query: req.query,
         created_at,
+        standing: req.standing,
     };
     memories::put(conn, &memory)?;
     refresh_memory_doc(conn, &memory)?;
@@ -275,6 +343,10 @@ pub fn check_record(memory: &mut Memory) -> Result<(), String> {
     }
     memory.description = clean_description(memory.description.take())
         .map_err(|e| format!("field 'description': {e}"))?;
+    memory
+        .standing
+        .check()
+        .map_err(|(field, message)| format!("field '{field}': {message}"))?;
     for (i, tag) in memory.entities.iter().enumerate() {
         let ok = match tag.strip_prefix(slayer_common::canonical::MEMORY_PREFIX) {
             Some(id) => check_memory_id(id).is_ok(),
@@ -310,11 +382,11 @@ pub enum ImportStatus {
 /// Writes one checked memory record (allocating an id when it has none).
 pub fn import_one(
     conn: &Connection,
-    ids: &mut IdAllocator,
+    ids: &mut TierIds<'_>,
     mut memory: Memory,
 ) -> Result<(String, ImportStatus), MemoryError> {
     if memory.id.is_empty() {
-        memory.id = ids.allocate();
+        memory.id = ids.allocate(memory.standing.tier)?;
     }
     let status = match memories::get(conn, &memory.id)? {
         Some(old) => {
@@ -368,6 +440,28 @@ mod tests {
         assert_eq!(ids.allocate(), "10");
         let mut empty = IdAllocator::new(&conn, []).unwrap();
         assert_eq!(empty.allocate(), "4");
+    }
+
+    #[test]
+    fn each_tier_counts_its_own_prefixed_ids() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE memories (id TEXT PRIMARY KEY);
+             INSERT INTO memories VALUES ('3'), ('sem_9'), ('sem_10'), ('sem_x'), ('sem_011'),
+                 ('semantic_40'), ('proc_2'), ('sem'), ('sem_');",
+        )
+        .unwrap();
+        let mut ids = TierIds::new(&conn, vec!["sem_12".into(), "crys_4".into()]);
+        assert_eq!(ids.allocate(Tier::Semantic).unwrap(), "sem_13");
+        assert_eq!(ids.allocate(Tier::Semantic).unwrap(), "sem_14");
+        assert_eq!(ids.allocate(Tier::Procedural).unwrap(), "proc_3");
+        assert_eq!(ids.allocate(Tier::Crystal).unwrap(), "crys_5");
+        assert_eq!(ids.allocate(Tier::Facet).unwrap(), "fac_1");
+        assert_eq!(ids.allocate(Tier::Observation).unwrap(), "obs_1");
+        assert_eq!(ids.allocate(Tier::Lesson).unwrap(), "4");
+        assert_eq!(Tier::of_allocated_id("sem_13"), Some(Tier::Semantic));
+        assert_eq!(Tier::of_allocated_id("sem_x"), None);
+        assert_eq!(Tier::of_allocated_id("13"), None);
     }
 
     #[test]

@@ -62,6 +62,24 @@ pub fn forget(store: &mut Store, id: &str) -> Result<Option<String>, MemoryError
     Ok(sync_index(store))
 }
 
+/// Soft-deletes one memory: it stays in the store (and in exports) marked `deleted`, and no
+/// search returns or counts it. Its doc, tags and embeddings are kept, so undoing it is a
+/// re-save or an import of the record without the flag.
+pub fn forget_soft(store: &mut Store, id: &str) -> Result<(), MemoryError> {
+    check_memory_id(id).map_err(MemoryError::Invalid)?;
+    let tx = store.write()?;
+    let Some(mut memory) = slayer_common::store::memories::get(&tx, id)? else {
+        return Err(MemoryError::Invalid(format!("No memory with id '{id}'.")));
+    };
+    memory.standing.deleted = true;
+    slayer_common::store::memories::put(&tx, &memory)?;
+    tx.commit().map_err(|source| MemoryError::Commit {
+        what: "soft deletion",
+        source,
+    })?;
+    Ok(())
+}
+
 /// Brings the full-text index up to date after a commit. A failure here does not undo the
 /// write: it is reported, and the next command that opens the index catches up.
 pub fn sync_index(store: &mut Store) -> Option<String> {

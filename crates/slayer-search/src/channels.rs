@@ -104,7 +104,9 @@ impl Context<'_> {
             let terms = lexical::question_terms(fulltext, q);
             let ds = scope.datasource();
             let name_weight = req.tuning.name_weight;
-            let side = |side| lexical::rank(fulltext, searcher, &terms, side, ds, name_weight);
+            let admission = scope.admission();
+            let side =
+                |side| lexical::rank(fulltext, searcher, &terms, side, ds, admission, name_weight);
             let started = std::time::Instant::now();
             rankings.text_memories = Some(side(Side::Memories)?);
             rankings.text_entities = Some(side(Side::Entities)?);
@@ -117,6 +119,9 @@ impl Context<'_> {
                     rankings.dense_entities = entities;
                 }
                 ChannelOutcome::Skipped(warning) => warnings.push(warning),
+            }
+            if let Some(w) = self.dense.take_warning() {
+                warnings.push(w);
             }
         }
         Ok(rankings)

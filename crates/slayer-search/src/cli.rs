@@ -4,6 +4,11 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use slayer_common::cli::CommonArgs;
+use slayer_common::records::Tier;
+
+fn parse_tier(name: &str) -> Result<Tier, String> {
+    Tier::parse(name)
+}
 
 const ABOUT: &str = "Search memories and semantic-layer entities: entity-overlap BM25, the full-text index and dense similarity, fused (memories by score, entities by reciprocal rank with model-level evidence) into memories, example_queries and entities.";
 
@@ -17,6 +22,8 @@ const EXAMPLES: &str = "Examples:
   $ slayer-search --question 'refunds by region' --tuning '{\"model_evidence\": {\"models\": 0}}'
   $ slayer-search --plan auto --question 'customer emails, not test' --explain
   $ slayer-search --plan auto --question refunds --inject '{\"synonyms\": [\"returned\"]}'
+  $ slayer-search --question 'fiscal year' --project shop --agent etl --tiers semantic,lesson
+  $ slayer-search --question refunds --confidence-floor 0.5 --expand-ids 1,2
   $ echo '{\"question\": \"gift card\"}' | slayer-search --batch -
   $ slayer-search mcp < /dev/null
 
@@ -94,6 +101,24 @@ pub struct Cli {
     /// configured endpoint) or none (default: the configuration's, `local`).
     #[arg(long, value_enum)]
     pub rerank: Option<slayer_search::plan::config::RerankProvider>,
+    /// Only memories of these tiers, comma-separated: observation, lesson, semantic,
+    /// procedural, crystal, insight, facet (default: all; SLAYER_HIGH_ORDER_SEARCH=false:
+    /// lesson only).
+    #[arg(long, value_delimiter = ',', value_parser = parse_tier)]
+    pub tiers: Vec<Tier>,
+    /// Skip memories whose confidence is below this (default 0.3; env SLAYER_CONFIDENCE_FLOOR).
+    #[arg(long, value_name = "X")]
+    pub confidence_floor: Option<f64>,
+    /// Only this project's memories and those of every project: no other project's memory is
+    /// returned, counted or scores anything.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Only this agent's memories and those of every agent (of the project).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Also return these memories whole, of any tiers (comma-separated ids), in `expanded`.
+    #[arg(long, value_delimiter = ',', value_name = "ID,...")]
+    pub expand_ids: Vec<String>,
     /// Read one JSON request per line (the flags' fields) and write one response per line.
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["entity", "query", "question", "datasource", "inject"])]
     pub batch: Option<PathBuf>,

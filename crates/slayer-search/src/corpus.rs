@@ -13,14 +13,19 @@ use std::rc::Rc;
 use rusqlite::Connection;
 use rustc_hash::{FxHashMap, FxHashSet};
 use slayer_common::canonical::{memory_id_of, memory_ref, rooted_at};
+use slayer_common::records::{Standing, Tier};
 use slayer_common::store::memories::{self, TaggedMemory};
+
+use crate::scoping::MemoryFilter;
 use slayer_common::store::{catalog, StoreError};
 use slayer_memory::resolve::{Catalog, Lookup};
 
-/// A memory as search needs it: tags for BM25 and the filters, the query flag for the buckets.
-/// Texts and queries are read only for returned hits.
+/// A memory as search needs it: tags for BM25 and the filters, the query flag for the buckets,
+/// its standing for the scope and the tiers. Texts and queries are read only for returned hits.
 #[derive(Debug, Clone)]
 pub struct MemoryMeta {
+    /// Tier, trust and owners (a plain lesson's unless the store marks it).
+    pub standing: Standing,
     /// Memory id.
     pub id: String,
     /// Stored tags (stale ones included), sorted.
@@ -34,6 +39,7 @@ pub struct MemoryMeta {
 impl From<TaggedMemory> for MemoryMeta {
     fn from(m: TaggedMemory) -> Self {
         MemoryMeta {
+            standing: Standing::default(),
             self_ref: memory_ref(&m.id),
             id: m.id,
             tags: m.tags,
@@ -57,6 +63,7 @@ pub struct Corpus<'c> {
     pub datasources: BTreeSet<String>,
     memories: RefCell<FxHashMap<String, Option<Rc<MemoryMeta>>>>,
     with_query: OnceCell<FxHashSet<String>>,
+    marked: OnceCell<FxHashMap<String, Standing>>,
 }
 
 /// BM25's view of the memory corpus under a datasource filter.
@@ -77,6 +84,7 @@ impl<'c> Corpus<'c> {
             datasources: catalog::datasource_names(conn)?,
             memories: RefCell::default(),
             with_query: OnceCell::new(),
+            marked: OnceCell::new(),
         })
     }
 
@@ -97,10 +105,12 @@ impl<'c> Corpus<'c> {
 
     /// One memory, or `None` when there is no such memory.
     pub fn memory(&self, id: &str) -> Result<Option<Rc<MemoryMeta>>, StoreError> {
+        // Standings are read before the first memory is cached, so every cached one has its.
+        self.marked()?;
         if let Some(m) = self.memories.borrow().get(id) {
             return Ok(m.clone());
         }
-        let meta = memories::tagged(self.conn, id)?.map(|m| Rc::new(MemoryMeta::from(m)));
+        let meta = memories::tagged(self.conn, id)?.map(|m| Rc::new(self.with_standing(m)));
         self.memories
             .borrow_mut()
             .insert(id.to_owned(), meta.clone());
@@ -110,16 +120,38 @@ impl<'c> Corpus<'c> {
     /// The memories that carry any of `tags` (or are the memory a `memory:` tag names), in id
     /// order, read in one statement.
     fn tagged_with(&self, tags: &[String]) -> Result<Vec<Rc<MemoryMeta>>, StoreError> {
+        self.marked()?;
         let found = memories::sharing_a_tag(self.conn, tags)?;
         let mut cache = self.memories.borrow_mut();
         Ok(found
             .into_iter()
             .map(|m| {
-                let m = Rc::new(MemoryMeta::from(m));
+                let m = Rc::new(self.with_standing(m));
                 cache.insert(m.id.clone(), Some(m.clone()));
                 m
             })
             .collect())
+    }
+
+    /// The memories that are not plain lessons, by id, read once from the store's partial
+    /// index (a `--batch` run reuses them).
+    pub fn marked(&self) -> Result<&FxHashMap<String, Standing>, StoreError> {
+        if let Some(m) = self.marked.get() {
+            return Ok(m);
+        }
+        let found = memories::marked(self.conn)?
+            .into_iter()
+            .map(|m| (m.id, m.standing))
+            .collect();
+        Ok(self.marked.get_or_init(|| found))
+    }
+
+    fn with_standing(&self, m: TaggedMemory) -> MemoryMeta {
+        let mut meta = MemoryMeta::from(m);
+        if let Some(s) = self.marked.get().and_then(|marked| marked.get(&meta.id)) {
+            meta.standing = s.clone();
+        }
+        meta
     }
 
     /// The ids of the memories that carry a query, read once (a `--batch` run reuses them).
@@ -131,13 +163,39 @@ impl<'c> Corpus<'c> {
         Ok(self.with_query.get_or_init(|| ids))
     }
 
-    /// The corpus under a datasource filter, with the catalog that decides which tags are live.
-    pub fn scope<'s>(&'s self, datasource: Option<&'s str>, catalog: &'s Catalog) -> Scope<'s, 'c> {
-        Scope {
+    /// The corpus under a datasource filter and a memory filter, with the catalog that decides
+    /// which tags are live.
+    pub fn scope<'s>(
+        &'s self,
+        datasource: Option<&'s str>,
+        filter: &'s MemoryFilter,
+        catalog: &'s Catalog,
+    ) -> Result<Scope<'s, 'c>, StoreError> {
+        let marked = self.marked()?;
+        let admission = if filter.passes_plain() {
+            let mut out: Vec<&'s str> = marked
+                .iter()
+                .filter(|(_, s)| !filter.passes(s))
+                .map(|(id, _)| id.as_str())
+                .collect();
+            out.sort_unstable();
+            Admission::Except(out)
+        } else {
+            let mut only: Vec<&'s str> = marked
+                .iter()
+                .filter(|(_, s)| filter.passes(s))
+                .map(|(id, _)| id.as_str())
+                .collect();
+            only.sort_unstable();
+            Admission::Only(only)
+        };
+        Ok(Scope {
             corpus: self,
             datasource,
+            filter,
+            admission,
             catalog,
-        }
+        })
     }
 }
 
@@ -154,7 +212,34 @@ impl Lookup for Corpus<'_> {
 pub struct Scope<'s, 'c> {
     corpus: &'s Corpus<'c>,
     datasource: Option<&'s str>,
+    filter: &'s MemoryFilter,
+    admission: Admission<'s>,
     catalog: &'s Catalog,
+}
+
+/// Which memory ids the memory filter admits, as the channels apply it: every memory but a
+/// few marked ones, or only some marked ones (when plain lessons are out). Ids are sorted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admission<'s> {
+    /// Every memory but these.
+    Except(Vec<&'s str>),
+    /// Only these memories.
+    Only(Vec<&'s str>),
+}
+
+impl Admission<'_> {
+    /// Whether the filter leaves every memory in.
+    pub fn is_all(&self) -> bool {
+        matches!(self, Admission::Except(none) if none.is_empty())
+    }
+
+    /// Whether a memory id is admitted.
+    pub fn admits(&self, id: &str) -> bool {
+        match self {
+            Admission::Except(out) => out.binary_search(&id).is_err(),
+            Admission::Only(only) => only.binary_search(&id).is_ok(),
+        }
+    }
 }
 
 impl Scope<'_, '_> {
@@ -168,31 +253,65 @@ impl Scope<'_, '_> {
         self.corpus.conn
     }
 
-    /// A memory the datasource filter keeps (it has a tag rooted at the datasource).
+    /// The memory filter.
+    pub fn filter(&self) -> &MemoryFilter {
+        self.filter
+    }
+
+    /// The memories that are not plain lessons, by id.
+    pub fn marked(&self) -> Result<&FxHashMap<String, Standing>, StoreError> {
+        self.corpus.marked()
+    }
+
+    /// The memory ids the memory filter admits.
+    pub fn admission(&self) -> &Admission<'_> {
+        &self.admission
+    }
+
+    /// A marked memory's standing (`None`: a plain lesson).
+    pub fn standing(&self, id: &str) -> Result<Option<&Standing>, StoreError> {
+        Ok(self.corpus.marked()?.get(id))
+    }
+
+    /// The tiers (other than lesson) of the admitted marked memories, and whether any
+    /// admitted memory is weighed (a tier other than lesson, a strength or confidence below
+    /// 1): without one, ranking by tier changes nothing and is skipped.
+    pub fn weighed(&self) -> Result<bool, StoreError> {
+        let marked = self.corpus.marked()?;
+        Ok(marked.iter().any(|(id, s)| {
+            self.admission.admits(id)
+                && (s.tier != Tier::Lesson || s.strength != 1.0 || s.confidence != 1.0)
+        }))
+    }
+
+    /// A memory both filters keep (it has a tag rooted at the datasource, and the memory
+    /// filter admits it).
     pub fn memory(&self, id: &str) -> Result<Option<Rc<MemoryMeta>>, StoreError> {
         Ok(self
             .corpus
             .memory(id)?
-            .filter(|m| m.in_datasource(self.datasource)))
+            .filter(|m| m.in_datasource(self.datasource) && self.admission.admits(&m.id)))
     }
 
-    /// Whether a memory exists but the datasource filter drops it.
+    /// Whether a memory the memory filter admits exists but the datasource filter drops it
+    /// (a memory outside the request's scope is never mentioned).
     pub fn memory_outside(&self, id: &str) -> Result<bool, StoreError> {
         Ok(self
             .corpus
             .memory(id)?
-            .is_some_and(|m| !m.in_datasource(self.datasource)))
+            .is_some_and(|m| self.admission.admits(&m.id) && !m.in_datasource(self.datasource)))
     }
 
-    /// Whether a stored doc counts: a memory the filter keeps, an entity rooted at the
-    /// datasource. Without a datasource every doc counts, and nothing is looked up.
+    /// Whether a stored doc counts: a memory the filters keep, an entity rooted at the
+    /// datasource. Without a datasource or a memory filter every doc counts, and nothing is
+    /// looked up.
     pub fn keeps_doc(&self, canonical: &str) -> Result<bool, StoreError> {
-        let Some(d) = self.datasource else {
+        if self.datasource.is_none() && self.admission.is_all() {
             return Ok(true);
-        };
+        }
         Ok(match memory_id_of(canonical) {
             Some(id) => self.memory(id)?.is_some(),
-            None => rooted_at(canonical, d),
+            None => self.datasource.is_none_or(|d| rooted_at(canonical, d)),
         })
     }
 
@@ -244,9 +363,76 @@ impl Scope<'_, '_> {
         Ok(found)
     }
 
-    /// How many memories the filter keeps and how many live tags they carry, from the per-tag
-    /// counts: no memory is read (bar those `memory:` tags name, under a filter).
+    /// How many memories the filters keep and how many live tags they carry. Under the
+    /// datasource filter alone, from the per-tag counts: no memory is read (bar those
+    /// `memory:` tags name, under a datasource). The memory filter then takes out what its
+    /// few excluded memories added (their docs and tags, and the `memory:` tags naming them);
+    /// when it admits only some marked memories, those are counted one by one.
     pub fn tag_corpus(&self) -> Result<TagCorpus, StoreError> {
+        match &self.admission {
+            Admission::Except(out) if out.is_empty() => self.datasource_tag_corpus(),
+            Admission::Except(out) => {
+                let whole = self.datasource_tag_corpus()?;
+                let (docs, tags) = self.excluded_share(out)?;
+                Ok(TagCorpus {
+                    docs: whole.docs - docs,
+                    tags: whole.tags - tags,
+                })
+            }
+            Admission::Only(only) => {
+                let mut corpus = TagCorpus { docs: 0, tags: 0 };
+                for id in only {
+                    if let Some(m) = self.memory(id)? {
+                        corpus.docs += 1;
+                        corpus.tags += self.live_tags(&m)?.len();
+                    }
+                }
+                Ok(corpus)
+            }
+        }
+    }
+
+    /// What the excluded memories add to the datasource's corpus: their docs, their tags live
+    /// under the datasource alone, and the `memory:` tags on kept memories that name them.
+    fn excluded_share(&self, out: &[&str]) -> Result<(usize, usize), StoreError> {
+        let in_datasource = |id: &str| -> Result<bool, StoreError> {
+            Ok(self
+                .corpus
+                .memory(id)?
+                .is_some_and(|m| m.in_datasource(self.datasource)))
+        };
+        let (mut docs, mut tags) = (0, 0);
+        for id in out {
+            let Some(m) = self.corpus.memory(id)? else {
+                continue;
+            };
+            if !m.in_datasource(self.datasource) {
+                continue;
+            }
+            docs += 1;
+            tags += 1;
+            for t in m.tags.iter().filter(|t| **t != m.self_ref) {
+                tags += usize::from(match memory_id_of(t) {
+                    Some(target) => in_datasource(target)?,
+                    None => self.valid_entity(t),
+                });
+            }
+        }
+        for (from, to) in memories::memory_tag_links(self.corpus.conn)? {
+            let target = memory_id_of(&to).unwrap_or_default();
+            if out.binary_search(&target).is_ok()
+                && out.binary_search(&from.as_str()).is_err()
+                && in_datasource(&from)?
+                && in_datasource(target)?
+            {
+                tags += 1;
+            }
+        }
+        Ok((docs, tags))
+    }
+
+    /// [`Scope::tag_corpus`] under the datasource filter alone.
+    fn datasource_tag_corpus(&self) -> Result<TagCorpus, StoreError> {
         let conn = self.corpus.conn;
         let docs = memories::count_under(conn, self.datasource)?;
         let mut tags = docs;
@@ -260,9 +446,15 @@ impl Scope<'_, '_> {
         match self.datasource {
             None => tags += memories::live_memory_tag_count(conn)?,
             Some(_) => {
+                let in_datasource = |id: &str| -> Result<bool, StoreError> {
+                    Ok(self
+                        .corpus
+                        .memory(id)?
+                        .is_some_and(|m| m.in_datasource(self.datasource)))
+                };
                 for (from, to) in memories::memory_tag_links(conn)? {
                     let target = memory_id_of(&to).unwrap_or_default();
-                    if self.memory(&from)?.is_some() && self.memory(target)?.is_some() {
+                    if in_datasource(&from)? && in_datasource(target)? {
                         tags += 1;
                     }
                 }

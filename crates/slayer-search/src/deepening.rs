@@ -32,6 +32,10 @@ pub struct Deepening<'t, 's> {
     asked: FxHashSet<String>,
     depth: usize,
     fusion: Fusion,
+    /// Score fusion's best raw score per ranking (channel 1, text, dense), when it is not the
+    /// ranking's own: a tier's share of a ranking is normalised by the whole ranking's best,
+    /// so tiers' scores stay comparable.
+    bests: Option<[Option<f64>; 3]>,
 }
 
 impl<'t, 's> Deepening<'t, 's> {
@@ -51,9 +55,24 @@ impl<'t, 's> Deepening<'t, 's> {
             asked: Default::default(),
             depth,
             fusion,
+            bests: None,
         };
         d.locate_if_needed()?;
         Ok(d)
+    }
+
+    /// Normalises score fusion by these best raw scores (channel 1, text, dense) instead of
+    /// each ranking's own.
+    pub fn normalised_by(mut self, bests: [Option<f64>; 3]) -> Self {
+        if let Some(c1) = bests[0] {
+            self.channel1.best = Some(c1);
+        }
+        self.bests = Some(bests);
+        self
+    }
+
+    fn best(&self, ranking: usize, own: Option<f64>) -> Option<f64> {
+        self.bests.and_then(|b| b[ranking]).or(own)
     }
 
     fn dense_top(&self) -> Vec<(String, Option<f64>)> {
@@ -106,7 +125,7 @@ impl<'t, 's> Deepening<'t, 's> {
             beyond,
             raw_scores: true,
             weight: self.fusion.weights.dense,
-            best: self.dense.best(),
+            best: self.best(2, self.dense.best()),
         }
     }
 
@@ -124,7 +143,7 @@ impl<'t, 's> Deepening<'t, 's> {
             beyond,
             raw_scores: true,
             weight: self.fusion.weights.text,
-            best: (!text.is_empty()).then(|| text.score(0)),
+            best: self.best(1, (!text.is_empty()).then(|| text.score(0))),
         }
     }
 
@@ -170,7 +189,7 @@ impl<'t, 's> Deepening<'t, 's> {
                 beyond,
                 raw_scores: true,
                 weight: self.fusion.weights.text,
-                best: (!text.is_empty()).then(|| text.score(0)),
+                best: self.best(1, (!text.is_empty()).then(|| text.score(0))),
             });
         }
         rankings.push(self.dense_partial(Vec::new(), keys.iter().copied()));

@@ -6,22 +6,27 @@
 //! fusion reads ([`crate::ranked`]). A store whose rows under the model name have more than
 //! one dimension (rows written by another model under the same name), or a context without a
 //! store path, reads the rows into memory instead, as before the sidecar.
+//!
+//! Only rows the active model's revision wrote are read (`slayer_embed::revision`). When some
+//! docs have a row another revision wrote (stale) or none, the channel ranks the rest and
+//! [`Dense::take_warning`] holds one warning with both counts (docs/spec.md §7.2).
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use rusqlite::Connection;
-use slayer_common::store::embeddings;
-use slayer_embed::provider::{active_name, Embedder};
+use slayer_common::store::embeddings::{self, Coverage};
+use slayer_embed::provider::{active_name, revision, Embedder};
 use slayer_embed::similar::{dot, normalized, rank_unit};
 use slayer_embed::vectors::{Keep, Sidecar};
 
 use crate::channels::ChannelOutcome;
-use crate::corpus::Scope;
+use crate::corpus::{Admission, Scope};
 use crate::fuse::Ranking;
 use crate::ranked::{DenseRanking, Scanned};
 use crate::SearchError;
+use slayer_common::canonical::{memory_id_of, memory_ref};
 
 /// A stored row, its vector scaled to unit length.
 struct Row {
@@ -56,6 +61,12 @@ pub struct Dense {
     /// The rows read before the store changed, reused where they still hold.
     previous: RefCell<Option<Rows>>,
     questions: RefCell<HashMap<String, Result<Vec<f32>, String>>>,
+    /// The active model's revision, read once (a process keeps the model it loaded).
+    revision: OnceCell<Result<String, String>>,
+    /// How the store's docs stand under the active revision, while the store does not change.
+    coverage: Cell<Option<Coverage>>,
+    /// The stale-or-missing warning of the last ranking that ran, for the caller to take.
+    warning: RefCell<Option<String>>,
     /// Time per stage: sidecar, model load, question embedding, scan.
     pub timings: crate::timings::Timings,
 }
@@ -67,6 +78,7 @@ impl Dense {
     /// stay.
     pub fn forget_rows(&mut self) {
         self.sidecar.take();
+        self.coverage.take();
         if let Some(rows) = self.rows.take() {
             *self.previous.get_mut() = Some(rows);
         }
@@ -100,16 +112,19 @@ impl Dense {
             rows: OnceCell::new(),
             previous: RefCell::default(),
             questions: RefCell::default(),
+            revision: OnceCell::new(),
+            coverage: Cell::new(None),
+            warning: RefCell::default(),
             timings: Default::default(),
         }
     }
 
     /// The live rows of the model, in canonical id order: all read, or (after a change) the
     /// previous ones kept where they still hold and the rest read one by one.
-    fn load_rows(&self, conn: &Connection) -> Result<Rows, SearchError> {
+    fn load_rows(&self, conn: &Connection, revision: &str) -> Result<Rows, SearchError> {
         let changes = embeddings::change_count(conn)?;
         let read_all = || -> Result<Rows, SearchError> {
-            let rows = embeddings::live_rows(conn, &self.model)?
+            let rows = embeddings::live_rows(conn, &self.model, revision)?
                 .into_iter()
                 .map(|r| Row {
                     id: r.canonical_id,
@@ -128,7 +143,7 @@ impl Dense {
             // loaded) leave the vectors as they were.
             return Ok(previous);
         }
-        let versions = embeddings::live_row_versions(conn, &self.model)?;
+        let versions = embeddings::live_row_versions(conn, &self.model, revision)?;
         let mut kept: rustc_hash::FxHashMap<String, Row> = previous
             .rows
             .into_iter()
@@ -148,7 +163,7 @@ impl Dense {
                 // Read in the same snapshot as the versions, so the row is there.
                 _ => {
                     if let Some((v, version)) =
-                        embeddings::vector_and_version(conn, &id, &self.model)?
+                        embeddings::vector_and_version(conn, &id, &self.model, revision)?
                     {
                         rows.push(Row {
                             id,
@@ -172,28 +187,85 @@ impl Dense {
         scope: &Scope<'_, '_>,
         question: &str,
     ) -> Result<ChannelOutcome<DenseSides<'_>>, SearchError> {
-        if let Err(why) = Embedder::check(&self.model) {
-            return Ok(ChannelOutcome::Skipped(format!(
-                "embedding channel skipped: the embedding model '{}' is unavailable: {why}.",
-                self.model
-            )));
-        }
+        self.warning.take();
+        let revision = match Embedder::check(&self.model).and_then(|()| self.revision()) {
+            Ok(revision) => revision,
+            Err(why) => {
+                return Ok(ChannelOutcome::Skipped(format!(
+                    "embedding channel skipped: the embedding model '{}' is unavailable: {why}.",
+                    self.model
+                )))
+            }
+        };
         let sidecar = match &self.store {
             Some(store) => {
                 if self.sidecar.get().is_none() {
-                    let opened = self
-                        .timings
-                        .time("sidecar", || Sidecar::open(conn, store, &self.model))?;
+                    let opened = self.timings.time("sidecar", || {
+                        Sidecar::open(conn, store, &self.model, revision)
+                    })?;
                     let _ = self.sidecar.set(opened);
                 }
                 self.sidecar.get().and_then(Option::as_ref)
             }
             None => None,
         };
-        match sidecar {
-            Some(sidecar) if sidecar.other_dims() == 0 => self.scan(sidecar, scope, question),
-            _ => self.rank_rows(conn, scope, question),
+        // Read before ranking: a ranking left with no row says why in the same words.
+        self.coverage(conn, revision, sidecar)?;
+        let outcome = match sidecar {
+            Some(sidecar) if sidecar.other_dims() == 0 => self.scan(sidecar, scope, question)?,
+            _ => self.rank_rows(conn, revision, scope, question)?,
+        };
+        if let ChannelOutcome::Ran(_) = &outcome {
+            *self.warning.borrow_mut() = self.coverage.get().and_then(|c| self.stale_warning(c));
         }
+        Ok(outcome)
+    }
+
+    /// The warning of the last [`Dense::rank`] that ran: how many docs it could not rank because
+    /// their row is stale or missing (`None` when every doc has a current row). Taking it
+    /// clears it.
+    pub fn take_warning(&self) -> Option<String> {
+        self.warning.take()
+    }
+
+    /// The active model's revision, read once ([`Embedder::check`] has passed).
+    fn revision(&self) -> Result<&str, String> {
+        self.revision
+            .get_or_init(|| self.timings.time("revision", || revision(&self.model)))
+            .as_deref()
+            .map_err(Clone::clone)
+    }
+
+    /// How the store's docs stand under the active revision, kept until the store changes:
+    /// from the sidecar's counts and the number of docs (one read of the smallest index), or
+    /// without a sidecar, one pass over the docs.
+    fn coverage(
+        &self,
+        conn: &Connection,
+        revision: &str,
+        sidecar: Option<&Sidecar>,
+    ) -> Result<Coverage, SearchError> {
+        if let Some(known) = self.coverage.get() {
+            return Ok(known);
+        }
+        let coverage = match sidecar {
+            Some(sidecar) => {
+                let live = sidecar.live_rows() as i64;
+                Coverage {
+                    current: live - sidecar.stale() as i64,
+                    stale: sidecar.stale() as i64,
+                    missing: (embeddings::doc_count(conn)? - live).max(0),
+                }
+            }
+            None => embeddings::coverage(conn, &self.model, revision)?,
+        };
+        self.coverage.set(Some(coverage));
+        Ok(coverage)
+    }
+
+    /// The one warning for docs without a current row, if any.
+    fn stale_warning(&self, c: Coverage) -> Option<String> {
+        (c.stale > 0 || c.missing > 0).then(|| stale_warning(&self.model, c))
     }
 
     /// [`Dense::rank`] over the sidecar.
@@ -216,6 +288,7 @@ impl Dense {
                 ),
             ),
         };
+        let admitted = admit_memories(sidecar, scope.admission(), admitted);
         let admit = admitted.as_ref().map(|a| move |row: u32| a[row as usize]);
         let admit: Option<&(dyn Fn(u32) -> bool + Sync)> =
             admit.as_ref().map(|f| f as &(dyn Fn(u32) -> bool + Sync));
@@ -242,6 +315,10 @@ impl Dense {
     }
 
     fn no_rows(&self) -> String {
+        // Rows that another revision wrote are there but unreadable: say so, and how to fix it.
+        if let Some(c) = self.coverage.get().filter(|c| c.stale > 0) {
+            return stale_warning(&self.model, c);
+        }
         format!(
             "embedding channel skipped: no embedding rows for model '{}'. Run `slayer-embed refresh --all` to populate.",
             self.model
@@ -252,12 +329,13 @@ impl Dense {
     fn rank_rows(
         &self,
         conn: &Connection,
+        revision: &str,
         scope: &Scope<'_, '_>,
         question: &str,
     ) -> Result<ChannelOutcome<DenseSides<'static>>, SearchError> {
         if self.rows.get().is_none() {
             // Scaled to unit length once, so each question costs one dot product per row.
-            let rows = self.load_rows(conn)?;
+            let rows = self.load_rows(conn, revision)?;
             let _ = self.rows.set(rows);
         }
         let rows = self
@@ -316,12 +394,15 @@ impl Dense {
         question: &str,
         ids: &[&str],
     ) -> Result<Result<Vec<Option<f64>>, String>, SearchError> {
-        if let Err(why) = Embedder::check(&self.model) {
-            return Ok(Err(format!(
+        let revision = match Embedder::check(&self.model).and_then(|()| self.revision()) {
+            Ok(revision) => revision,
+            Err(why) => {
+                return Ok(Err(format!(
                 "planner: local rerank skipped: the embedding model '{}' is unavailable: {why}.",
                 self.model
-            )));
-        }
+            )))
+            }
+        };
         let query = match self.embed_question(question) {
             Ok(q) => normalized(&q),
             Err(_) => {
@@ -338,7 +419,7 @@ impl Dense {
                     .binary_search_by(|r| r.id.as_str().cmp(id))
                     .ok()
                     .map(|at| std::borrow::Cow::Borrowed(rows[at].unit.as_slice())),
-                None => embeddings::vector_and_version(conn, id, &self.model)?
+                None => embeddings::vector_and_version(conn, id, &self.model, revision)?
                     .map(|(v, _)| std::borrow::Cow::Owned(normalized(&v))),
             };
             out.push(
@@ -376,8 +457,48 @@ impl Dense {
 
 const EMBEDDING_FAILED: &str = "embedding channel skipped: query embedding failed.";
 
+/// Docs the channel cannot rank: rows another revision of the model wrote (or written before
+/// slayer recorded revisions, schema 8) and docs with no row (docs/spec.md §10.1).
+pub fn stale_warning(model: &str, c: Coverage) -> String {
+    format!(
+        "embedding channel: {} docs have a stale row (written by another revision of '{model}', or before slayer recorded revisions) and {} docs have no row; they are ranked without the dense channel until `slayer-embed refresh --all` re-embeds them.",
+        c.stale, c.missing
+    )
+}
+
 fn dim_mismatch(query: usize, corpus: usize) -> String {
     format!(
         "embedding channel skipped: dim mismatch (query={query}, corpus={corpus}). Re-run `slayer-embed refresh --all` to refresh embeddings against the current model."
     )
+}
+
+/// Adds the memory filter to the rows a datasource admits: `None` (every row) stays `None`
+/// when the filter admits every memory.
+fn admit_memories(
+    sidecar: &Sidecar,
+    admission: &Admission<'_>,
+    admitted: Option<Vec<bool>>,
+) -> Option<Vec<bool>> {
+    if admission.is_all() {
+        return admitted;
+    }
+    let mut rows = admitted.unwrap_or_else(|| vec![true; sidecar.len()]);
+    let row_of = |id: &&str| sidecar.row_of(&memory_ref(id));
+    match admission {
+        Admission::Except(out) => {
+            for row in out.iter().filter_map(row_of) {
+                rows[row as usize] = false;
+            }
+        }
+        Admission::Only(only) => {
+            let kept: rustc_hash::FxHashSet<u32> = only.iter().filter_map(row_of).collect();
+            for (row, admitted) in rows.iter_mut().enumerate() {
+                let row = row as u32;
+                if *admitted && memory_id_of(sidecar.id(row)).is_some() && !kept.contains(&row) {
+                    *admitted = false;
+                }
+            }
+        }
+    }
+    Some(rows)
 }

@@ -30,6 +30,7 @@ pub fn push_memory(
             .unwrap_or(Value::Null);
         response.example_queries.push(ExampleQueryHit {
             id: m.id.clone(),
+            tier: m.standing.tier,
             score,
             text,
             matched_entities,
@@ -39,6 +40,7 @@ pub fn push_memory(
     } else {
         response.memories.push(MemoryHit {
             id: m.id.clone(),
+            tier: m.standing.tier,
             score,
             text,
             matched_entities,

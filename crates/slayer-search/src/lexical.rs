@@ -7,12 +7,16 @@
 
 use tantivy::collector::{Collector, Count, DocSetCollector, SegmentCollector};
 use tantivy::query::{
-    Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery,
+    AllQuery, Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query,
+    TermQuery, TermSetQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::{DocAddress, DocSet, Searcher, SegmentReader, TantivyDocument, Term, TERMINATED};
 
+use slayer_common::canonical::memory_ref;
 use slayer_index::fulltext::{Fields, FullText};
+
+use crate::corpus::Admission;
 
 /// Which docs a query ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +53,7 @@ fn unscored(q: Box<dyn Query>) -> Box<dyn Query> {
     Box::new(ConstScoreQuery::new(q, 0.0))
 }
 
-/// Statistics over the docs of one datasource only.
+/// Statistics over the docs of one scope only (a datasource, the memories a filter admits).
 struct SubsetStats<'a> {
     searcher: &'a Searcher,
     filter: Box<dyn Query>,
@@ -136,7 +140,25 @@ pub struct TextRanking<'s> {
     positions: std::cell::OnceCell<Vec<Vec<u32>>>,
 }
 
-impl TextRanking<'_> {
+impl<'s> TextRanking<'s> {
+    /// The ranking split into `groups` rankings by each hit's group (`group_of(position)`),
+    /// each in the same order with the same scores: the tiers' shares of a ranking, scored
+    /// with the whole ranking's statistics.
+    pub fn split(&self, groups: usize, group_of: impl Fn(usize) -> usize) -> Vec<TextRanking<'s>> {
+        let mut hits: Vec<Vec<(f32, DocAddress)>> = vec![Vec::new(); groups];
+        for (i, hit) in self.hits.iter().enumerate() {
+            hits[group_of(i)].push(*hit);
+        }
+        hits.into_iter()
+            .map(|hits| TextRanking {
+                searcher: self.searcher,
+                id_field: self.id_field,
+                hits,
+                positions: std::cell::OnceCell::new(),
+            })
+            .collect()
+    }
+
     /// How many docs matched.
     pub fn len(&self) -> usize {
         self.hits.len()
@@ -210,6 +232,7 @@ pub fn rank<'s>(
     terms: &[Term],
     side: Side,
     datasource: Option<&str>,
+    admission: &Admission<'_>,
     name_weight: f32,
 ) -> tantivy::Result<TextRanking<'s>> {
     let f: Fields = fulltext.fields();
@@ -249,18 +272,65 @@ pub fn rank<'s>(
             ));
         }
     }
-    ranking.hits = scored(fulltext, searcher, words, side, datasource)?;
+    ranking.hits = scored(fulltext, searcher, words, side, datasource, admission)?;
     Ok(ranking)
 }
 
-/// Every doc of one side (and datasource) that matches any of `words`, best first; equal
-/// scores in ascending doc address. With a datasource, BM25's statistics are the subset's.
+/// The memory docs of these ids.
+fn memory_docs(f: &Fields, ids: &[&str]) -> Box<dyn Query> {
+    Box::new(TermSetQuery::new(
+        ids.iter()
+            .map(|id| Term::from_field_text(f.id, &memory_ref(id))),
+    ))
+}
+
+/// The docs a scope holds: under the datasource, entity docs and the memory docs the memory
+/// filter admits; `None` when that is every doc.
+fn scope_filter(
+    f: &Fields,
+    datasource: Option<&str>,
+    admission: &Admission<'_>,
+) -> Option<Box<dyn Query>> {
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    if let Some(ds) = datasource {
+        clauses.push((Occur::Must, term_query(f.datasource, ds)));
+    }
+    match admission {
+        Admission::Except(out) if out.is_empty() => {}
+        Admission::Except(out) => clauses.push((Occur::MustNot, memory_docs(f, out))),
+        Admission::Only(only) => {
+            let entities = BooleanQuery::new(vec![
+                (Occur::Must, Box::new(AllQuery) as Box<dyn Query>),
+                (Occur::MustNot, term_query(f.kind, "memory")),
+            ]);
+            clauses.push((
+                Occur::Must,
+                Box::new(BooleanQuery::new(vec![
+                    (Occur::Should, Box::new(entities) as Box<dyn Query>),
+                    (Occur::Should, memory_docs(f, only)),
+                ])),
+            ));
+        }
+    }
+    if clauses.is_empty() {
+        return None;
+    }
+    if clauses.iter().all(|(occur, _)| *occur == Occur::MustNot) {
+        clauses.push((Occur::Must, Box::new(AllQuery)));
+    }
+    Some(Box::new(BooleanQuery::new(clauses)))
+}
+
+/// Every doc of one side (and scope) that matches any of `words`, best first; equal scores
+/// in ascending doc address. Under a datasource or a memory filter, BM25's statistics are
+/// the scope's.
 pub(crate) fn scored(
     fulltext: &FullText,
     searcher: &Searcher,
     words: Vec<(Occur, Box<dyn Query>)>,
     side: Side,
     datasource: Option<&str>,
+    admission: &Admission<'_>,
 ) -> tantivy::Result<Vec<(f32, DocAddress)>> {
     let f: Fields = fulltext.fields();
     let mut clauses: Vec<(Occur, Box<dyn Query>)> =
@@ -269,14 +339,14 @@ pub(crate) fn scored(
         Side::Memories => (Occur::Must, unscored(term_query(f.kind, "memory"))),
         Side::Entities => (Occur::MustNot, term_query(f.kind, "memory")),
     });
-    if let Some(ds) = datasource {
-        clauses.push((Occur::Must, unscored(term_query(f.datasource, ds))));
+    let filter = scope_filter(&f, datasource, admission);
+    if let Some(filter) = &filter {
+        clauses.push((Occur::Must, unscored(filter.box_clone())));
     }
     let query = BooleanQuery::new(clauses);
-    let mut hits = match datasource {
+    let mut hits = match filter {
         None => searcher.search(&query, &AllScored)?,
-        Some(ds) => {
-            let filter = term_query(f.datasource, ds);
+        Some(filter) => {
             let mut docs: Vec<DocAddress> = searcher
                 .search(filter.as_ref(), &DocSetCollector)?
                 .into_iter()

@@ -91,6 +91,18 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         if let Some(rerank) = cli.rerank {
             defaults.insert("rerank".into(), serde_json::to_value(rerank)?);
         }
+        if !cli.tiers.is_empty() {
+            defaults.insert("tiers".into(), serde_json::to_value(&cli.tiers)?);
+        }
+        if let Some(floor) = cli.confidence_floor {
+            defaults.insert("confidence_floor".into(), floor.into());
+        }
+        for (key, value) in [("project", &cli.project), ("agent", &cli.agent)] {
+            if let Some(v) = value {
+                defaults.insert(key.into(), v.clone().into());
+            }
+        }
+        let _reembed = slayer_search::reembed::start(store_path);
         let status = run_batch(&mut ctx, batch, &defaults, &mut out)?;
         out.flush()?;
         report_timings(&output, &ctx, opened, started);
@@ -110,6 +122,11 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         plan: cli.plan,
         injected,
         rerank: cli.rerank,
+        tiers: (!cli.tiers.is_empty()).then(|| cli.tiers.clone()),
+        confidence_floor: cli.confidence_floor,
+        project: cli.project.clone(),
+        agent: cli.agent.clone(),
+        expand_ids: cli.expand_ids.clone(),
     };
     let searched = std::time::Instant::now();
     let response = ctx.search(&request)?;

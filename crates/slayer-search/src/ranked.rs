@@ -63,7 +63,38 @@ impl<'d> Scanned<'d> {
     }
 }
 
-impl DenseRanking<'_> {
+impl<'d> DenseRanking<'d> {
+    /// The ranking split into `groups` rankings by each key's group, each in the same order
+    /// with the same scores: the tiers' shares of a ranking.
+    pub fn split(&self, groups: usize, group_of: impl Fn(&str) -> usize) -> Vec<DenseRanking<'d>> {
+        match self {
+            DenseRanking::Listed(r) => {
+                let mut hits: Vec<Vec<(String, Option<f64>)>> = vec![Vec::new(); groups];
+                for hit in &r.hits {
+                    hits[group_of(&hit.0)].push(hit.clone());
+                }
+                hits.into_iter()
+                    .map(|hits| {
+                        DenseRanking::Listed(Ranking {
+                            channel: r.channel,
+                            hits,
+                        })
+                    })
+                    .collect()
+            }
+            DenseRanking::Scanned(s) => {
+                let mut by_row: Vec<Scored> = vec![Vec::new(); groups];
+                for entry in &s.by_row {
+                    by_row[group_of(s.sidecar.id(entry.1))].push(*entry);
+                }
+                by_row
+                    .into_iter()
+                    .map(|rows| DenseRanking::Scanned(Scanned::new(s.sidecar, rows)))
+                    .collect()
+            }
+        }
+    }
+
     /// An empty ranking.
     pub fn empty() -> Self {
         DenseRanking::Listed(Ranking {
@@ -223,9 +254,9 @@ mod tests {
             docs::upsert(conn, &stored).unwrap();
             let j = (i / 3) as f32;
             let v = [j.sin(), j.cos(), (j * 0.37).sin(), 0.5];
-            embeddings::put(conn, &id, "local/test", "h", &v, "t").unwrap();
+            embeddings::put(conn, &id, "local/test", "r", "h", &v, "t").unwrap();
         }
-        Sidecar::open(conn, store.path(), "local/test")
+        Sidecar::open(conn, store.path(), "local/test", "r")
             .unwrap()
             .unwrap()
     }

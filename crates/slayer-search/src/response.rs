@@ -8,7 +8,9 @@ use crate::fuse::Contribution;
 use crate::plan::config::RerankProvider;
 use crate::plan::terms::Injected;
 use crate::plan::PlanMode;
+use crate::scoping::{MemoryFilter, DEFAULT_CONFIDENCE_FLOOR};
 use crate::tuning::Tuning;
+use slayer_common::records::Tier;
 
 /// A search request: the flags, or one `--batch` line.
 #[derive(Debug, Clone, Deserialize)]
@@ -41,6 +43,66 @@ pub struct Request {
     pub injected: Option<Injected>,
     /// The planner's reranker for this request (default: the configuration's).
     pub rerank: Option<RerankProvider>,
+    /// Only these memory tiers (default: every tier).
+    pub tiers: Option<Vec<Tier>>,
+    /// Memories with a lower confidence are skipped (default 0.3).
+    pub confidence_floor: Option<f64>,
+    /// Only this project's memories and those of every project.
+    pub project: Option<String>,
+    /// Only this agent's memories and those of every agent.
+    pub agent: Option<String>,
+    /// Memories to return whole, by id, of any tiers (the response's `expanded`).
+    pub expand_ids: Vec<String>,
+}
+
+impl Request {
+    /// What the request may see of the memories.
+    pub fn memory_filter(&self) -> Result<MemoryFilter, crate::SearchError> {
+        let floor = match (self.confidence_floor, env_value("SLAYER_CONFIDENCE_FLOOR")) {
+            (Some(floor), _) => floor,
+            (None, Some(text)) => text.trim().parse::<f64>().map_err(|_| {
+                crate::SearchError::Request(format!(
+                    "SLAYER_CONFIDENCE_FLOOR must be a number from 0 to 1, not {text:?}"
+                ))
+            })?,
+            (None, None) => DEFAULT_CONFIDENCE_FLOOR,
+        };
+        if !floor.is_finite() {
+            return Err(crate::SearchError::Request(format!(
+                "confidence_floor must be a number, not {floor}"
+            )));
+        }
+        let high_order = match env_value("SLAYER_HIGH_ORDER_SEARCH") {
+            None => true,
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "" | "1" | "true" | "yes" | "on" => true,
+                "0" | "false" | "no" | "off" => false,
+                _ => {
+                    return Err(crate::SearchError::Request(format!(
+                        "SLAYER_HIGH_ORDER_SEARCH must be true or false, not {v:?}"
+                    )))
+                }
+            },
+        };
+        let default_tiers = if high_order {
+            Tier::ALL.to_vec()
+        } else {
+            vec![Tier::Lesson]
+        };
+        for (field, value) in [("project", &self.project), ("agent", &self.agent)] {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return Err(crate::SearchError::Request(format!(
+                    "{field} must be a non-blank name"
+                )));
+            }
+        }
+        Ok(MemoryFilter {
+            tiers: self.tiers.clone().unwrap_or(default_tiers),
+            confidence_floor: floor,
+            project: self.project.clone(),
+            agent: self.agent.clone(),
+        })
+    }
 }
 
 /// A ranking channel, for `--channels` (ablations and debugging).
@@ -76,8 +138,18 @@ impl Default for Request {
             plan: PlanMode::Off,
             injected: None,
             rerank: None,
+            tiers: None,
+            confidence_floor: None,
+            project: None,
+            agent: None,
+            expand_ids: vec![],
         }
     }
+}
+
+/// A set environment variable's value.
+fn env_value(name: &str) -> Option<String> {
+    std::env::var(name).ok()
 }
 
 /// A learning-only memory hit.
@@ -85,6 +157,8 @@ impl Default for Request {
 pub struct MemoryHit {
     /// Memory id (`slayer-memory forget <id>` works).
     pub id: String,
+    /// The memory's tier.
+    pub tier: Tier,
     /// Fused (docs/spec.md §8), or the channel's raw score when one channel ranked memories.
     pub score: f64,
     /// The full indexed text.
@@ -101,6 +175,8 @@ pub struct MemoryHit {
 pub struct ExampleQueryHit {
     /// Memory id.
     pub id: String,
+    /// The memory's tier.
+    pub tier: Tier,
     /// As [`MemoryHit::score`].
     pub score: f64,
     /// The full indexed text.
@@ -147,6 +223,44 @@ pub struct Response {
     /// What the planner did (`--explain` with `--plan auto`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<crate::plan::explain::PlanExplain>,
+    /// The memories `expand_ids` asked for, in the order asked (left out when none were).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expanded: Option<Vec<ExpandedMemory>>,
+}
+
+/// A memory returned whole by id (the seed's `expandIds`): one shape for every tier.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExpandedMemory {
+    /// Its tier.
+    pub tier: Tier,
+    /// Memory id.
+    pub id: String,
+    /// The full indexed text.
+    pub text: String,
+    /// The attached query, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query: Option<Value>,
+    /// The memory's standing values that are not a plain lesson's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// Strength, when not 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strength: Option<f64>,
+    /// Its project, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Its agent, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}
+
+/// ` [tier]` after a hit's id, for any tier but lesson.
+fn tier_mark(tier: Tier) -> String {
+    if tier == Tier::Lesson {
+        String::new()
+    } else {
+        format!(" [{tier}]")
+    }
 }
 
 fn first_line(text: &str) -> &str {
@@ -168,8 +282,9 @@ pub fn render_text(r: &Response) -> String {
     out.push_str(&format!("\nMemories ({}):\n", r.memories.len()));
     for h in &r.memories {
         out.push_str(&format!(
-            "  M {} (score={:.4})\n    {}\n",
+            "  M {}{} (score={:.4})\n    {}\n",
             h.id,
+            tier_mark(h.tier),
             h.score,
             first_line(&h.text)
         ));
@@ -180,8 +295,9 @@ pub fn render_text(r: &Response) -> String {
     ));
     for h in &r.example_queries {
         out.push_str(&format!(
-            "  Q {} (score={:.4})\n    {}\n",
+            "  Q {}{} (score={:.4})\n    {}\n",
             h.id,
+            tier_mark(h.tier),
             h.score,
             first_line(&h.text)
         ));
@@ -195,6 +311,15 @@ pub fn render_text(r: &Response) -> String {
             h.score,
             first_line(&h.text)
         ));
+    }
+    if let Some(expanded) = &r.expanded {
+        out.push_str(&format!("\nExpanded ({}):\n", expanded.len()));
+        for m in expanded {
+            out.push_str(&format!("  {} [{}]\n", m.id, m.tier));
+            for line in m.text.lines() {
+                out.push_str(&format!("    {line}\n"));
+            }
+        }
     }
     out
 }

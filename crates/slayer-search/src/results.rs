@@ -28,6 +28,9 @@ pub struct FlatHit {
     pub kind: String,
     /// The memory id (no prefix), or the entity's canonical id.
     pub id: String,
+    /// A memory's tier (entities have none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tier: Option<slayer_common::records::Tier>,
     /// The hit's score in its own bucket.
     pub score: f64,
     /// The indexed text; empty in compact mode.
@@ -73,10 +76,12 @@ pub fn flatten(
         resolved_input_entities,
         warnings,
         plan,
+        expanded: _,
     } = response;
-    let memory = |id, score, text, matched_entities, query, explain| FlatHit {
+    let memory = |id, tier, score, text, matched_entities, query, explain| FlatHit {
         kind: "memory".into(),
         id,
+        tier: Some(tier),
         score,
         text,
         description: None,
@@ -86,13 +91,31 @@ pub fn flatten(
     };
     let memories: Vec<FlatHit> = memories
         .into_iter()
-        .map(|h| memory(h.id, h.score, h.text, h.matched_entities, None, h.explain))
+        .map(|h| {
+            memory(
+                h.id,
+                h.tier,
+                h.score,
+                h.text,
+                h.matched_entities,
+                None,
+                h.explain,
+            )
+        })
         .collect();
     let example_queries: Vec<FlatHit> = example_queries
         .into_iter()
         .map(|h| {
             let query = Some(h.query);
-            memory(h.id, h.score, h.text, h.matched_entities, query, h.explain)
+            memory(
+                h.id,
+                h.tier,
+                h.score,
+                h.text,
+                h.matched_entities,
+                query,
+                h.explain,
+            )
         })
         .collect();
     let entities: Vec<FlatHit> = entities
@@ -100,6 +123,7 @@ pub fn flatten(
         .map(|h| FlatHit {
             kind: h.kind,
             id: h.id,
+            tier: None,
             score: h.score,
             text: h.text,
             description: None,

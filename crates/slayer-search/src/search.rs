@@ -10,7 +10,7 @@
 //! after stage 2.
 
 use rusqlite::Connection;
-use slayer_common::canonical::memory_id_of;
+use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_index::fulltext::FullText;
 use slayer_index::pyfmt::repr_str as py_repr;
 
@@ -133,12 +133,20 @@ impl Context<'_> {
         req.tuning.validate()?;
         let mut warnings = Warnings::default();
         let inputs = self.resolve_inputs(req, &mut warnings)?;
-        let scope = self.corpus.scope(datasource, inputs.catalog);
+        let filter = req.memory_filter()?;
+        let scope = self.corpus.scope(datasource, &filter, inputs.catalog)?;
         warn_off_datasource_memories(&inputs, &scope, &mut warnings)?;
         let mut response = Response {
             resolved_input_entities: inputs.canonical.clone(),
             ..Response::default()
         };
+        if !req.expand_ids.is_empty() {
+            response.expanded = Some(self.expand_ids(&req.expand_ids, &filter, &mut warnings)?);
+            if inputs.is_empty() {
+                response.warnings = warnings.into_vec();
+                return Ok(response);
+            }
+        }
         if inputs.is_empty() {
             warnings.push(
                 "no entities, query, or question supplied; returning newest memories by recency."
@@ -187,12 +195,19 @@ impl Context<'_> {
             response.plan = plan_explain;
         }
         let caps = Caps::of(req);
-        let buckets = fill_memory_buckets(
-            &mut rankings.memories(caps.memory_depth(), fusion.0)?,
-            self.corpus.with_query()?,
-            &caps,
-            EXACT_BUCKET,
-        )?;
+        let buckets = if scope.weighed()? {
+            let tiers = &self.planner.config.memory_tiers;
+            let merged = crate::tiers::fuse_by_tier(&rankings, &scope, fusion.0, tiers)?;
+            let with_query = self.corpus.with_query()?;
+            crate::tiers::fill_buckets(merged, with_query, caps.memories, caps.example_queries)
+        } else {
+            fill_memory_buckets(
+                &mut rankings.memories(caps.memory_depth(), fusion.0)?,
+                self.corpus.with_query()?,
+                &caps,
+                EXACT_BUCKET,
+            )?
+        };
         self.memory_hits(req, buckets, &inputs, &scope, &mut response)?;
         let evidence = if rankings.question_ranked_entities() {
             req.tuning.model_evidence
@@ -251,6 +266,42 @@ impl Context<'_> {
             hits::push_memory(self.conn, response, &m, f.score, matched, explain)?;
         }
         Ok(())
+    }
+
+    /// `expand_ids`: each memory whole, in the order asked, whatever its tier; an id that is
+    /// not there, or that the request's owner may not see (another project's or agent's, or
+    /// soft-deleted), is one warning, worded the same either way.
+    fn expand_ids(
+        &self,
+        ids: &[String],
+        filter: &crate::scoping::MemoryFilter,
+        warnings: &mut Warnings,
+    ) -> Result<Vec<crate::response::ExpandedMemory>, SearchError> {
+        let mut out = Vec::new();
+        for id in ids {
+            let found = slayer_common::store::memories::get(self.conn, id)?
+                .filter(|m| filter.owns(&m.standing));
+            let text = match &found {
+                Some(m) => slayer_common::store::docs::get(self.conn, &memory_ref(&m.id))?,
+                None => None,
+            };
+            let (Some(m), Some(doc)) = (found, text) else {
+                warnings.push(format!("expand_ids: no memory with id {}.", py_repr(id)));
+                continue;
+            };
+            let s = m.standing;
+            out.push(crate::response::ExpandedMemory {
+                tier: s.tier,
+                id: m.id,
+                text: doc.doc.text,
+                query: m.query,
+                confidence: (s.confidence != 1.0).then_some(s.confidence),
+                strength: (s.strength != 1.0).then_some(s.strength),
+                project: s.project,
+                agent: s.agent,
+            });
+        }
+        Ok(out)
     }
 
     /// The recency fallback: the newest memories the datasource filter keeps, each bucket to

@@ -44,39 +44,59 @@ pub fn decode(blob: &[u8]) -> Vec<f32> {
         .collect()
 }
 
+/// What a doc's row under a model name holds of its provenance: the content hash of the text
+/// it embedded and the model revision that wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    /// SHA-256 of the embedded text.
+    pub content_hash: String,
+    /// The model's revision when the row was written (`''` before schema 8).
+    pub revision: String,
+}
+
 /// For each of these docs that exists: its embedding text (the doc text when it has none of
-/// its own) and the content hash of its row under `model`, if it has one.
-pub fn texts_and_hashes(
+/// its own) and the [`Stamp`] of its row under `model`, if it has one.
+pub fn texts_and_stamps(
     conn: &Connection,
     model: &str,
     canonical_ids: &[String],
-) -> Result<HashMap<String, (String, Option<String>)>, StoreError> {
+) -> Result<HashMap<String, (String, Option<Stamp>)>, StoreError> {
     let mut stmt = conn.prepare(
-        "SELECT d.canonical_id, COALESCE(d.embedding_text, d.text), e.content_hash
+        "SELECT d.canonical_id, COALESCE(d.embedding_text, d.text), e.content_hash,
+                e.model_revision
          FROM docs d LEFT JOIN embeddings e
              ON e.canonical_id = d.canonical_id AND e.model_name = ?1
          WHERE d.canonical_id IN (SELECT value FROM json_each(?2))",
     )?;
     let json = serde_json::to_string(canonical_ids).unwrap_or_else(|_| "[]".into());
     let rows = stmt.query_map(params![model, json], |r| {
-        Ok((r.get(0)?, (r.get(1)?, r.get(2)?)))
+        let hash: Option<String> = r.get(2)?;
+        let stamp = match hash {
+            Some(content_hash) => Some(Stamp {
+                content_hash,
+                revision: r.get(3)?,
+            }),
+            None => None,
+        };
+        Ok((r.get(0)?, (r.get(1)?, stamp)))
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Writes (or replaces) one row.
+/// Writes (or replaces) one row, stamped with the revision of the model that embedded it.
 pub fn put(
     conn: &Connection,
     canonical_id: &str,
     model: &str,
+    revision: &str,
     content_hash: &str,
     vector: &[f32],
     updated_at: &str,
 ) -> Result<(), StoreError> {
     conn.prepare_cached(
         "INSERT OR REPLACE INTO embeddings
-             (canonical_id, model_name, content_hash, dim, vector, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+             (canonical_id, model_name, content_hash, dim, vector, updated_at, model_revision)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![
         canonical_id,
@@ -84,9 +104,74 @@ pub fn put(
         content_hash,
         vector.len() as i64,
         encode(vector),
-        updated_at
+        updated_at,
+        revision
     ])?;
     Ok(())
+}
+
+/// How the store's docs stand under one model name and revision.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Coverage {
+    /// Docs whose row was written by this revision.
+    pub current: i64,
+    /// Docs whose row was written by another revision (or before schema 8, `''`).
+    pub stale: i64,
+    /// Docs with no row under the model name.
+    pub missing: i64,
+}
+
+/// The [`Coverage`] of every doc, in one pass over the docs (each looked up by the primary
+/// key); rows of removed docs are not counted.
+pub fn coverage(conn: &Connection, model: &str, revision: &str) -> Result<Coverage, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT count(*) FILTER (WHERE e.model_revision = ?2),
+                count(*) FILTER (WHERE e.model_revision <> ?2),
+                count(*) FILTER (WHERE e.model_revision IS NULL)
+         FROM docs d LEFT JOIN embeddings e
+             ON e.canonical_id = d.canonical_id AND e.model_name = ?1",
+    )?;
+    Ok(stmt.query_row(params![model, revision], |r| {
+        Ok(Coverage {
+            current: r.get(0)?,
+            stale: r.get(1)?,
+            missing: r.get(2)?,
+        })
+    })?)
+}
+
+/// The docs whose row under `model` is stale (another revision) or missing, in canonical id
+/// order: what a re-embed of the whole store has to do, whatever the texts.
+pub fn stale_or_missing(
+    conn: &Connection,
+    model: &str,
+    revision: &str,
+) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT d.canonical_id FROM docs d LEFT JOIN embeddings e
+             ON e.canonical_id = d.canonical_id AND e.model_name = ?1
+         WHERE e.model_revision IS NULL OR e.model_revision <> ?2
+         ORDER BY d.canonical_id",
+    )?;
+    let rows = stmt.query_map(params![model, revision], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Live rows (their doc is in the store) under `model` written by another revision.
+pub fn stale_live_rows(conn: &Connection, model: &str, revision: &str) -> Result<i64, StoreError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT count(*) FROM embeddings e JOIN docs d ON d.canonical_id = e.canonical_id
+             WHERE e.model_name = ?1 AND e.model_revision <> ?2",
+        )?
+        .query_row(params![model, revision], |r| r.get(0))?)
+}
+
+/// How many docs the store holds (read from the smallest index).
+pub fn doc_count(conn: &Connection) -> Result<i64, StoreError> {
+    Ok(conn
+        .prepare_cached("SELECT count(*) FROM docs")?
+        .query_row([], |r| r.get(0))?)
 }
 
 /// One stored row as a long-lived reader keeps it.
@@ -104,15 +189,19 @@ pub struct LiveRow {
 
 const VERSION_SQL: &str = "e.rowid || ' ' || e.content_hash || ' ' || e.updated_at";
 
-/// Every row of one model name whose doc is still in the store, in canonical id order. Rows
-/// of removed docs are inert and left out.
-pub fn live_rows(conn: &Connection, model: &str) -> Result<Vec<LiveRow>, StoreError> {
+/// Every row of one model name and revision whose doc is still in the store, in canonical id
+/// order. Rows of removed docs, and rows another revision wrote, are inert and left out.
+pub fn live_rows(
+    conn: &Connection,
+    model: &str,
+    revision: &str,
+) -> Result<Vec<LiveRow>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT e.canonical_id, d.doc_kind, {VERSION_SQL}, e.vector FROM embeddings e
          JOIN docs d ON d.canonical_id = e.canonical_id
-         WHERE e.model_name = ?1 ORDER BY e.canonical_id"
+         WHERE e.model_name = ?1 AND e.model_revision = ?2 ORDER BY e.canonical_id"
     ))?;
-    let rows = stmt.query_map([model], |r| {
+    let rows = stmt.query_map([model, revision], |r| {
         Ok(LiveRow {
             canonical_id: r.get(0)?,
             doc_kind: r.get(1)?,
@@ -128,13 +217,14 @@ pub fn live_rows(conn: &Connection, model: &str) -> Result<Vec<LiveRow>, StoreEr
 pub fn live_row_versions(
     conn: &Connection,
     model: &str,
+    revision: &str,
 ) -> Result<Vec<(String, String, String)>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT e.canonical_id, d.doc_kind, {VERSION_SQL}
          FROM embeddings e JOIN docs d ON d.canonical_id = e.canonical_id
-         WHERE e.model_name = ?1 ORDER BY e.canonical_id"
+         WHERE e.model_name = ?1 AND e.model_revision = ?2 ORDER BY e.canonical_id"
     ))?;
-    let rows = stmt.query_map([model], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    let rows = stmt.query_map([model, revision], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
@@ -145,18 +235,19 @@ pub fn change_count(conn: &Connection) -> Result<Option<i64>, StoreError> {
     Ok(super::settings::get(conn, "embeddings_changes")?.and_then(|v| v.parse().ok()))
 }
 
-/// One row's vector and version, if the row exists.
+/// One row's vector and version, if the row exists and this revision wrote it.
 pub fn vector_and_version(
     conn: &Connection,
     canonical_id: &str,
     model: &str,
+    revision: &str,
 ) -> Result<Option<(Vec<f32>, String)>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT e.vector, {VERSION_SQL} FROM embeddings e
-         WHERE e.canonical_id = ?1 AND e.model_name = ?2"
+         WHERE e.canonical_id = ?1 AND e.model_name = ?2 AND e.model_revision = ?3"
     ))?;
     let found = stmt
-        .query_row(params![canonical_id, model], |r| {
+        .query_row(params![canonical_id, model, revision], |r| {
             Ok((decode(r.get_ref(0)?.as_blob()?), r.get(1)?))
         })
         .optional()?;
@@ -214,19 +305,20 @@ pub fn vectors_state(conn: &Connection) -> Result<Option<VectorsState>, StoreErr
     )
 }
 
-/// Calls `each(canonical_id, doc_kind, vector blob)` for every live row of one model name, in
-/// canonical id order ([`live_rows`] without holding them all).
+/// Calls `each(canonical_id, doc_kind, vector blob)` for every live row of one model name and
+/// revision, in canonical id order ([`live_rows`] without holding them all).
 pub fn for_each_live_row(
     conn: &Connection,
     model: &str,
+    revision: &str,
     mut each: impl FnMut(&str, &str, &[u8]),
 ) -> Result<(), StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT e.canonical_id, d.doc_kind, e.vector FROM embeddings e
          JOIN docs d ON d.canonical_id = e.canonical_id
-         WHERE e.model_name = ?1 ORDER BY e.canonical_id",
+         WHERE e.model_name = ?1 AND e.model_revision = ?2 ORDER BY e.canonical_id",
     )?;
-    let mut rows = stmt.query([model])?;
+    let mut rows = stmt.query([model, revision])?;
     while let Some(row) = rows.next()? {
         let sql = rusqlite::Error::from;
         each(
@@ -253,4 +345,85 @@ pub fn for_each_memory_tag(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::Doc;
+    use crate::store::{docs, OpenMode, Store};
+
+    fn doc(conn: &Connection, id: &str) {
+        let stored = docs::StoredDoc {
+            doc: Doc {
+                canonical_id: id.into(),
+                doc_kind: "model".into(),
+                datasource: Some("db".into()),
+                text: "t".into(),
+                content_hash: "h".into(),
+                embedding_text: None,
+            },
+            model: None,
+            position: 0,
+        };
+        docs::upsert(conn, &stored).unwrap();
+    }
+
+    #[test]
+    fn rows_of_another_revision_are_stale_and_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let conn = store.conn();
+        for id in ["db.a", "db.b", "db.c", "db.d"] {
+            doc(conn, id);
+        }
+        put(conn, "db.a", "local/m", "new", "h", &[1.0], "t").unwrap();
+        put(conn, "db.b", "local/m", "old", "h", &[1.0], "t").unwrap();
+        // Written before schema 8: no revision recorded.
+        conn.execute(
+            "INSERT INTO embeddings (canonical_id, model_name, content_hash, dim, vector, updated_at)
+             VALUES ('db.c', 'local/m', 'h', 1, x'0000803f', 't')",
+            [],
+        )
+        .unwrap();
+        // Another model name, and a row whose doc is gone: neither counts.
+        put(conn, "db.d", "local/other", "new", "h", &[1.0], "t").unwrap();
+        put(conn, "db.gone", "local/m", "old", "h", &[1.0], "t").unwrap();
+        assert_eq!(
+            coverage(conn, "local/m", "new").unwrap(),
+            Coverage {
+                current: 1,
+                stale: 2,
+                missing: 1
+            }
+        );
+        assert_eq!(stale_live_rows(conn, "local/m", "new").unwrap(), 2);
+        assert_eq!(
+            stale_or_missing(conn, "local/m", "new").unwrap(),
+            ["db.b", "db.c", "db.d"]
+        );
+        assert_eq!(doc_count(conn).unwrap(), 4);
+        let live: Vec<String> = live_rows(conn, "local/m", "new")
+            .unwrap()
+            .into_iter()
+            .map(|r| r.canonical_id)
+            .collect();
+        assert_eq!(live, ["db.a"]);
+        assert_eq!(live_row_versions(conn, "local/m", "new").unwrap().len(), 1);
+        assert!(vector_and_version(conn, "db.b", "local/m", "new")
+            .unwrap()
+            .is_none());
+        assert!(vector_and_version(conn, "db.b", "local/m", "old")
+            .unwrap()
+            .is_some());
+        let stamps = texts_and_stamps(conn, "local/m", &["db.b".into(), "db.d".into()]).unwrap();
+        assert_eq!(
+            stamps["db.b"].1,
+            Some(Stamp {
+                content_hash: "h".into(),
+                revision: "old".into()
+            })
+        );
+        assert_eq!(stamps["db.d"].1, None);
+    }
 }

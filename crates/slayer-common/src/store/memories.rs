@@ -4,19 +4,29 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::{parse_row, to_row, under_sql, StoreError};
 use crate::canonical::is_under;
-use crate::records::Memory;
+use crate::records::{Memory, Standing, Tier};
 
 /// Inserts or replaces a memory and its tag index.
 pub fn put(conn: &Connection, memory: &Memory) -> Result<(), StoreError> {
     conn.execute(
-        "INSERT INTO memories (id, data, created_at, has_query) VALUES (?1, ?2, ?3, ?4)
+        "INSERT INTO memories (id, data, created_at, has_query, tier, confidence, strength,
+                               project, agent, deleted)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT(id) DO UPDATE SET data = excluded.data, created_at = excluded.created_at,
-                                       has_query = excluded.has_query",
+             has_query = excluded.has_query, tier = excluded.tier,
+             confidence = excluded.confidence, strength = excluded.strength,
+             project = excluded.project, agent = excluded.agent, deleted = excluded.deleted",
         params![
             memory.id,
             to_row("memory", memory)?,
             memory.created_at,
-            memory.query.is_some()
+            memory.query.is_some(),
+            memory.standing.tier.name(),
+            memory.standing.confidence,
+            memory.standing.strength,
+            memory.standing.project,
+            memory.standing.agent,
+            memory.standing.deleted,
         ],
     )?;
     conn.execute(
@@ -76,6 +86,62 @@ pub fn largest_int_id(conn: &Connection) -> Result<Option<String>, StoreError> {
          ORDER BY length(id) DESC, id DESC LIMIT 1",
     )?;
     Ok(stmt.query_row([], |r| r.get(0)).optional()?)
+}
+
+/// The largest id `<prefix>_<n>` (n a plain decimal number, as [`largest_int_id`]): where
+/// the allocator of a tier with that id prefix continues.
+pub fn largest_prefixed_id(conn: &Connection, prefix: &str) -> Result<Option<String>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT substr(id, length(?1) + 2) AS n FROM memories
+         WHERE id > ?1 || '_' AND id < ?1 || '`' AND substr(id, length(?1) + 1, 1) = '_'
+           AND n <> '' AND n NOT GLOB '*[^0-9]*' AND (n = '0' OR n NOT GLOB '0*')
+         ORDER BY length(n) DESC, n DESC LIMIT 1",
+    )?;
+    Ok(stmt.query_row([prefix], |r| r.get(0)).optional()?)
+}
+
+/// A memory that is not a plain lesson, as search filters and weighs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marked {
+    /// Memory id.
+    pub id: String,
+    /// Its tier, trust and owners.
+    pub standing: Standing,
+}
+
+/// Every memory that is not a plain lesson (another tier, a trust below 1, an owner, a soft
+/// delete), in id order, from the partial index that holds only them.
+pub fn marked(conn: &Connection) -> Result<Vec<Marked>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, tier, confidence, strength, project, agent, deleted
+         FROM memories INDEXED BY idx_memories_marked
+         WHERE tier <> 'lesson' OR confidence <> 1 OR strength <> 1 OR project IS NOT NULL
+            OR agent IS NOT NULL OR deleted <> 0
+         ORDER BY id",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let id: String = row.get(0)?;
+        let tier: String = row.get(1)?;
+        let tier = Tier::parse(&tier).map_err(|cause| StoreError::CorruptRow {
+            table: "memories",
+            key: id.clone(),
+            cause,
+        })?;
+        out.push(Marked {
+            id,
+            standing: Standing {
+                tier,
+                confidence: row.get(2)?,
+                strength: row.get(3)?,
+                project: row.get(4)?,
+                agent: row.get(5)?,
+                deleted: row.get(6)?,
+            },
+        });
+    }
+    Ok(out)
 }
 
 /// Memories with at least one tag equal to `root` or under it, in id order.
@@ -330,6 +396,7 @@ mod tests {
             entities: tags.iter().map(|t| t.to_string()).collect(),
             query: query.then(|| serde_json::json!({"source_model": "m"})),
             created_at: format!("2026-01-0{}", id.len()),
+            standing: Standing::default(),
         }
     }
 

@@ -41,10 +41,42 @@ pub mod memories;
 pub mod settings;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// The version whose migration rewrites every model skeleton (they gained join names).
 const SKELETON_JOIN_NAMES: usize = 5;
+
+/// The version that adds the memories' standing columns and the embeddings' revision.
+const STANDING_COLUMNS: usize = 8;
+
+/// `(table, column, definition)` of the columns version 8 adds.
+const STANDING_COLUMN_DEFINITIONS: &[(&str, &str, &str)] = &[
+    ("memories", "tier", "TEXT NOT NULL DEFAULT 'lesson'"),
+    ("memories", "confidence", "REAL NOT NULL DEFAULT 1"),
+    ("memories", "strength", "REAL NOT NULL DEFAULT 1"),
+    ("memories", "project", "TEXT"),
+    ("memories", "agent", "TEXT"),
+    ("memories", "deleted", "INTEGER NOT NULL DEFAULT 0"),
+    ("embeddings", "model_revision", "TEXT NOT NULL DEFAULT ''"),
+];
+
+/// Adds each column a table lacks: SQLite has no `ADD COLUMN IF NOT EXISTS`, and a store whose
+/// version number was lowered by hand must still migrate.
+fn add_missing_columns(tx: &Connection, columns: &[(&str, &str, &str)]) -> Result<(), StoreError> {
+    for (table, column, definition) in columns {
+        let present: bool = tx.query_row(
+            &format!("SELECT EXISTS (SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1)"),
+            [column],
+            |r| r.get(0),
+        )?;
+        if !present {
+            tx.execute_batch(&format!(
+                "ALTER TABLE {table} ADD COLUMN {column} {definition};"
+            ))?;
+        }
+    }
+    Ok(())
+}
 
 /// The default store path when neither `--store` nor `SLAYER_STORE` is given.
 pub const DEFAULT_STORE: &str = "slayer.db";
@@ -215,6 +247,19 @@ END;
 CREATE TRIGGER IF NOT EXISTS memory_tags_changes_delete AFTER DELETE ON memory_entities BEGIN
     UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE key = 'memory_tags_changes';
 END;
+"#,
+    r#"
+-- Tiers, trust and owners (seed 003). Memories written before have none of them in their
+-- JSON, so the defaults are theirs. Search reads the few memories that are not plain lessons
+-- (another tier, a trust below 1, an owner, a soft delete) from the partial index, never by
+-- scanning every row.
+-- (The columns are added by `add_missing_columns`, which skips those already there.)
+CREATE INDEX IF NOT EXISTS idx_memories_marked ON memories(id, tier, confidence, strength, project, agent, deleted)
+WHERE tier <> 'lesson' OR confidence <> 1 OR strength <> 1 OR project IS NOT NULL
+   OR agent IS NOT NULL OR deleted <> 0;
+-- Which revision of the model (a hash of its configuration and weights) wrote a vector, so a
+-- changed model under the same name is told apart; rows written before carry '' (also added
+-- by `add_missing_columns`).
 "#,
 ];
 
@@ -415,6 +460,9 @@ impl Store {
         // Another process may have migrated while we waited for the lock.
         let now: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         for (version, sql) in MIGRATIONS.iter().enumerate().skip(now as usize) {
+            if version + 1 == STANDING_COLUMNS {
+                add_missing_columns(&tx, STANDING_COLUMN_DEFINITIONS)?;
+            }
             tx.execute_batch(sql)?;
             if version + 1 == SKELETON_JOIN_NAMES {
                 catalog::rewrite_skeletons(&tx)?;
@@ -552,6 +600,7 @@ mod tests {
             entities: tags.iter().map(|t| t.to_string()).collect(),
             query: None,
             created_at: "t".into(),
+            standing: Default::default(),
         }
     }
 
@@ -576,9 +625,9 @@ mod tests {
         let start = count();
         docs::upsert(conn, &doc("db.m.a", "column")).unwrap();
         assert_eq!(count(), start, "a doc without a row");
-        embeddings::put(conn, "db.m.a", "local/x", "h", &[1.0], "t").unwrap();
+        embeddings::put(conn, "db.m.a", "local/x", "r", "h", &[1.0], "t").unwrap();
         assert_eq!(count(), start + 1, "a row written");
-        embeddings::put(conn, "db.m.a", "local/x", "h2", &[2.0], "t").unwrap();
+        embeddings::put(conn, "db.m.a", "local/x", "r", "h2", &[2.0], "t").unwrap();
         assert_eq!(count(), start + 2, "a row rewritten");
         docs::upsert(conn, &doc("db.m.a", "column")).unwrap();
         assert_eq!(count(), start + 2, "its doc re-rendered, same kind");
@@ -746,6 +795,30 @@ mod tests {
             )
             .unwrap();
         assert_eq!((tags.as_str(), count.as_str()), ("db.t=2", "2"));
+        // Version 8: older memories are plain lessons, so none is marked.
+        let tiers: Vec<String> = store
+            .conn()
+            .prepare("SELECT tier FROM memories ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(tiers, ["lesson", "lesson"]);
+        assert!(memories::marked(store.conn()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_store_whose_version_was_lowered_migrates_again_without_adding_columns_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        drop(Store::open(&path, OpenMode::CreateIfMissing).unwrap());
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", 7)
+            .unwrap();
+        let store = Store::open(&path, OpenMode::MustExist).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
     }
 
     fn file_bytes(path: &Path) -> Vec<u8> {

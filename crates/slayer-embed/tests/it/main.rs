@@ -9,4 +9,5 @@ mod local_model;
 mod model;
 mod openai;
 mod refresh;
+mod revision;
 mod support;

@@ -85,7 +85,7 @@ fn a_column_dropped_from_a_model_loses_its_doc_and_embeddings() {
     s.open()
         .conn()
         .execute(
-            "INSERT INTO embeddings VALUES ('warehouse.customers.segment', 'local/m', 'h', 1, x'00000000', 't')",
+            "INSERT INTO embeddings VALUES ('warehouse.customers.segment', 'local/m', 'h', 1, x'00000000', 't', '')",
             [],
         )
         .unwrap();

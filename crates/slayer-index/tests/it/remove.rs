@@ -38,7 +38,7 @@ fn seeded() -> TempStore {
         store
             .conn()
             .execute(
-                "INSERT INTO embeddings VALUES (?1, 'local/m', 'h', 1, x'00000000', 't')",
+                "INSERT INTO embeddings VALUES (?1, 'local/m', 'h', 1, x'00000000', 't', '')",
                 [id],
             )
             .unwrap();

@@ -53,6 +53,7 @@ pub fn memory(id: &str, learning: &str, entities: &[&str]) -> Memory {
         entities: entities.iter().map(|s| s.to_string()).collect(),
         query: None,
         created_at: "2026-01-01T00:00:00Z".into(),
+        standing: Default::default(),
     }
 }
 

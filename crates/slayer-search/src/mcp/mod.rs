@@ -124,6 +124,7 @@ impl ServerHandler for Server {
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub fn serve(store: &std::path::Path) -> anyhow::Result<()> {
     let (jobs, worker) = worker::start(store.to_owned())?;
+    let _reembed = slayer_search::reembed::start(store);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

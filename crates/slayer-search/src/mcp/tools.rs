@@ -48,6 +48,16 @@ pub struct SearchArgs {
     /// Your own expansion of the question: `anchors`, `phrases`, `synonyms`,
     /// `negatives: {hard, soft}`, `exceptions: [{negative, allow}]` (with `plan: "auto"`).
     pub injected: Option<slayer_search::plan::terms::Injected>,
+    /// Only this project's memories and those of every project (no other project's memory is
+    /// returned, counted or scores anything).
+    pub project: Option<String>,
+    /// Only this agent's memories and those of every agent.
+    pub agent: Option<String>,
+    /// Only these memory tiers: observation, lesson, semantic, procedural, crystal, insight,
+    /// facet (default all).
+    pub tiers: Option<Vec<String>>,
+    /// Memories with a lower confidence are skipped (default 0.3).
+    pub confidence_floor: Option<f64>,
 }
 
 /// A SlayerQuery: an object, or a string holding its JSON.

@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 use serde_json::{json, Value};
 use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_common::cli::error_message;
+use slayer_common::records::Tier;
 use slayer_common::store::{catalog, docs, memories, OpenMode, Store};
 use slayer_memory::service::{self, SaveRequest};
 use slayer_memory::write;
@@ -173,6 +174,19 @@ impl Worker<'_> {
             plan: args.plan.unwrap_or_default(),
             injected: args.injected,
             rerank: None,
+            tiers: args
+                .tiers
+                .map(|names| {
+                    names
+                        .iter()
+                        .map(|n| Tier::parse(n))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .transpose()?,
+            confidence_floor: args.confidence_floor,
+            project: args.project,
+            agent: args.agent,
+            expand_ids: vec![],
         };
         let response = self.ctx.search(&request).map_err(message)?;
         let flat =
@@ -203,6 +217,7 @@ impl Worker<'_> {
             query,
             id: args.id,
             description: args.description,
+            standing: Default::default(),
         };
         let saved = write::save(self.writer()?, request, true).map_err(message)?;
         for warning in &saved.embedding_warnings {

@@ -16,6 +16,8 @@ use crate::plan::terms::Exception;
 struct ConfigFile {
     #[serde(default)]
     semantic_search: PlanConfig,
+    #[serde(default)]
+    memory_tiers: crate::scoping::TierConfig,
 }
 
 /// Everything the planner can be told.
@@ -42,6 +44,10 @@ pub struct PlanConfig {
     pub negatives: NegativesConfig,
     /// How candidates are rescored.
     pub reranker: Reranker,
+    /// The file's `[memory_tiers]` table: how memory tiers weigh (docs/spec.md §9.11). Not
+    /// the planner's, but read from the same file.
+    #[serde(skip)]
+    pub memory_tiers: crate::scoping::TierConfig,
 }
 
 /// Pass budgets (seed: N₁:N₂ = 140:60).
@@ -146,6 +152,7 @@ impl Default for PlanConfig {
             prf: Prf::default(),
             negatives: NegativesConfig::default(),
             reranker: Reranker::default(),
+            memory_tiers: Default::default(),
         }
     }
 }
@@ -272,8 +279,10 @@ impl PlanConfig {
     /// Parses a configuration file's text and checks its values.
     pub fn parse(text: &str) -> Result<PlanConfig, String> {
         let file: ConfigFile = toml::from_str(text).map_err(|e| e.to_string().trim().to_owned())?;
-        let config = file.semantic_search;
+        let mut config = file.semantic_search;
         config.check()?;
+        file.memory_tiers.check()?;
+        config.memory_tiers = file.memory_tiers;
         Ok(config)
     }
 

@@ -81,6 +81,8 @@ pub struct SideIndex<'a> {
     pub side: Side,
     /// The datasource filter (channel 2's, with the subset's statistics).
     pub datasource: Option<&'a str>,
+    /// The memories the request may see (statistics too).
+    pub admission: &'a crate::corpus::Admission<'a>,
     /// Budgets, slop, the candidate cap.
     pub config: &'a PlanConfig,
     /// A one-term clause also scores on the entity's name, this much.
@@ -114,6 +116,7 @@ impl SideIndex<'_> {
             clauses,
             self.side,
             self.datasource,
+            self.admission,
         )
     }
 

@@ -97,6 +97,7 @@ impl Context<'_> {
             searcher,
             side,
             datasource: scope.datasource(),
+            admission: scope.admission(),
             config,
             name_weight: req.tuning.name_weight,
         };

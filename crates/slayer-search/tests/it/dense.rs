@@ -69,9 +69,14 @@ fn missing_rows_a_switched_model_and_a_dimension_mismatch_are_warnings() {
     assert!(!ids(&no_rows, "memories").is_empty(), "the search went on");
 
     let conn = rusqlite::Connection::open(&f.store).unwrap();
+    // A row of the active revision (only those are read), of another size.
+    let revision = slayer_embed::revision::local(
+        &crate::support::models_dir().join(slayer_embed::local::DEFAULT_MODEL),
+    )
+    .unwrap();
     conn.execute(
-        "INSERT INTO embeddings VALUES ('memory:42', 'local/all-MiniLM-L6-v2', 'h', 3, x'000000000000000000000000', 't')",
-        [],
+        "INSERT INTO embeddings VALUES ('memory:42', 'local/all-MiniLM-L6-v2', 'h', 3, x'000000000000000000000000', 't', ?1)",
+        [&revision],
     )
     .unwrap();
     let mismatch = f.dense_search(&["--question", "revenue"]);

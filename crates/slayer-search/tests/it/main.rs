@@ -17,4 +17,6 @@ mod model;
 mod plan;
 mod ranking;
 mod real_use;
+mod revisions;
 mod support;
+mod tiers;
