@@ -9,7 +9,8 @@
 # memories of each high-order tier (semantic, procedural, crystal, insight, facet: 500 in all,
 # a third of them with confidence 0.9, all with strength 0.8) and N - 500 observations. So 1500
 # is the seed's workload: 1,000 observations plus 100 entries per high-order tier.
-# Reported: `--batch` over 200 distinct questions, all channels (ms per question, the process
+# "plain" is the same store before the tiers are set (every memory a plain lesson: the path
+# that existed before tiers). Reported: `--batch` over 200 distinct questions, all channels (ms per question, the process
 # and the model load included), and one-shot whole-process latency (median / p95 of 15).
 # SKIP_BUILD=1 skips the cargo build.
 set -euo pipefail
@@ -42,6 +43,25 @@ PY
 
 stats() { sort -n "$1" | awk '{a[NR]=$1} END {printf "%.1f / %.1f", a[int((NR+1)/2)]/1000, a[int(NR*0.95+0.5)]/1000}'; }
 
+measure() { # n mode store flags...
+    local n=$1 mode=$2 store=$3 s batch
+    shift 3
+    # Warm: the sidecar is built and the page cache filled.
+    SLAYER_STORE="$store" "$bin/slayer-search" "$@" --question warm > /dev/null 2>&1
+    s=$(date +%s%N)
+    SLAYER_STORE="$store" "$bin/slayer-search" "$@" --batch "$work/batch.jsonl" > /dev/null 2>&1
+    batch=$(( ($(date +%s%N) - s) / 1000 ))
+    : > "$work/one.txt"
+    for _ in $(seq 15); do
+        s=$(date +%s%N)
+        SLAYER_STORE="$store" "$bin/slayer-search" "$@" \
+            --question "refund amount by customer region" > /dev/null 2>&1
+        echo $(( ($(date +%s%N) - s) / 1000 )) >> "$work/one.txt"
+    done
+    printf '| %s | %s | %.1f | %s |\n' "$n" "$mode" \
+        "$(awk -v u="$batch" 'BEGIN{print u/200/1000}')" "$(stats "$work/one.txt")"
+}
+
 printf '| memories | tiers | batch ms/question | one-shot median / p95 ms |\n|---|---|---|---|\n'
 for n in $sizes; do
     if [ ! -e "$cache/s$n.db" ]; then
@@ -60,6 +80,13 @@ import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 with c:
     c.execute("UPDATE embeddings SET model_revision = ?", (sys.argv[2],))
+c.close()
+PY
+    measure "$n" plain "$store"
+    python3 - "$store" "$rev" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+with c:
     ids = [r[0] for r in c.execute("SELECT id FROM memories ORDER BY id")]
     tiers = ["semantic", "procedural", "crystal", "insight", "facet"]
     c.execute("UPDATE memories SET tier = 'observation'")
@@ -72,23 +99,7 @@ with c:
                   (tiers[k % 5], 0.9 if k % 3 == 0 else 1.0, ids[i]))
 c.close()
 PY
-    # Warm: the sidecar is built and the page cache filled.
-    SLAYER_STORE="$store" "$bin/slayer-search" --question warm > /dev/null 2>&1
-    for mode in off on; do
-        flags=()
-        [ "$mode" = off ] && flags=(--tiers observation)
-        s=$(date +%s%N)
-        SLAYER_STORE="$store" "$bin/slayer-search" "${flags[@]}" --batch "$work/batch.jsonl" > /dev/null 2>&1
-        batch=$(( ($(date +%s%N) - s) / 1000 ))
-        : > "$work/one.txt"
-        for i in $(seq 15); do
-            s=$(date +%s%N)
-            SLAYER_STORE="$store" "$bin/slayer-search" "${flags[@]}" \
-                --question "refund amount by customer region" > /dev/null 2>&1
-            echo $(( ($(date +%s%N) - s) / 1000 )) >> "$work/one.txt"
-        done
-        printf '| %s | %s | %.1f | %s |\n' "$n" "$mode" \
-            "$(awk -v u="$batch" 'BEGIN{print u/200/1000}')" "$(stats "$work/one.txt")"
-    done
+    measure "$n" off "$store" --tiers observation
+    measure "$n" on "$store"
     rm -rf "$store"*
 done

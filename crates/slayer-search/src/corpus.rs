@@ -172,7 +172,11 @@ impl<'c> Corpus<'c> {
         catalog: &'s Catalog,
     ) -> Result<Scope<'s, 'c>, StoreError> {
         let marked = self.marked()?;
-        let admission = if filter.passes_plain() {
+        // With plain lessons out, an exclusion list still serves when there are none.
+        let no_plain = || -> Result<bool, StoreError> {
+            Ok(memories::count_under(self.conn, None)? == marked.len())
+        };
+        let admission = if filter.passes_plain() || no_plain()? {
             let mut out: Vec<&'s str> = marked
                 .iter()
                 .filter(|(_, s)| !filter.passes(s))

@@ -134,7 +134,9 @@ impl Context<'_> {
         let mut warnings = Warnings::default();
         let inputs = self.resolve_inputs(req, &mut warnings)?;
         let filter = req.memory_filter()?;
-        let scope = self.corpus.scope(datasource, &filter, inputs.catalog)?;
+        let scope = self.dense.timings.time("scope", || {
+            self.corpus.scope(datasource, &filter, inputs.catalog)
+        })?;
         warn_off_datasource_memories(&inputs, &scope, &mut warnings)?;
         let mut response = Response {
             resolved_input_entities: inputs.canonical.clone(),
@@ -197,7 +199,9 @@ impl Context<'_> {
         let caps = Caps::of(req);
         let buckets = if scope.weighed()? {
             let tiers = &self.planner.config.memory_tiers;
-            let merged = crate::tiers::fuse_by_tier(&rankings, &scope, fusion.0, tiers)?;
+            let merged = self.dense.timings.time("tiers", || {
+                crate::tiers::fuse_by_tier(&rankings, &scope, fusion.0, tiers)
+            })?;
             let with_query = self.corpus.with_query()?;
             crate::tiers::fill_buckets(merged, with_query, caps.memories, caps.example_queries)
         } else {

@@ -39,19 +39,30 @@ pub fn fuse_by_tier(
     let bm25 = split_ranking(&rankings.bm25, groups, group);
     let text: Vec<Option<TextRanking<'_>>> = match &rankings.text_memories {
         Some(text) => {
-            // Only marked memories are of another tier: find where they sit, once.
-            let keys: Vec<String> = marked
-                .iter()
-                .filter(|(_, s)| s.tier != Tier::Lesson)
-                .map(|(id, _)| memory_ref(id))
-                .collect();
-            let placed: FxHashMap<usize, usize> = text
-                .locate(keys.iter().map(String::as_str))?
-                .into_iter()
-                .map(|(key, at)| (at, group(&key)))
-                .collect();
             let lesson = Tier::Lesson as usize;
-            let shares = text.split(groups, |at| placed.get(&at).copied().unwrap_or(lesson));
+            let others = marked.values().filter(|s| s.tier != Tier::Lesson).count();
+            let shares = if others < text.len() {
+                // Few memories of other tiers: find where they sit.
+                let keys: Vec<String> = marked
+                    .iter()
+                    .filter(|(_, s)| s.tier != Tier::Lesson)
+                    .map(|(id, _)| memory_ref(id))
+                    .collect();
+                let placed: FxHashMap<usize, usize> = text
+                    .locate(keys.iter().map(String::as_str))?
+                    .into_iter()
+                    .map(|(key, at)| (at, group(&key)))
+                    .collect();
+                text.split(groups, |at| placed.get(&at).copied().unwrap_or(lesson))
+            } else {
+                // Many: read every hit's id once (a fast field) instead.
+                let groups_by_place: Vec<usize> = text
+                    .top(text.len())?
+                    .iter()
+                    .map(|(key, _)| group(key))
+                    .collect();
+                text.split(groups, |at| groups_by_place[at])
+            };
             shares.into_iter().map(Some).collect()
         }
         None => (0..groups).map(|_| None).collect(),
