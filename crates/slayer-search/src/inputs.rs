@@ -33,6 +33,23 @@ impl Inputs<'_> {
     }
 }
 
+/// `memory:` references resolve only to memories the request's owner may see: another
+/// project's or agent's memory, or a soft-deleted one, does not exist for it (the same message
+/// as an id that names nothing, so a search cannot probe for them).
+struct OwnedMemories<'c, 'x> {
+    corpus: &'c crate::corpus::Corpus<'x>,
+    filter: &'c crate::scoping::MemoryFilter,
+}
+
+impl Lookup for OwnedMemories<'_, '_> {
+    fn memory_exists(&self, id: &str) -> Result<bool, String> {
+        self.corpus
+            .memory(id)
+            .map(|found| found.is_some_and(|m| self.filter.owns(&m.standing)))
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// The catalog of a request without entity inputs.
 static NO_CATALOG: Catalog = Catalog {
     datasources: std::collections::BTreeSet::new(),
@@ -46,7 +63,12 @@ impl Context<'_> {
         req: &'a Request,
         warnings: &mut Warnings,
     ) -> Result<Inputs<'a>, SearchError> {
-        let lookup: &dyn Lookup = &self.corpus;
+        let filter = req.memory_filter()?;
+        let owned = OwnedMemories {
+            corpus: &self.corpus,
+            filter: &filter,
+        };
+        let lookup: &dyn Lookup = &owned;
         let has_refs = !req.entities.is_empty() || req.query.is_some();
         let catalog = if has_refs {
             self.corpus.catalog()?

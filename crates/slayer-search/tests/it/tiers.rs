@@ -285,6 +285,16 @@ fn expand_ids_returns_any_mix_of_tiers_and_show_takes_many_ids() {
         ]
     );
     assert!(ids(&r, "memories").is_empty());
+    // A named reference to another agent's memory reads as one to no memory at all.
+    let theirs = f.search(&["--entity", "memory:theirs", "--agent", "a"]);
+    let nothing = f.search(&["--entity", "memory:nothing", "--agent", "a"]);
+    assert_eq!(theirs["resolved_input_entities"], json!([]));
+    assert_eq!(
+        strings(&theirs["warnings"])[0],
+        strings(&nothing["warnings"])[0].replace("nothing", "theirs")
+    );
+    let own = f.search(&["--entity", "memory:theirs", "--agent", "b"]);
+    assert_eq!(own["resolved_input_entities"], json!(["memory:theirs"]));
     let out = f.memory(&["show", "sem_1", "1", "--format", "jsonl"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let shown: Vec<Value> = out
