@@ -518,12 +518,6 @@ impl Default for Standing {
 }
 
 impl Standing {
-    /// Whether search treats the memory as a plain lesson: default tier and trust, no owner,
-    /// not deleted. The store indexes the others apart, so a search finds them without a scan.
-    pub fn is_plain(&self) -> bool {
-        *self == Standing::default()
-    }
-
     /// Checks the values a writer gave: `(field, message)` on the first bad one.
     pub fn check(&self) -> Result<(), (&'static str, String)> {
         for (field, value) in [("confidence", self.confidence), ("strength", self.strength)] {

@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod bert;
+pub mod http;
 pub mod local;
 pub mod openai;
 pub mod provider;

@@ -7,10 +7,10 @@ use std::thread;
 use std::time::Duration;
 
 use reqwest::blocking::Client;
-use reqwest::header::HeaderMap;
 use reqwest::{StatusCode, Url};
 use serde::{Deserialize, Serialize};
 
+use crate::http::{error_chain, retry_after, truncate};
 use crate::EmbedResult;
 
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -203,7 +203,7 @@ impl OpenAiClient {
         }
         let response = request.send().map_err(|e| self.transport_failure(e))?;
         let status = response.status();
-        let retry_after = retry_after(response.headers());
+        let retry_after = retry_after(response.headers(), MAX_RETRY_DELAY);
         let body = response.text().map_err(|e| self.transport_failure(e))?;
         if !status.is_success() {
             return Err(Failure::Status {
@@ -368,50 +368,4 @@ fn error_detail(status: StatusCode, body: &str) -> String {
     } else {
         detail
     }
-}
-
-fn truncate(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((end, _)) => format!("{}...", &text[..end]),
-        None => text.to_owned(),
-    }
-}
-
-/// `Retry-After` in seconds, or OpenAI's `retry-after-ms`. The HTTP-date form of
-/// `Retry-After` falls back to plain backoff: servers of this API send seconds, and parsing
-/// dates would need another dependency.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name: &str| {
-        headers
-            .get(name)?
-            .to_str()
-            .ok()?
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|n| n.is_finite() && *n >= 0.0)
-    };
-    // Capped before converting: from_secs_f64 panics on values too large for a Duration.
-    let cap = MAX_RETRY_DELAY.as_secs_f64();
-    number("retry-after-ms")
-        .map(|ms| ms / 1000.0)
-        .or_else(|| number("retry-after"))
-        .map(|secs| Duration::from_secs_f64(secs.min(cap)))
-}
-
-/// The error with its causes, since reqwest's top-level message ("error sending request")
-/// hides the useful part ("connection refused").
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        // Layers often repeat their inner error's text verbatim.
-        if !message.ends_with(&cause_text) {
-            message.push_str(": ");
-            message.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    message
 }

@@ -233,7 +233,7 @@ impl<'a> TierIds<'a> {
 }
 
 /// Checks a writer's tier, trust and owners.
-pub fn check_standing(standing: &Standing) -> Result<(), MemoryError> {
+fn check_standing(standing: &Standing) -> Result<(), MemoryError> {
     standing
         .check()
         .map_err(|(_, message)| MemoryError::Invalid(format!("{message}.")))

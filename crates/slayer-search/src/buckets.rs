@@ -110,17 +110,7 @@ pub fn fill_memory_buckets(
     // Computed exactly, the example bucket takes nothing from the walk (a zero cap).
     let walked_examples = if exact { 0 } else { caps.example_queries };
     let mut buckets = fusion.fill(|settled| {
-        let mut buckets = MemoryBuckets::new(caps.memories, walked_examples);
-        for f in settled {
-            let Some(id) = memory_id_of(&f.key) else {
-                continue;
-            };
-            let has_query = with_query.contains(id);
-            buckets.offer(f, has_query);
-            if buckets.full() {
-                break;
-            }
-        }
+        let buckets = walk_memory_buckets(settled, with_query, caps.memories, walked_examples);
         let full = buckets.full();
         Ok((buckets, full))
     })?;
@@ -128,6 +118,28 @@ pub fn fill_memory_buckets(
         buckets.example_queries = examples;
     }
     Ok(buckets)
+}
+
+/// Walks fused memories in order into the two buckets, each up to its cap; `with_query`
+/// holds the ids of the query-bearing memories.
+pub fn walk_memory_buckets(
+    order: impl IntoIterator<Item = Fused>,
+    with_query: &FxHashSet<String>,
+    memories: usize,
+    example_queries: usize,
+) -> MemoryBuckets<Fused> {
+    let mut buckets = MemoryBuckets::new(memories, example_queries);
+    for f in order {
+        let Some(id) = memory_id_of(&f.key) else {
+            continue;
+        };
+        let has_query = with_query.contains(id);
+        buckets.offer(f, has_query);
+        if buckets.full() {
+            break;
+        }
+    }
+    buckets
 }
 
 /// Fills the entity bucket from the entity side's fusion, up to `cap` hits, after model-level

@@ -272,14 +272,8 @@ impl Scope<'_, '_> {
         &self.admission
     }
 
-    /// A marked memory's standing (`None`: a plain lesson).
-    pub fn standing(&self, id: &str) -> Result<Option<&Standing>, StoreError> {
-        Ok(self.corpus.marked()?.get(id))
-    }
-
-    /// The tiers (other than lesson) of the admitted marked memories, and whether any
-    /// admitted memory is weighed (a tier other than lesson, a strength or confidence below
-    /// 1): without one, ranking by tier changes nothing and is skipped.
+    /// Whether any admitted memory is weighed (a tier other than lesson, a strength or
+    /// confidence below 1): without one, ranking by tier changes nothing and is skipped.
     pub fn weighed(&self) -> Result<bool, StoreError> {
         let marked = self.corpus.marked()?;
         Ok(marked.iter().any(|(id, s)| {

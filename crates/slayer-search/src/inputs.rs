@@ -57,16 +57,17 @@ static NO_CATALOG: Catalog = Catalog {
 };
 
 impl Context<'_> {
-    /// Resolves the entity refs, then the query's entities (warnings in that order).
+    /// Resolves the entity refs, then the query's entities (warnings in that order); a
+    /// `memory:` ref resolves only to a memory `filter`'s owner may see.
     pub(crate) fn resolve_inputs<'a>(
         &'a self,
         req: &'a Request,
+        filter: &crate::scoping::MemoryFilter,
         warnings: &mut Warnings,
     ) -> Result<Inputs<'a>, SearchError> {
-        let filter = req.memory_filter()?;
         let owned = OwnedMemories {
             corpus: &self.corpus,
-            filter: &filter,
+            filter,
         };
         let lookup: &dyn Lookup = &owned;
         let has_refs = !req.entities.is_empty() || req.query.is_some();

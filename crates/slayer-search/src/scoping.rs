@@ -14,7 +14,7 @@ use slayer_common::records::{Standing, Tier};
 pub const DEFAULT_CONFIDENCE_FLOOR: f64 = 0.3;
 
 /// What a request may see of the memories.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MemoryFilter {
     /// The tiers searched.
     pub tiers: Vec<Tier>,

@@ -14,7 +14,9 @@ use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_index::fulltext::FullText;
 use slayer_index::pyfmt::repr_str as py_repr;
 
-use crate::buckets::{fill_entity_bucket, fill_memory_buckets, Caps, MemoryBuckets, EXACT_BUCKET};
+use crate::buckets::{
+    fill_entity_bucket, fill_memory_buckets, walk_memory_buckets, Caps, MemoryBuckets, EXACT_BUCKET,
+};
 use crate::corpus::{Corpus, Scope};
 use crate::inputs::{named_entities, warn_off_datasource_memories, Inputs};
 use crate::model_evidence::ModelEvidence;
@@ -132,8 +134,8 @@ impl Context<'_> {
         let datasource = self.validate(req)?;
         req.tuning.validate()?;
         let mut warnings = Warnings::default();
-        let inputs = self.resolve_inputs(req, &mut warnings)?;
         let filter = req.memory_filter()?;
+        let inputs = self.resolve_inputs(req, &filter, &mut warnings)?;
         let scope = self.dense.timings.time("scope", || {
             self.corpus.scope(datasource, &filter, inputs.catalog)
         })?;
@@ -203,7 +205,7 @@ impl Context<'_> {
                 crate::tiers::fuse_by_tier(&rankings, &scope, fusion.0, tiers)
             })?;
             let with_query = self.corpus.with_query()?;
-            crate::tiers::fill_buckets(merged, with_query, caps.memories, caps.example_queries)
+            walk_memory_buckets(merged, with_query, caps.memories, caps.example_queries)
         } else {
             fill_memory_buckets(
                 &mut rankings.memories(caps.memory_depth(), fusion.0)?,

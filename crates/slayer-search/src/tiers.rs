@@ -12,7 +12,6 @@ use rustc_hash::FxHashMap;
 use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_common::records::{Standing, Tier};
 
-use crate::buckets::MemoryBuckets;
 use crate::channels::Rankings;
 use crate::corpus::Scope;
 use crate::deepening::{Deepening, FIRST_DEPTH};
@@ -122,25 +121,4 @@ fn split_ranking(ranking: &Ranking, groups: usize, group: impl Fn(&str) -> usize
         out[group(&hit.0)].hits.push(hit.clone());
     }
     out
-}
-
-/// The memory buckets from the merged candidates, each to its cap, in merged order.
-pub fn fill_buckets(
-    merged: Vec<Fused>,
-    with_query: &rustc_hash::FxHashSet<String>,
-    memories: usize,
-    example_queries: usize,
-) -> MemoryBuckets<Fused> {
-    let mut buckets = MemoryBuckets::new(memories, example_queries);
-    for f in merged {
-        let Some(id) = memory_id_of(&f.key) else {
-            continue;
-        };
-        let has_query = with_query.contains(id);
-        buckets.offer(f, has_query);
-        if buckets.full() {
-            break;
-        }
-    }
-    buckets
 }

@@ -5,28 +5,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{models_dir, Out, TempStore};
-
-/// A models folder holding `all-MiniLM-L6-v2` under its own name: the weights and tokenizer
-/// linked, `config.json` copied so a test can change it.
-pub fn model_copy(into: &Path) -> std::path::PathBuf {
-    let source = models_dir().join(slayer_embed::local::DEFAULT_MODEL);
-    let copy = into.join(slayer_embed::local::DEFAULT_MODEL);
-    std::fs::create_dir_all(&copy).unwrap();
-    std::fs::copy(source.join("config.json"), copy.join("config.json")).unwrap();
-    for name in ["tokenizer.json", "model.safetensors"] {
-        std::os::unix::fs::symlink(source.join(name), copy.join(name)).unwrap();
-    }
-    copy
-}
-
-/// The same model, another revision: a key no loader reads added to its configuration.
-pub fn change_revision(model: &Path) {
-    let path = model.join("config.json");
-    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    config["slayer_test_note"] = Value::from("another revision");
-    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
-}
+use crate::model::{change_revision, model_copy};
+use crate::support::{Out, TempStore};
 
 fn embed(s: &TempStore, models: &Path, args: &[&str]) -> Out {
     s.run(
@@ -76,7 +56,7 @@ fn a_changed_model_under_the_same_name_is_re_embedded_exactly_where_stale() {
     );
 
     // Same name, changed model; and two docs the old revision never saw.
-    change_revision(&model);
+    change_revision(&model, "another revision");
     let memories = "{\"kind\":\"memory\",\"id\":\"late1\",\"learning\":\"Refunds post on Mondays.\",\"entities\":[]}\n\
                     {\"kind\":\"memory\",\"id\":\"late2\",\"learning\":\"Churn is monthly.\",\"entities\":[]}\n";
     let out = s.run("slayer-memory", &["import", "-"], &[], Some(memories));
@@ -115,7 +95,7 @@ fn a_changed_model_under_the_same_name_is_re_embedded_exactly_where_stale() {
     assert_eq!(statuses(&again, "unchanged").len() as i64, docs + 2);
 
     // Named docs follow the same rule: a stale row is re-embedded though its text is the same.
-    change_revision(&model);
+    change_revision(&model, "another revision");
     let config = model.join("config.json");
     let text = std::fs::read_to_string(&config).unwrap();
     std::fs::write(

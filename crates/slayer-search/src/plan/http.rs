@@ -12,6 +12,7 @@ use reqwest::blocking::Client;
 use reqwest::header::HeaderMap;
 use reqwest::{StatusCode, Url};
 use serde_json::Value;
+use slayer_embed::http::error_chain;
 
 /// Upper bound on any wait between retries, `Retry-After` included.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(5);
@@ -165,25 +166,9 @@ fn delay(backoff: Duration, retries: u32, retry_after: Option<Duration>) -> Dura
         .min(MAX_RETRY_DELAY)
 }
 
-/// `Retry-After` in seconds, or OpenAI's `retry-after-ms`; the HTTP-date form falls back to
-/// plain backoff.
+/// The server's retry hint, at most [`MAX_RETRY_DELAY`].
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name: &str| {
-        headers
-            .get(name)?
-            .to_str()
-            .ok()?
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|n| n.is_finite() && *n >= 0.0)
-    };
-    // Capped before converting: from_secs_f64 panics on values too large for a Duration.
-    let cap = MAX_RETRY_DELAY.as_secs_f64();
-    number("retry-after-ms")
-        .map(|ms| ms / 1000.0)
-        .or_else(|| number("retry-after"))
-        .map(|secs| Duration::from_secs_f64(secs.min(cap)))
+    slayer_embed::http::retry_after(headers, MAX_RETRY_DELAY)
 }
 
 /// The server's explanation: `error.message`, `error`, `message` or `detail` of a JSON
@@ -216,29 +201,7 @@ pub(crate) fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// At most `max_chars` characters, `...` marking a cut.
-pub(crate) fn truncate(text: &str, max_chars: usize) -> String {
-    match text.char_indices().nth(max_chars) {
-        Some((end, _)) => format!("{}...", &text[..end]),
-        None => text.to_owned(),
-    }
-}
-
-/// The error with its causes: reqwest's top message ("error sending request") hides the
-/// useful part ("connection refused").
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !message.ends_with(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        source = cause.source();
-    }
-    message
-}
+pub(crate) use slayer_embed::http::truncate;
 
 /// A scripted HTTP/1.1 server on 127.0.0.1 for this module's and `llm`'s tests.
 #[cfg(test)]

@@ -4,36 +4,16 @@
 //! §7.4).
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{ids, models_dir, run_with_models, strings, Fixture};
+use crate::model::{change_revision, model_copy};
+use crate::support::{ids, run_with_models, strings, Fixture};
 
 const MODEL: &str = "local/all-MiniLM-L6-v2";
-
-/// A models folder holding `all-MiniLM-L6-v2` under its own name: the weights and tokenizer
-/// linked, `config.json` copied so the test can change it.
-fn model_copy(into: &Path) -> PathBuf {
-    let source = models_dir().join(slayer_embed::local::DEFAULT_MODEL);
-    let copy = into.join(slayer_embed::local::DEFAULT_MODEL);
-    std::fs::create_dir_all(&copy).unwrap();
-    std::fs::copy(source.join("config.json"), copy.join("config.json")).unwrap();
-    for name in ["tokenizer.json", "model.safetensors"] {
-        std::os::unix::fs::symlink(source.join(name), copy.join(name)).unwrap();
-    }
-    copy
-}
-
-/// Another revision of the same model: a key no loader reads added to its configuration.
-fn change_revision(model: &Path, note: &str) {
-    let path = model.join("config.json");
-    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    config["slayer_test_note"] = Value::from(note);
-    std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
-}
 
 fn stale_warning(stale: i64, missing: i64) -> String {
     format!(
