@@ -9,11 +9,11 @@ use crate::introspect::{TableInfo, TableRef};
 use crate::profile::{column_expr, is_profilable, ProfileColumn, TableJob};
 use crate::typemap::{default_format, map_type};
 
-/// The datasource record.
-pub fn datasource(name: &str, source_type: &str, database: Option<&str>) -> Datasource {
+/// The datasource record, with the source's connection fields (never a password).
+pub fn datasource(name: &str, source_type: &str, connection: &[(&str, Value)]) -> Datasource {
     let mut extra = Map::new();
-    if let Some(db) = database {
-        extra.insert("database".into(), Value::String(db.to_owned()));
+    for (key, value) in connection {
+        extra.insert((*key).to_owned(), value.clone());
     }
     Datasource {
         name: name.to_owned(),
@@ -102,15 +102,11 @@ pub fn model(datasource: &str, t: &TableInfo, targets: &JoinTargets<'_>) -> (Mod
             }
         })
         .collect();
-    let schema = match &t.table_ref {
-        TableRef::Table { schema, .. } => schema.as_deref(),
-        TableRef::File { .. } => None,
-    };
     let joins = t
         .foreign_keys
         .iter()
         .filter_map(|fk| {
-            let target = targets.get(&(schema, fk.ref_table.as_str()))?;
+            let target = targets.get(&(fk.ref_schema.as_deref(), fk.ref_table.as_str()))?;
             Some(Join {
                 target_model: target.model.name.clone(),
                 join_pairs: fk

@@ -1,17 +1,29 @@
 //! Command-line definition.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Parser;
 use slayer_common::cli::OutputArgs;
 
-const ABOUT: &str = "Introspect and profile a DuckDB, SQLite, CSV or Parquet source into catalog records (datasource, then one model per table or view) with sample values.";
+const ABOUT: &str = "Introspect and profile a DuckDB, SQLite, CSV, Parquet or PostgreSQL source into catalog records (datasource, then one model per table or view) with sample values.";
 
 const EXAMPLES: &str = "Examples:
   $ slayer-profile examples/shop/data --datasource shop --format text
   $ slayer-profile examples/shop/data/orders.csv | wc -l
   $ slayer-profile examples/shop/data --tables orders | slayer-index load
   $ slayer-profile examples/shop/data --models tests/fixtures/shop.jsonl
+
+PostgreSQL: a postgres:// or postgresql:// URL (postgresql://reader@db.example.com/shop?sslmode=
+verify-full) or a libpq key=value string; what it leaves out comes from PGHOST, PGPORT, PGUSER,
+PGPASSWORD, PGDATABASE, PGSSLMODE, PGSSLROOTCERT and ~/.pgpass. Prefer PGPASSWORD or ~/.pgpass to a
+password in the URL (other users can see command lines); the password is never printed: the URL is
+shown as postgres://user:****@host:port/db. TLS (rustls): sslmode=require encrypts; verify-ca and
+verify-full also check the certificate against sslrootcert (a PEM file, or `system`). Each query
+runs in its own read-only transaction under --statement-timeout; --threads N opens N connections.
+Tables outside the `public` schema are named schema.table. With PGHOST, PGUSER and PGPASSWORD set:
+  $ PGDATABASE=shop slayer-profile postgres:// --schema sales --threads 2 | wc -l
+  $ slayer-profile 'dbname=shop sslmode=prefer' --tables sales.orders --format text
 
 Refresh mode (--models): existing model records in, the same records out with only their sample
 fields (sampled, sampled_values, distinct_count) filled; SQL-backed models pass unchanged.
@@ -31,9 +43,16 @@ written).";
 #[derive(Debug, Parser)]
 #[command(name = "slayer-profile", version, about = ABOUT, after_help = EXAMPLES)]
 pub struct Cli {
-    /// A DuckDB or SQLite file; or CSV / Parquet files, globs, or a folder of them (one model each).
+    /// A DuckDB or SQLite file; CSV / Parquet files, globs, or a folder of them (one model
+    /// each); or a PostgreSQL URL (postgres://…) or key=value connection string.
     #[arg(required = true, value_name = "SOURCE")]
     pub sources: Vec<PathBuf>,
+    /// Only this schema (repeat for several; default: every schema but the system ones).
+    #[arg(long = "schema", value_name = "S")]
+    pub schemas: Vec<String>,
+    /// Limit on each query against a server: 500ms, 60s, 5m; 0 for none.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub statement_timeout: Duration,
     /// Datasource name (default: the file's stem, or the folder's name).
     #[arg(long)]
     pub datasource: Option<String>,
@@ -43,7 +62,7 @@ pub struct Cli {
     /// Skip views.
     #[arg(long)]
     pub no_views: bool,
-    /// Only these tables (comma-separated names).
+    /// Only these tables (comma-separated names; schema.table outside the default schema).
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub tables: Vec<String>,
     /// Skip these tables (comma-separated names).
@@ -63,4 +82,47 @@ pub struct Cli {
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// `500ms`, `60s`, `5m`, `1h`, or a bare number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration: write 500ms, 60s, 5m or 1h"))?;
+    let seconds = match unit.trim() {
+        "ms" => value / 1000.0,
+        "" | "s" => value,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        other => {
+            return Err(format!(
+                "unknown unit '{other}' in '{text}': use ms, s, m or h"
+            ))
+        }
+    };
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("60s"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert!(parse_duration("soon")
+            .unwrap_err()
+            .contains("not a duration"));
+        assert!(parse_duration("5 weeks")
+            .unwrap_err()
+            .contains("unknown unit 'weeks'"));
+    }
 }

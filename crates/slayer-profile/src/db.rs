@@ -1,4 +1,5 @@
-//! One connection to a source, DuckDB or SQLite, and the profiling queries run through it.
+//! One connection to a source, DuckDB, SQLite or PostgreSQL ([`crate::pg`]), and the profiling
+//! queries run through it.
 //!
 //! Queries name tables and columns only through [`crate::ident`]; the values that come back
 //! are printed by [`crate::sample`] so both engines give the same text.
@@ -7,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use slayer_common::records::DataType;
 
+use crate::pg::{PgConn, PgSource};
 use crate::sample::{self, py_bool, py_float, timestamp_from_micros};
 
 /// How to open more connections to the same source (one per worker).
@@ -18,6 +20,8 @@ pub enum Opener {
     DuckDbMemory,
     /// A SQLite file, opened read-only.
     Sqlite(PathBuf),
+    /// A PostgreSQL server, read in read-only transactions.
+    Postgres(Box<PgSource>),
 }
 
 /// A live connection.
@@ -26,6 +30,8 @@ pub enum Conn {
     Duck(duckdb::Connection),
     /// SQLite.
     Lite(rusqlite::Connection),
+    /// PostgreSQL.
+    Pg(Box<PgConn>),
 }
 
 /// The printed `(min, max)` of a column; `None` for NULL.
@@ -59,6 +65,7 @@ impl Opener {
                     .map_err(|e| e.to_string())
             }
             Opener::Sqlite(path) => open_sqlite(path).map(Conn::Lite),
+            Opener::Postgres(source) => source.connect().map(|c| Conn::Pg(Box::new(c))),
         }
     }
 }
@@ -99,6 +106,7 @@ impl Conn {
         match self {
             Conn::Duck(c) => c.query_row(&sql, [], |r| r.get(0)).map_err(first_line),
             Conn::Lite(c) => c.query_row(&sql, [], |r| r.get(0)).map_err(first_line),
+            Conn::Pg(c) => c.probe(from),
         }
     }
 
@@ -111,6 +119,7 @@ impl Conn {
     ) -> Result<Vec<(String, i64)>, String> {
         let limit = sample::TOP_VALUES + 1;
         match self {
+            Conn::Pg(c) => c.top_values(from, expr, data_type),
             Conn::Duck(c) => {
                 let sql = format!(
                     "SELECT CAST(v AS VARCHAR) AS t, n FROM (SELECT {expr} AS v, COUNT(*) AS n FROM {from} WHERE ({expr}) IS NOT NULL GROUP BY 1) ORDER BY n DESC, t ASC LIMIT {limit}"
@@ -154,6 +163,7 @@ impl Conn {
         match self {
             Conn::Duck(c) => c.query_row(&sql, [], |r| r.get(0)).map_err(first_line),
             Conn::Lite(c) => c.query_row(&sql, [], |r| r.get(0)).map_err(first_line),
+            Conn::Pg(c) => c.count_distinct(from, expr),
         }
     }
 
@@ -163,6 +173,7 @@ impl Conn {
             return Ok(Vec::new());
         }
         match self {
+            Conn::Pg(c) => c.ranges(from, columns),
             Conn::Duck(c) => {
                 let select: Vec<String> = columns
                     .iter()
@@ -204,7 +215,8 @@ impl Conn {
     }
 }
 
-fn is_time_of_day(db_type: Option<&str>) -> bool {
+/// A time of day (`TIME`, `time with time zone`) rather than a point in time.
+pub(crate) fn is_time_of_day(db_type: Option<&str>) -> bool {
     db_type.is_some_and(|t| {
         t.trim().to_ascii_uppercase().starts_with("TIME")
             && !t.to_ascii_uppercase().starts_with("TIMESTAMP")

@@ -1,7 +1,5 @@
 //! The errors of slayer-profile, as sentences a user can act on.
 
-use std::path::PathBuf;
-
 /// Why profiling could not run at all (a single table or column failing is a warning instead).
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
@@ -9,10 +7,10 @@ pub enum ProfileError {
     #[error("{0}")]
     Source(String),
     /// The source file exists but cannot be opened.
-    #[error("cannot open {path}: {cause}")]
+    #[error("cannot open {what}: {cause}")]
     Open {
-        /// The file.
-        path: PathBuf,
+        /// The file, or the server's masked URL.
+        what: String,
         /// The driver's message.
         cause: String,
     },

@@ -70,8 +70,10 @@ impl TableRef {
                         .as_ref()
                         .is_some_and(|s| wanted == format!("{s}.{name}"))
                     || (schema.is_none()
-                        && (wanted == format!("main.{name}")
-                            || wanted == format!("main.{}", quote_ident(name))))
+                        && ["main", "public"].iter().any(|default| {
+                            wanted == format!("{default}.{name}")
+                                || wanted == format!("{default}.{}", quote_ident(name))
+                        }))
             }
             TableRef::File { path, .. } => wanted == path,
         }
@@ -92,7 +94,8 @@ pub struct ColumnInfo {
 }
 
 impl ColumnInfo {
-    fn new(name: String, db_type: String, comment: Option<String>) -> ColumnInfo {
+    /// A column, named as the source spells it.
+    pub fn new(name: String, db_type: String, comment: Option<String>) -> ColumnInfo {
         ColumnInfo {
             leaf: EntityName::own(&name),
             name,
@@ -107,7 +110,9 @@ impl ColumnInfo {
 pub struct ForeignKey {
     /// Referencing columns.
     pub columns: Vec<String>,
-    /// Referenced table (same schema).
+    /// The referenced table's schema, as [`TableRef::Table`] writes it (`None`: the default one).
+    pub ref_schema: Option<String>,
+    /// Referenced table.
     pub ref_table: String,
     /// Referenced columns.
     pub ref_columns: Vec<String>,
@@ -118,6 +123,9 @@ pub struct ForeignKey {
 pub struct TableInfo {
     /// Name as the source spells it.
     pub name: String,
+    /// Its schema as the source spells it (`main` in DuckDB and SQLite, `public` in
+    /// PostgreSQL; empty for files).
+    pub schema: String,
     /// Its model name, set by [`crate::names::assign_names`].
     pub model: EntityName,
     /// How to read it.
@@ -137,10 +145,18 @@ pub struct TableInfo {
 }
 
 impl TableInfo {
-    fn new(name: String, table_ref: TableRef, is_view: bool, comment: Option<String>) -> TableInfo {
+    /// A table with no columns or keys yet.
+    pub fn new(
+        schema: String,
+        name: String,
+        table_ref: TableRef,
+        is_view: bool,
+        comment: Option<String>,
+    ) -> TableInfo {
         TableInfo {
             model: EntityName::own(&name),
             name,
+            schema,
             table_ref,
             is_view,
             comment,
@@ -156,15 +172,17 @@ fn first_line(e: impl std::fmt::Display) -> String {
     e.to_string().lines().next().unwrap_or("").to_owned()
 }
 
-fn non_empty(s: Option<String>) -> Option<String> {
+/// A comment, unless blank.
+pub fn non_empty(s: Option<String>) -> Option<String> {
     s.filter(|s| !s.trim().is_empty())
 }
 
-/// Lists the tables and views of a DuckDB or SQLite database, sorted by schema and name.
+/// Lists the tables and views of a database, sorted by schema and name.
 pub fn list_tables(conn: &Conn) -> Result<Vec<TableInfo>, String> {
     match conn {
         Conn::Duck(c) => duck_tables(c),
         Conn::Lite(c) => lite_tables(c),
+        Conn::Pg(c) => crate::pg::introspect::list_tables(c),
     }
 }
 
@@ -193,7 +211,7 @@ fn duck_tables(c: &duckdb::Connection) -> Result<Vec<TableInfo>, String> {
             schema: (schema != "main").then_some(schema.clone()),
             name: name.clone(),
         };
-        let mut t = TableInfo::new(name, table_ref, is_view, non_empty(comment));
+        let mut t = TableInfo::new(schema.clone(), name, table_ref, is_view, non_empty(comment));
         if let Err(e) = duck_describe(c, &schema, &mut t) {
             t.error = Some(e);
         }
@@ -258,8 +276,13 @@ fn duck_describe(c: &duckdb::Connection, schema: &str, t: &mut TableInfo) -> Res
         let Some(ref_table) = ref_table else { continue };
         if current != Some(index) {
             current = Some(index);
+            let ref_schema = match &t.table_ref {
+                TableRef::Table { schema, .. } => schema.clone(),
+                TableRef::File { .. } => None,
+            };
             t.foreign_keys.push(ForeignKey {
                 columns: vec![],
+                ref_schema,
                 ref_table,
                 ref_columns: vec![],
             });
@@ -290,7 +313,7 @@ fn lite_tables(c: &rusqlite::Connection) -> Result<Vec<TableInfo>, String> {
             schema: None,
             name: name.clone(),
         };
-        let mut t = TableInfo::new(name, table_ref, is_view, None);
+        let mut t = TableInfo::new("main".into(), name, table_ref, is_view, None);
         if let Err(e) = lite_describe(c, &mut t) {
             t.error = Some(e);
         }
@@ -348,6 +371,7 @@ fn lite_describe(c: &rusqlite::Connection, t: &mut TableInfo) -> Result<(), Stri
                 id,
                 ForeignKey {
                     columns: vec![],
+                    ref_schema: None,
                     ref_table: ref_table.clone(),
                     ref_columns: vec![],
                 },
@@ -383,7 +407,7 @@ fn lite_primary_key(c: &rusqlite::Connection, table: &str) -> Result<Vec<String>
 
 /// Describes a CSV / Parquet file or glob through DuckDB as one table.
 pub fn describe_file(conn: &Conn, name: String, table_ref: TableRef) -> TableInfo {
-    let mut t = TableInfo::new(name, table_ref, false, None);
+    let mut t = TableInfo::new(String::new(), name, table_ref, false, None);
     let Conn::Duck(c) = conn else {
         t.error = Some("files are read through DuckDB".to_owned());
         return t;

@@ -1,13 +1,14 @@
 //! slayer-profile: turn a real database into catalog records with sample values.
 //!
-//! - [`source`]: what the user pointed at (DuckDB file, SQLite file, CSV / Parquet files).
+//! - [`source`]: what the user pointed at (DuckDB file, SQLite file, CSV / Parquet files, a
+//!   PostgreSQL server).
 //! - [`introspect`]: tables, views, columns, keys and comments of a source.
 //! - [`names`]: the model and column names records give the source's objects.
 //! - [`catalog`]: introspected tables → `datasource` and `model` records.
 //! - [`profile`]: sample values of one table, with the fault rules.
 //! - [`refresh`]: fill only the sample fields of existing model records.
 //! - [`sample`], [`db`], [`typemap`], [`ident`]: value printing, connections, type mapping,
-//!   quoting.
+//!   quoting; [`pg`]: the PostgreSQL connector.
 //!
 //! Rules: sources are opened read-only; every identifier reaches SQL quoted; a failing table or
 //! column is a warning and the rest goes on; nothing here prints or exits.
@@ -20,6 +21,7 @@ pub mod error;
 pub mod ident;
 pub mod introspect;
 pub mod names;
+pub mod pg;
 pub mod profile;
 pub mod refresh;
 pub mod sample;
@@ -35,12 +37,14 @@ use introspect::{TableInfo, TableRef};
 use profile::{TableJob, TableProfile};
 use source::Source;
 
-/// Opens `threads` connections to the source (DuckDB connections share one database).
+/// Opens `threads` connections to the source (DuckDB connections share one database; a
+/// server gets one connection per worker).
 pub fn connect(source: &Source, threads: usize) -> Result<Vec<Conn>, ProfileError> {
     let open_err = |cause: String| ProfileError::Open {
-        path: match &source.opener {
-            Opener::DuckDbFile(p) | Opener::Sqlite(p) => p.clone(),
+        what: match &source.opener {
+            Opener::DuckDbFile(p) | Opener::Sqlite(p) => p.display().to_string(),
             Opener::DuckDbMemory => "(in-memory DuckDB)".into(),
+            Opener::Postgres(pg) => pg.target.masked(),
         },
         cause,
     };
@@ -49,7 +53,7 @@ pub fn connect(source: &Source, threads: usize) -> Result<Vec<Conn>, ProfileErro
     for _ in 1..threads.max(1) {
         let next = match &first {
             Conn::Duck(c) => c.try_clone().map(Conn::Duck).map_err(|e| e.to_string()),
-            Conn::Lite(_) => source.opener.open(threads),
+            Conn::Lite(_) | Conn::Pg(_) => source.opener.open(threads),
         };
         conns.push(next.map_err(open_err)?);
     }

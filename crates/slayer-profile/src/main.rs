@@ -12,7 +12,8 @@ use slayer_common::canonical::check_entity_name;
 use slayer_common::cli::{Format, Output};
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::tagged;
-use slayer_profile::introspect::TableInfo;
+use slayer_profile::db::Opener;
+use slayer_profile::introspect::{TableInfo, TableRef};
 use slayer_profile::profile::{self, TableJob};
 use slayer_profile::{catalog, connect, profile_all, refresh, source, ProfileError};
 
@@ -31,7 +32,8 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitStatus> {
-    let source = source::identify(&cli.sources)?;
+    let timeout = (!cli.statement_timeout.is_zero()).then_some(cli.statement_timeout);
+    let source = source::identify(&cli.sources, timeout)?;
     // Bad `--models` input is found before the source is opened, and nothing is written.
     let input = cli
         .models
@@ -48,12 +50,15 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     let mut out = cli.output.output(Format::Jsonl)?;
     out.begin_records();
     let conns = connect(&source, threads)?;
-    let source_name = cli
-        .sources
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let source_name = match &source.opener {
+        Opener::Postgres(pg) => pg.target.masked(),
+        _ => cli
+            .sources
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
     let all_tables = slayer_profile::tables(&source, &conns[0], &source_name)?;
     let tables = select_tables(all_tables, &cli)?;
     match input {
@@ -69,21 +74,54 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     })
 }
 
+/// How `--tables` / `--exclude` may name a table: by its name, or `schema.name` outside the
+/// default schema.
+fn selector(t: &TableInfo) -> String {
+    match &t.table_ref {
+        TableRef::Table {
+            schema: Some(s),
+            name,
+        } => format!("{s}.{name}"),
+        _ => t.name.clone(),
+    }
+}
+
 fn select_tables(tables: Vec<TableInfo>, cli: &Cli) -> Result<Vec<TableInfo>, ProfileError> {
-    let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+    let mut schemas: Vec<&str> = tables.iter().map(|t| t.schema.as_str()).collect();
+    schemas.sort_unstable();
+    schemas.dedup();
+    for wanted in &cli.schemas {
+        if !schemas.contains(&wanted.as_str()) {
+            return Err(ProfileError::Source(format!(
+                "no schema named '{wanted}' with tables or views in the source; it has: {}",
+                schemas.join(", ")
+            )));
+        }
+    }
+    let in_schema = |t: &TableInfo| cli.schemas.is_empty() || cli.schemas.contains(&t.schema);
+    let names = |t: &TableInfo| [t.name.clone(), selector(t)];
+    let known: Vec<String> = tables
+        .iter()
+        .filter(|t| in_schema(t))
+        .map(selector)
+        .collect();
     for wanted in cli.tables.iter().chain(&cli.exclude) {
-        if !names.contains(&wanted.as_str()) {
+        if !tables
+            .iter()
+            .any(|t| in_schema(t) && names(t).contains(wanted))
+        {
             return Err(ProfileError::Source(format!(
                 "no table or view named '{wanted}' in the source; it has: {}",
-                names.join(", ")
+                known.join(", ")
             )));
         }
     }
     Ok(tables
         .into_iter()
+        .filter(|t| in_schema(t))
         .filter(|t| !(cli.no_views && t.is_view))
-        .filter(|t| cli.tables.is_empty() || cli.tables.contains(&t.name))
-        .filter(|t| !cli.exclude.contains(&t.name))
+        .filter(|t| cli.tables.is_empty() || names(t).iter().any(|n| cli.tables.contains(n)))
+        .filter(|t| !names(t).iter().any(|n| cli.exclude.contains(n)))
         .collect())
 }
 
@@ -133,7 +171,7 @@ fn profile_source(
     out.record(
         &tagged(
             "datasource",
-            &catalog::datasource(&ds_name, source_type, source.database.as_deref()),
+            &catalog::datasource(&ds_name, source_type, &source.connection),
         ),
         text_record,
     )?;

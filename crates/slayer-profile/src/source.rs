@@ -1,13 +1,19 @@
-//! Recognising what the user pointed at: a DuckDB file, a SQLite file, or CSV / Parquet files,
-//! globs or a folder of them.
+//! Recognising what the user pointed at: a DuckDB file, a SQLite file, CSV / Parquet files,
+//! globs or a folder of them, or a PostgreSQL server (a `postgres://` URL or a `key=value`
+//! connection string, completed from the libpq environment).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
 
 use crate::db::Opener;
 use crate::error::ProfileError;
 use crate::introspect::TableRef;
 use crate::names::sanitize;
+use crate::pg::dsn::{looks_like_dsn, PgTarget, ProcessEnv};
+use crate::pg::PgSource;
 
 /// A source to introspect.
 #[derive(Debug, Clone)]
@@ -18,8 +24,9 @@ pub struct Source {
     pub default_type: &'static str,
     /// The datasource name used when `--datasource` is not given.
     pub default_name: Option<String>,
-    /// The database file, recorded as the datasource's `database`.
-    pub database: Option<String>,
+    /// The datasource record's connection fields: `database` (the file, or the server's
+    /// database), and for a server `host`, `port` and `username`.
+    pub connection: Vec<(&'static str, Value)>,
     /// For file sources: one `(model name, file)` per file or glob.
     pub files: Vec<(String, TableRef)>,
 }
@@ -54,14 +61,26 @@ fn stem(path: &str) -> String {
     if trimmed.is_empty() { "files" } else { trimmed }.to_owned()
 }
 
-/// Identifies the source from the command-line arguments.
-pub fn identify(args: &[PathBuf]) -> Result<Source, ProfileError> {
+/// Identifies the source from the command-line arguments; `statement_timeout` limits each
+/// query on a server.
+pub fn identify(
+    args: &[PathBuf],
+    statement_timeout: Option<Duration>,
+) -> Result<Source, ProfileError> {
     let [first, ..] = args else {
         return Err(ProfileError::Source(
             "no source given; pass a DuckDB or SQLite file, or CSV / Parquet files".into(),
         ));
     };
     let text = |p: &PathBuf| p.to_string_lossy().into_owned();
+    if args.iter().any(|a| looks_like_dsn(&text(a))) {
+        if args.len() > 1 {
+            return Err(ProfileError::Source(
+                "a PostgreSQL source is profiled on its own; give one URL and no files".into(),
+            ));
+        }
+        return postgres(&text(first), statement_timeout);
+    }
     if args.len() == 1 && first.is_dir() {
         return folder(first);
     }
@@ -81,7 +100,7 @@ pub fn identify(args: &[PathBuf]) -> Result<Source, ProfileError> {
             opener: Opener::DuckDbMemory,
             default_type: "duckdb",
             default_name,
-            database: None,
+            connection: vec![],
             files,
         });
     }
@@ -121,12 +140,37 @@ fn folder(dir: &Path) -> Result<Source, ProfileError> {
             dir.display()
         )));
     }
-    let mut source = identify(&entries)?;
+    let mut source = identify(&entries, None)?;
     source.default_name = dir
         .canonicalize()
         .ok()
         .and_then(|d| d.file_name().map(|n| sanitize(&n.to_string_lossy())));
     Ok(source)
+}
+
+fn postgres(dsn: &str, statement_timeout: Option<Duration>) -> Result<Source, ProfileError> {
+    let target = PgTarget::resolve(dsn, &ProcessEnv)
+        .map_err(|e| ProfileError::Source(format!("PostgreSQL source: {e}")))?;
+    let endpoint = target.endpoints.first();
+    let connection = vec![
+        (
+            "host",
+            Value::String(endpoint.map(|e| e.host.clone()).unwrap_or_default()),
+        ),
+        ("port", Value::from(endpoint.map_or(5432, |e| e.port))),
+        ("database", Value::String(target.dbname.clone())),
+        ("username", Value::String(target.user.clone())),
+    ];
+    Ok(Source {
+        default_name: Some(sanitize(&target.dbname)),
+        opener: Opener::Postgres(Box::new(PgSource {
+            target,
+            statement_timeout,
+        })),
+        default_type: "postgres",
+        connection,
+        files: vec![],
+    })
 }
 
 fn database_file(path: &Path) -> Result<Source, ProfileError> {
@@ -141,7 +185,7 @@ fn database_file(path: &Path) -> Result<Source, ProfileError> {
             opener: Opener::Sqlite(path.to_owned()),
             default_type: "sqlite",
             default_name,
-            database: Some(display),
+            connection: vec![("database", Value::String(display))],
             files: vec![],
         });
     }
@@ -150,7 +194,7 @@ fn database_file(path: &Path) -> Result<Source, ProfileError> {
             opener: Opener::DuckDbFile(path.to_owned()),
             default_type: "duckdb",
             default_name,
-            database: Some(display),
+            connection: vec![("database", Value::String(display))],
             files: vec![],
         });
     }

@@ -3,7 +3,8 @@
 use slayer_common::records::{DataType, NumberFormat, NumberFormatType};
 
 /// Maps a declared type (`VARCHAR`, `DECIMAL(18,2)`, `TIMESTAMP WITH TIME ZONE`, `INTEGER[]`, …)
-/// from DuckDB or SQLite.
+/// from DuckDB, SQLite or PostgreSQL (whose introspection names enums `ENUM`, range types
+/// `RANGE` and composite types `STRUCT`, and follows domains to their base type).
 ///
 /// Deliberate difference from the original: binary types (`BLOB`, `BYTEA`, …) map to UNKNOWN
 /// rather than TEXT, because the text of a blob is not a useful sample.
@@ -24,7 +25,9 @@ pub fn map_type(declared: &str) -> DataType {
         "DATE" => DataType::Date,
         "JSON" | "XML" | "STRUCT" | "MAP" | "UNION" | "LIST" | "ARRAY" | "INTERVAL" | "BLOB"
         | "BYTEA" | "BINARY" | "VARBINARY" | "GEOMETRY" | "POINT" | "POLYGON" | "LINE" | "BOX"
-        | "CIRCLE" | "PATH" | "LSEG" => DataType::Unknown,
+        | "CIRCLE" | "PATH" | "LSEG" | "RANGE" => DataType::Unknown,
+        b if b.starts_with("INTERVAL") => DataType::Unknown,
+        b if b.starts_with("BIT") => DataType::Boolean,
         b if b.starts_with("TIMESTAMP") || b.starts_with("DATETIME") || b.starts_with("TIME") => {
             DataType::Timestamp
         }
@@ -94,6 +97,27 @@ mod tests {
             ("MAP(VARCHAR, INTEGER)", DataType::Unknown),
             ("BLOB", DataType::Unknown),
             ("INTERVAL", DataType::Unknown),
+            // PostgreSQL's names, as format_type() writes them.
+            ("integer", DataType::Int),
+            ("smallint", DataType::Int),
+            ("double precision", DataType::Double),
+            ("numeric(12,2)", DataType::Double),
+            ("numeric(10,0)", DataType::Int),
+            ("money", DataType::Double),
+            ("timestamp(3) with time zone", DataType::Timestamp),
+            ("time without time zone", DataType::Timestamp),
+            ("interval day to second", DataType::Unknown),
+            ("uuid", DataType::Text),
+            ("jsonb", DataType::Text),
+            ("json", DataType::Unknown),
+            ("text[]", DataType::Unknown),
+            ("ENUM", DataType::Text),
+            ("RANGE", DataType::Unknown),
+            ("STRUCT", DataType::Unknown),
+            ("bit varying(8)", DataType::Boolean),
+            ("inet", DataType::Text),
+            ("point", DataType::Unknown),
+            ("bytea", DataType::Unknown),
         ] {
             assert_eq!(map_type(t), want, "{t}");
         }

@@ -1,4 +1,5 @@
-//! Whole-binary tests of slayer-profile on real DuckDB, SQLite, CSV and Parquet files.
+//! Whole-binary tests of slayer-profile on real DuckDB, SQLite, CSV and Parquet files, and a
+//! real PostgreSQL server.
 
 mod faults;
 mod files;
@@ -7,6 +8,8 @@ mod introspect;
 #[path = "../../../../tests/kit/mod.rs"]
 mod kit;
 mod names;
+mod pg_server;
+mod postgres;
 mod refresh;
 mod samples;
 mod storage;

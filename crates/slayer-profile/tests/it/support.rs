@@ -82,7 +82,7 @@ pub fn orders_sql(ts: &str) -> String {
     ];
     let mut sql = format!(
         "CREATE TABLE customers (id INTEGER PRIMARY KEY, email VARCHAR, vip BOOLEAN);
-         CREATE TABLE orders (id INTEGER PRIMARY KEY, amount DOUBLE, qty INTEGER, status VARCHAR,
+         CREATE TABLE orders (id INTEGER PRIMARY KEY, amount DOUBLE PRECISION, qty INTEGER, status VARCHAR,
                               created_at {ts}, customer_id INTEGER REFERENCES customers(id), note VARCHAR);
          INSERT INTO customers VALUES (1, 'a@x.io', true), (2, NULL, false), (3, 'c@x.io', true);\n"
     );

@@ -1,0 +1,11 @@
+//! The PostgreSQL connector: where the server is ([`dsn`]), TLS ([`tls`]), one connection and
+//! its read-only transactions ([`session`]), the catalog ([`introspect`]) and the profiling
+//! queries ([`queries`]).
+
+pub mod dsn;
+pub mod introspect;
+pub mod queries;
+pub mod session;
+pub mod tls;
+
+pub use session::{PgConn, PgSource};

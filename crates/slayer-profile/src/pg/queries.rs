@@ -1,0 +1,104 @@
+//! The profiling queries in PostgreSQL's dialect, printing values as the other engines do
+//! (docs/spec.md §12.4–12.5): top values as text ordered by count and then by the text's bytes
+//! (`COLLATE "C"`, as DuckDB and SQLite order), doubles as `float8`, dates as ISO text, and
+//! timestamps as microseconds since the epoch.
+
+use slayer_common::records::DataType;
+
+use super::session::{get, PgConn};
+use crate::db::{is_time_of_day, MinMax, RangeColumn};
+use crate::sample::{self, py_bool, py_float, timestamp_from_micros};
+
+impl PgConn {
+    /// `SELECT count(*)`: does the table answer at all?
+    pub fn probe(&self, from: &str) -> Result<i64, String> {
+        get(&self.query_one(&format!("SELECT COUNT(*) FROM {from}"))?, 0)
+    }
+
+    /// Up to 51 `(value, count)` pairs by frequency, NULLs dropped, ties by the value's text.
+    pub fn top_values(
+        &self,
+        from: &str,
+        expr: &str,
+        data_type: DataType,
+    ) -> Result<Vec<(String, i64)>, String> {
+        let limit = sample::TOP_VALUES + 1;
+        let sql = format!(
+            "SELECT CAST(v AS text), n FROM (SELECT {expr} AS v, COUNT(*) AS n FROM {from} \
+             WHERE ({expr}) IS NOT NULL GROUP BY 1) AS counted \
+             ORDER BY n DESC, CAST(v AS text) COLLATE \"C\" ASC LIMIT {limit}"
+        );
+        let mut out = Vec::new();
+        for row in self.query(&sql, &[])? {
+            let text: String = get(&row, 0)?;
+            let text = match (data_type, text.as_str()) {
+                (DataType::Boolean, "true") => py_bool(true),
+                (DataType::Boolean, "false") => py_bool(false),
+                _ => text,
+            };
+            out.push((text, get(&row, 1)?));
+        }
+        Ok(out)
+    }
+
+    /// The exact number of distinct non-NULL values.
+    pub fn count_distinct(&self, from: &str, expr: &str) -> Result<i64, String> {
+        get(
+            &self.query_one(&format!("SELECT COUNT(DISTINCT {expr}) FROM {from}"))?,
+            0,
+        )
+    }
+
+    /// `(min, max)` of each column, in one query.
+    pub fn ranges(&self, from: &str, columns: &[RangeColumn]) -> Result<Vec<MinMax>, String> {
+        if columns.is_empty() {
+            return Ok(Vec::new());
+        }
+        let select: Vec<String> = columns
+            .iter()
+            .flat_map(|c| ["MIN", "MAX"].map(|f| range_expr(c, &format!("{f}({})", c.expr))))
+            .collect();
+        let row = self.query_one(&format!("SELECT {} FROM {from}", select.join(", ")))?;
+        let mut out = Vec::with_capacity(columns.len());
+        for (i, c) in columns.iter().enumerate() {
+            out.push((
+                range_value(&row, 2 * i, c)?,
+                range_value(&row, 2 * i + 1, c)?,
+            ));
+        }
+        Ok(out)
+    }
+}
+
+fn is_money(db_type: Option<&str>) -> bool {
+    db_type.is_some_and(|t| t.trim().eq_ignore_ascii_case("money"))
+}
+
+/// The SQL that turns `MIN(x)` / `MAX(x)` into `float8` (doubles) or text.
+fn range_expr(col: &RangeColumn, agg: &str) -> String {
+    let db_type = col.db_type.as_deref();
+    match col.data_type {
+        DataType::Double if is_money(db_type) => format!("CAST(CAST({agg} AS numeric) AS float8)"),
+        DataType::Double => format!("CAST({agg} AS float8)"),
+        DataType::Date => format!("CAST(CAST({agg} AS date) AS text)"),
+        DataType::Timestamp if is_time_of_day(db_type) => format!("CAST({agg} AS text)"),
+        // Microseconds since the epoch (UTC for zoned values); infinity stays as its text.
+        DataType::Timestamp => format!(
+            "CASE WHEN isfinite({agg}) \
+             THEN CAST(CAST(EXTRACT(EPOCH FROM {agg}) * 1000000 AS int8) AS text) \
+             ELSE CAST({agg} AS text) END"
+        ),
+        _ => format!("CAST({agg} AS text)"),
+    }
+}
+
+fn range_value(row: &postgres::Row, i: usize, col: &RangeColumn) -> Result<Option<String>, String> {
+    Ok(match col.data_type {
+        DataType::Double => get::<Option<f64>>(row, i)?.map(py_float),
+        DataType::Timestamp if !is_time_of_day(col.db_type.as_deref()) => {
+            get::<Option<String>>(row, i)?
+                .map(|text| text.parse().map_or(text, timestamp_from_micros))
+        }
+        _ => get(row, i)?,
+    })
+}
