@@ -69,7 +69,7 @@ pub fn identify(
 ) -> Result<Source, ProfileError> {
     let [first, ..] = args else {
         return Err(ProfileError::Source(
-            "no source given; pass a DuckDB or SQLite file, or CSV / Parquet files".into(),
+            "no source given; pass a DuckDB or SQLite file, CSV / Parquet files, or a postgres:// URL".into(),
         ));
     };
     let text = |p: &PathBuf| p.to_string_lossy().into_owned();
@@ -199,7 +199,7 @@ fn database_file(path: &Path) -> Result<Source, ProfileError> {
         });
     }
     Err(ProfileError::Source(format!(
-        "{display}: not a DuckDB or SQLite database, and not a .csv / .parquet file"
+        "{display}: not a DuckDB or SQLite database, and not a .csv / .parquet file (a PostgreSQL source is a postgres:// URL)"
     )))
 }
 
