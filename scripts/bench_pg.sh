@@ -162,10 +162,11 @@ generated=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
 # admin is trusted on the socket, so the URL needs no password.
 url="postgres://admin@$(printf '%s' "$work" | sed 's|/|%2F|g'):$port/bench"
 
-measure() { # label threads
+measure() { # label threads [more slayer-profile arguments]
     local label=$1 threads=$2 walls=() rss=() i
+    shift 2
     for i in 1 2 3; do
-        /usr/bin/time -f "%e %M" -o "$work/time" "$target/slayer-profile" -q --no-progress --threads "$threads" "$url" > "$work/out.jsonl"
+        /usr/bin/time -f "%e %M" -o "$work/time" "$target/slayer-profile" -q --no-progress --threads "$threads" "$@" "$url" > "$work/out.jsonl"
         read -r wall kb < "$work/time"
         walls+=("$wall"); rss+=("$kb")
     done
@@ -182,6 +183,7 @@ echo
 printf '| %-40s | %7s | %8s | %9s |\n' "source" "threads" "wall s" "peak MiB"
 printf '|%s|%s|%s|%s|\n' "------------------------------------------" "---------" "----------" "-----------"
 label="pg: $tables tables x $rows rows x 20 cols"
+measure "pg: introspection only (--no-samples)" 1 --no-samples
 measure "$label" 1; one=$(cat "$work/last")
 measure "$label" 2; two=$(cat "$work/last")
 echo "|   speed-up of --threads 2 over 1: $(awk -v a="$one" -v b="$two" 'BEGIN{printf "%.2fx", a/b}')"

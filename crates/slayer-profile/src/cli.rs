@@ -105,6 +105,12 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
             ))
         }
     };
+    // PostgreSQL's statement_timeout holds up to 2^31 - 1 milliseconds (about 24 days).
+    if !(0.0..=2_147_483.0).contains(&seconds) {
+        return Err(format!(
+            "'{text}' is too long a timeout: at most 24 days (596h)"
+        ));
+    }
     Ok(Duration::from_secs_f64(seconds))
 }
 

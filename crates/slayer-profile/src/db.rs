@@ -100,6 +100,13 @@ fn first_line(e: impl std::fmt::Display) -> String {
 }
 
 impl Conn {
+    /// Ends a server connection's open transaction once a piece of work is done.
+    pub fn finish(&self) {
+        if let Conn::Pg(c) = self {
+            c.finish();
+        }
+    }
+
     /// `SELECT count(*)`: does the table answer at all?
     pub fn probe(&self, from: &str) -> Result<i64, String> {
         let sql = format!("SELECT COUNT(*) FROM {from}");

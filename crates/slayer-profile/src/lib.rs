@@ -116,7 +116,11 @@ pub fn profile_all(
             .map(|job| {
                 let conn = idle.lock().map(|mut v| v.pop()).ok().flatten();
                 let result = match &conn {
-                    Some(c) => profile::profile_table(c, job),
+                    Some(c) => {
+                        let result = profile::profile_table(c, job);
+                        c.finish();
+                        result
+                    }
                     None => TableProfile {
                         failure: Some(format!(
                             "{}: profiling unavailable: no free connection",

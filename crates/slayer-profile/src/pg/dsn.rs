@@ -126,15 +126,16 @@ const ENV: &[(&str, &str)] = &[
     ("passfile", "PGPASSFILE"),
 ];
 
-/// Whether a command-line source names a PostgreSQL server rather than a file: a URL, or a
-/// `key=value` string that starts with a connection parameter and is not a file's name.
+/// Whether a command-line source names a server rather than a file: anything with `://`, or a
+/// `key=value` string (a word, then `=`) that is not a file's name. Such a source is parsed as a
+/// connection, so a mistyped one is an error naming the problem, never echoed as a file name
+/// (it may hold a password).
 pub fn looks_like_dsn(arg: &str) -> bool {
-    let keyword = arg
-        .split_once('=')
-        .is_some_and(|(key, _)| KEYS.contains(&key.trim()));
-    arg.starts_with("postgres://")
-        || arg.starts_with("postgresql://")
-        || (keyword && !Path::new(arg).exists())
+    let keyword = arg.split_once('=').is_some_and(|(key, _)| {
+        let key = key.trim();
+        !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    (arg.contains("://") || keyword) && !Path::new(arg).exists()
 }
 
 /// What the process environment supplies (a seam for tests).
@@ -160,11 +161,23 @@ impl Environment for ProcessEnv {
 impl PgTarget {
     /// Parses `dsn` and completes it from `env`, like libpq.
     pub fn resolve(dsn: &str, env: &dyn Environment) -> Result<PgTarget, DsnError> {
-        let mut params = if dsn.starts_with("postgres://") || dsn.starts_with("postgresql://") {
+        Self::resolve_unredacted(dsn, env).map_err(|e| redact(e, dsn))
+    }
+
+    fn resolve_unredacted(dsn: &str, env: &dyn Environment) -> Result<PgTarget, DsnError> {
+        let mut params = if let Some((scheme, _)) = dsn.split_once("://") {
+            if scheme != "postgres" && scheme != "postgresql" {
+                return Err(DsnError(format!(
+                    "unknown URL scheme '{scheme}': a PostgreSQL URL starts with postgres:// or postgresql://"
+                )));
+            }
             parse_url(dsn)?
         } else {
             parse_keywords(dsn)?
         };
+        // An empty password is no password (libpq then reads the password file).
+        params.retain(|k, v| k != "password" || !v.is_empty());
+        let explicit_sslmode = params.contains_key("sslmode");
         for (key, var) in ENV {
             if !params.contains_key(*key) {
                 if let Some(value) = env.var(var) {
@@ -183,7 +196,12 @@ impl PgTarget {
             params.remove("host").as_deref(),
             params.remove("port").as_deref(),
         )?;
+        let system_roots = params.get("sslrootcert").map(String::as_str) == Some("system")
+            || (!params.contains_key("sslrootcert")
+                && env.var("PGSSLROOTCERT").as_deref() == Some("system"));
         let sslmode = match params.remove("sslmode") {
+            // libpq 16: the public web roots prove a name, not a server; nothing less will do.
+            None if system_roots => SslMode::VerifyFull,
             None => SslMode::Prefer,
             Some(m) => SslMode::parse(&m).ok_or_else(|| {
                 DsnError(format!(
@@ -191,6 +209,13 @@ impl PgTarget {
                 ))
             })?,
         };
+        if system_roots && sslmode != SslMode::VerifyFull {
+            return Err(DsnError(format!(
+                "weak sslmode {} may not be used with sslrootcert=system: use verify-full{}",
+                sslmode.name(),
+                if explicit_sslmode { "" } else { " (PGSSLMODE)" }
+            )));
+        }
         let connect_timeout = match params.remove("connect_timeout") {
             None => None,
             Some(t) => {
@@ -372,9 +397,42 @@ fn check_key(key: &str) -> Result<(), DsnError> {
     }
 }
 
+/// A parse error of a source that may hold a password keeps no quoted text of it.
+fn redact(error: DsnError, dsn: &str) -> DsnError {
+    let userinfo_password = dsn.split_once("://").is_some_and(|(_, rest)| {
+        rest.contains('@') && rest.split('@').next().is_some_and(|u| u.contains(':'))
+    });
+    if !userinfo_password && !dsn.to_ascii_lowercase().contains("password") {
+        return error;
+    }
+    // Every value a message quotes is in single quotes: keep the quotes, drop what is inside.
+    let mut out = String::new();
+    let mut quoted = false;
+    for c in error.0.chars() {
+        if c == '\'' {
+            if !quoted {
+                out.push_str("'…'");
+            }
+            quoted = !quoted;
+        } else if !quoted {
+            out.push(c);
+        }
+    }
+    DsnError(out)
+}
+
 /// `postgres[ql]://[user[:password]@][host][:port][,…][/dbname][?key=value&…]`.
 fn parse_url(url: &str) -> Result<BTreeMap<String, String>, DsnError> {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    if let Some(at) = rest.rfind('@') {
+        if rest[..at].contains(['/', '?']) {
+            return Err(DsnError(
+                "the URL has a / or ? before its @: percent-encode them in the user name and \
+                 password (/ is %2F, ? is %3F, @ is %40, : is %3A)"
+                    .into(),
+            ));
+        }
+    }
     let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
     let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
     let mut params = BTreeMap::new();
@@ -423,12 +481,9 @@ fn parse_url(url: &str) -> Result<BTreeMap<String, String>, DsnError> {
         params.insert("dbname".into(), decode(path, "database name")?);
     }
     for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (key, value) = pair.split_once('=').ok_or_else(|| {
-            DsnError(format!(
-                "URL parameter '{}' has no value: write key=value",
-                pair.split(':').next().unwrap_or(pair)
-            ))
-        })?;
+        let (key, value) = pair
+            .split_once('=')
+            .ok_or_else(|| DsnError("a URL parameter has no value: write key=value".into()))?;
         let key = decode(key, "parameters")?;
         check_key(&key)?;
         params.insert(key, decode(value, "parameters")?);
@@ -516,7 +571,8 @@ fn password_from_file(path: &Path, target: &PgTarget) -> Option<String> {
     }
     let text = std::fs::read_to_string(path).ok()?;
     let endpoint = target.endpoints.first()?;
-    let host = if endpoint.is_socket() {
+    // libpq: its default socket directory reads as `localhost`; any other path as itself.
+    let host = if endpoint.is_socket() && endpoint.host == default_host() {
         "localhost".to_owned()
     } else {
         endpoint.host.clone()
@@ -533,27 +589,29 @@ fn password_from_file(path: &Path, target: &PgTarget) -> Option<String> {
             let matches = fields[..4]
                 .iter()
                 .zip(wanted)
-                .all(|(field, want)| field == "*" || field == want);
-            matches.then(|| fields[4..].join(":"))
+                .all(|((field, escaped), want)| (field == "*" && !escaped) || field == want);
+            matches.then(|| fields[4].0.clone())
         })
 }
 
-fn split_pgpass(line: &str) -> Vec<String> {
-    let mut fields = vec![String::new()];
+/// The fields of a password-file line, each with whether it held an escape (so `\*` is a
+/// literal star, not the wildcard).
+fn split_pgpass(line: &str) -> Vec<(String, bool)> {
+    let mut fields = vec![(String::new(), false)];
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
+        let Some((field, escaped)) = fields.last_mut() else {
+            break;
+        };
         match c {
             '\\' => {
-                if let (Some(next), Some(f)) = (chars.next(), fields.last_mut()) {
-                    f.push(next);
+                if let Some(next) = chars.next() {
+                    field.push(next);
+                    *escaped = true;
                 }
             }
-            ':' => fields.push(String::new()),
-            c => {
-                if let Some(f) = fields.last_mut() {
-                    f.push(c);
-                }
-            }
+            ':' => fields.push((String::new(), false)),
+            c => field.push(c),
         }
     }
     fields
@@ -675,10 +733,50 @@ mod tests {
     fn sources_that_name_a_server() {
         assert!(looks_like_dsn("postgres://"));
         assert!(looks_like_dsn("postgresql://h/d"));
+        assert!(looks_like_dsn("Postgres://u:pw@h/d"));
         assert!(looks_like_dsn("host=/s dbname=d"));
+        assert!(looks_like_dsn("hostaddr=10.0.0.5 password=x"));
         assert!(looks_like_dsn("dbname = d"));
         assert!(!looks_like_dsn("data/a=b.csv"));
         assert!(!looks_like_dsn("warehouse.duckdb"));
+    }
+
+    #[test]
+    fn errors_of_a_source_with_a_password_quote_nothing_from_it() {
+        let e = env(&[("USER", "u")]);
+        let err = |dsn: &str| PgTarget::resolve(dsn, &e).unwrap_err().0;
+        for (dsn, secret) in [
+            ("Postgres://u:s3cret@h/d", "s3cret"),
+            ("postgres://u:qx/zy@h/d", "qx"),
+            ("postgres://u:p?zq@h/d", "zq"),
+            ("postgres://u:1234/5678@h/d", "5678"),
+            (
+                "hostaddr=10.0.0.5 user=u password=s3cret dbname=d",
+                "hostaddr",
+            ),
+            ("host=h password=two words", "words"),
+        ] {
+            let message = err(dsn);
+            assert!(!message.contains(secret), "{dsn}: {message}");
+        }
+        assert!(err("postgres://u:qx/zy@h/d").contains("percent-encode"));
+        assert!(err("host=h password=x colour=red").contains("unknown connection parameter '…'"));
+        // Without a password, the message quotes what it is about.
+        assert!(err("host=h colour=red").contains("unknown connection parameter 'colour'"));
+    }
+
+    #[test]
+    fn system_roots_demand_verify_full() {
+        let e = env(&[("USER", "u")]);
+        let t = PgTarget::resolve("postgres://h/d?sslrootcert=system", &e).unwrap();
+        assert_eq!(t.sslmode, SslMode::VerifyFull);
+        let err = PgTarget::resolve("postgres://h/d?sslrootcert=system&sslmode=require", &e)
+            .unwrap_err()
+            .0;
+        assert!(
+            err.contains("weak sslmode require may not be used with sslrootcert=system"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -700,13 +798,28 @@ mod tests {
         let file = dir.path().join(".pgpass");
         std::fs::write(
             &file,
-            "# comment\nother:*:*:*:nope\nlocalhost:5432:d:u:first\\:part\n*:*:*:*:fallback\n",
+            "# comment\nother:*:*:*:nope\n/sock:5432:d:u:first\\:part:ignored\n\
+             star\\*:*:*:*:literal\nlocalhost:*:*:*:default-socket\n*:*:*:*:fallback\n",
         )
         .unwrap();
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
         let e = FakeEnv(HashMap::new(), Some(dir.path().to_owned()));
+        // A socket directory matches its own path; the password ends at the first bare `:`.
         let t = PgTarget::resolve("host=/sock user=u dbname=d", &e).unwrap();
         assert_eq!(t.password(), Some("first:part"));
+        // Only the default socket directory reads as `localhost`.
+        let t = PgTarget::resolve("host=/elsewhere user=u dbname=d", &e).unwrap();
+        assert_eq!(t.password(), Some("fallback"));
+        let t = PgTarget::resolve(&format!("host={} user=u dbname=d", default_host()), &e).unwrap();
+        assert_eq!(t.password(), Some("default-socket"));
+        // `\*` is a literal star.
+        let t = PgTarget::resolve("host=star* user=u dbname=d", &e).unwrap();
+        assert_eq!(t.password(), Some("literal"));
+        let t = PgTarget::resolve("host=starry user=u dbname=d", &e).unwrap();
+        assert_eq!(t.password(), Some("fallback"));
+        // An empty password is none: the file is read.
+        let t = PgTarget::resolve("postgres://u:@db/d", &e).unwrap();
+        assert_eq!(t.password(), Some("fallback"));
         let t = PgTarget::resolve("host=db user=u dbname=d", &e).unwrap();
         assert_eq!(t.password(), Some("fallback"));
         // Readable by others: ignored, as libpq does.

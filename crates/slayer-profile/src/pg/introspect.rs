@@ -18,7 +18,7 @@ const RELATIONS: &str = "\
 SELECT c.oid, n.nspname, c.relname, c.relkind::text, pg_catalog.obj_description(c.oid, 'pg_class')
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f') AND NOT c.relispartition
-  AND n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%'";
+  AND n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'";
 
 const COLUMNS: &str = "\
 SELECT a.attrelid, a.attname,
@@ -95,7 +95,9 @@ pub fn list_tables(conn: &PgConn) -> Result<Vec<TableInfo>, String> {
         let column = ColumnInfo::new(get(&row, 1)?, get(&row, 2)?, non_empty(get(&row, 3)?));
         relations[i].1.columns.push(column);
     }
-    for row in conn.query(KEYS, &[&oids])? {
+    let keys = conn.query(KEYS, &[&oids]);
+    conn.finish();
+    for row in keys? {
         let oid: u32 = get(&row, 0)?;
         let Some(&i) = by_oid.get(&oid) else { continue };
         let kind: String = get(&row, 1)?;

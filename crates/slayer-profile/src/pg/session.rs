@@ -1,11 +1,13 @@
 //! One PostgreSQL connection, and every query run through it.
 //!
 //! Each query runs in its own `READ ONLY` transaction whose settings are set `LOCAL`: the
-//! statement timeout, `search_path` (`public` before `pg_catalog`, so a default-schema table is
-//! found by its bare name), ISO dates and UTC. Setting them per transaction rather than per
+//! statement timeout, `search_path` (`pg_catalog` first, so no object in `public` can stand in
+//! for a built-in function or type the queries name; then `public`, where a default-schema table
+//! is found by its bare name), ISO dates and UTC. Setting them per transaction rather than per
 //! session keeps them right behind a transaction-pooling proxy, and keeps a model's own SQL
 //! expression from changing them for the next query. The previous transaction is ended in the
-//! same round trip that begins the next one.
+//! same round trip that begins the next one, and [`PgConn::finish`] ends the last one when a
+//! piece of work is done, so no idle transaction holds a lock on a table.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -86,7 +88,7 @@ impl PgSource {
             }),
             begin: format!(
                 "BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = {timeout_ms}; \
-                 SET LOCAL search_path = public, pg_catalog; SET LOCAL DateStyle = 'ISO, YMD'; \
+                 SET LOCAL search_path = pg_catalog, public; SET LOCAL DateStyle = 'ISO, YMD'; \
                  SET LOCAL TimeZone = 'UTC'; SET LOCAL IntervalStyle = 'postgres'"
             ),
             target: target.clone(),
@@ -148,6 +150,18 @@ impl PgConn {
         match rows.len() {
             1 => Ok(rows.remove(0)),
             n => Err(format!("expected one row, got {n}")),
+        }
+    }
+
+    /// Ends the open transaction, if any: called when a table's work is done, so an idle
+    /// connection holds no lock (and no server-side idle-in-transaction timeout ends it).
+    pub fn finish(&self) {
+        if let Ok(mut session) = self.session.lock() {
+            if session.in_transaction {
+                // A failure here only means the connection is gone; the next query says so.
+                let _ = session.client.batch_execute("COMMIT");
+                session.in_transaction = false;
+            }
         }
     }
 

@@ -171,3 +171,65 @@ pub fn connector(target: &PgTarget) -> Result<MakeRustlsConnect, String> {
     };
     Ok(MakeRustlsConnect::new(config))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+
+    /// A CA certificate and a server certificate it signed for `name`.
+    fn ca_and_server(name: &str) -> (CertificateDer<'static>, CertificateDer<'static>) {
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca_key = KeyPair::generate().unwrap();
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let issuer = Issuer::new(ca_params, ca_key);
+        let server = CertificateParams::new(vec![name.to_owned()])
+            .unwrap()
+            .signed_by(&KeyPair::generate().unwrap(), &issuer)
+            .unwrap();
+        (ca.der().clone(), server.der().clone())
+    }
+
+    fn chain_check(root: CertificateDer<'static>) -> Check {
+        let mut roots = RootCertStore::empty();
+        roots.add(root).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        Check::Chain(
+            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .unwrap(),
+        )
+    }
+
+    fn verify(check: &dyn ServerCertVerifier, cert: &CertificateDer<'_>, name: &str) -> bool {
+        let name = ServerName::try_from(name.to_owned()).unwrap();
+        check
+            .verify_server_cert(cert, &[], &name, &[], UnixTime::now())
+            .is_ok()
+    }
+
+    #[test]
+    fn verify_ca_checks_the_chain_but_not_the_name() {
+        let (ca, server) = ca_and_server("db.internal");
+        let (other_ca, _) = ca_and_server("elsewhere");
+        let check = chain_check(ca.clone());
+        assert!(verify(&check, &server, "db.internal"));
+        assert!(verify(&check, &server, "10.1.2.3.example"));
+        // Another authority's certificate fails, whatever the name.
+        assert!(!verify(&chain_check(other_ca), &server, "db.internal"));
+        // verify-full's verifier refuses the wrong name.
+        let Check::Chain(full) = chain_check(ca) else {
+            unreachable!()
+        };
+        assert!(verify(full.as_ref(), &server, "db.internal"));
+        assert!(!verify(full.as_ref(), &server, "10.1.2.3.example"));
+    }
+
+    #[test]
+    fn require_without_a_root_accepts_any_certificate() {
+        let (_, server) = ca_and_server("anything");
+        let check = Check::Nothing(Arc::new(rustls::crypto::ring::default_provider()));
+        assert!(verify(&check, &server, "db.internal"));
+    }
+}
