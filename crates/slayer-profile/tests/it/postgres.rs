@@ -41,17 +41,7 @@ fn profile(args: &[&str], env: &[(String, String)], stdin: Option<&str>) -> Run 
             );
         }
     }
-    let records = if out.code == 2 || args.contains(&"--format") {
-        vec![]
-    } else {
-        out.lines()
-    };
-    Run {
-        code: out.code,
-        records,
-        stdout: out.stdout,
-        stderr: out.stderr,
-    }
+    Run::of(out, args)
 }
 
 fn models(run: &Run) -> Vec<&str> {

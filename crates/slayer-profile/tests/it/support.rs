@@ -51,17 +51,26 @@ impl Run {
 }
 
 pub fn run(args: &[&str], stdin: Option<&str>) -> Run {
-    let out = crate::kit::run("slayer-profile", None, args, &[], stdin);
-    let records = if args.contains(&"--format") {
-        vec![]
-    } else {
-        out.lines()
-    };
-    Run {
-        code: out.code,
-        records,
-        stdout: out.stdout,
-        stderr: out.stderr,
+    Run::of(
+        crate::kit::run("slayer-profile", None, args, &[], stdin),
+        args,
+    )
+}
+
+impl Run {
+    /// A finished run of `args`; its records unless it wrote text or failed as bad usage.
+    pub fn of(out: crate::kit::Out, args: &[&str]) -> Run {
+        let records = if out.code == 2 || args.contains(&"--format") {
+            vec![]
+        } else {
+            out.lines()
+        };
+        Run {
+            code: out.code,
+            records,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        }
     }
 }
 
