@@ -138,7 +138,7 @@ impl Conn {
                 let mut out = Vec::new();
                 for row in rows {
                     let (text, n) = row.map_err(first_line)?;
-                    out.push((duck_categorical_text(text, data_type), n));
+                    out.push((categorical_text(text, data_type), n));
                 }
                 Ok(out)
             }
@@ -264,7 +264,8 @@ fn duck_range_value(
     })
 }
 
-fn duck_categorical_text(text: String, data_type: DataType) -> String {
+/// A categorical value the engine printed as text (`true`/`false` for booleans), the common way.
+pub(crate) fn categorical_text(text: String, data_type: DataType) -> String {
     match (data_type, text.as_str()) {
         (DataType::Boolean, "true") => py_bool(true),
         (DataType::Boolean, "false") => py_bool(false),

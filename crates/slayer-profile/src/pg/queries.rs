@@ -6,8 +6,8 @@
 use slayer_common::records::DataType;
 
 use super::session::{get, PgConn};
-use crate::db::{is_time_of_day, MinMax, RangeColumn};
-use crate::sample::{self, py_bool, py_float, timestamp_from_micros};
+use crate::db::{categorical_text, is_time_of_day, MinMax, RangeColumn};
+use crate::sample::{self, py_float, timestamp_from_micros};
 
 impl PgConn {
     /// `SELECT count(*)`: does the table answer at all?
@@ -30,13 +30,7 @@ impl PgConn {
         );
         let mut out = Vec::new();
         for row in self.query(&sql, &[])? {
-            let text: String = get(&row, 0)?;
-            let text = match (data_type, text.as_str()) {
-                (DataType::Boolean, "true") => py_bool(true),
-                (DataType::Boolean, "false") => py_bool(false),
-                _ => text,
-            };
-            out.push((text, get(&row, 1)?));
+            out.push((categorical_text(get(&row, 0)?, data_type), get(&row, 1)?));
         }
         Ok(out)
     }

@@ -96,31 +96,24 @@ impl PgSource {
     }
 }
 
-/// A driver error as one line: the server's own message when there is one.
+/// A driver error as one line: the server's own message when there is one, else the driver's
+/// text followed by each cause it does not already name (a TLS failure says why only there).
 fn describe(e: &postgres::Error) -> String {
     let text = match e.as_db_error() {
         Some(db) => db.message().to_owned(),
         None => {
             let mut text = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(cause) = source {
+            for cause in std::iter::successors(std::error::Error::source(e), |c| c.source()) {
                 let cause = cause.to_string();
                 if !text.contains(&cause) {
                     text.push_str(": ");
                     text.push_str(&cause);
                 }
-                source = cause_of(source);
             }
             text
         }
     };
     text.lines().next().unwrap_or("").to_owned()
-}
-
-fn cause_of<'a>(
-    e: Option<&'a (dyn std::error::Error + 'static)>,
-) -> Option<&'a (dyn std::error::Error + 'static)> {
-    e.and_then(std::error::Error::source)
 }
 
 impl PgConn {

@@ -111,29 +111,6 @@ impl PgServer {
         })
     }
 
-    /// Runs `sql` (any number of statements) as [`ADMIN`] in `db` through psql with
-    /// ON_ERROR_STOP; panics with psql's stderr if it fails.
-    pub fn psql(&self, db: &str, sql: &str) {
-        self.cluster.psql(db, sql);
-    }
-
-    /// The rows `sql` returns as psql's unaligned, tuples-only text (`|` between columns, one
-    /// line a row), run as [`ADMIN`] in `db`; panics if it fails.
-    pub fn query(&self, db: &str, sql: &str) -> String {
-        self.cluster.query(db, sql)
-    }
-
-    /// Creates database `name` once per process (later calls with the same name do nothing).
-    pub fn create_database(&self, name: &str) {
-        self.cluster.create_database(name);
-    }
-
-    /// Lets [`READER`] connect to `db` and read every table, view and materialized view of every
-    /// non-system schema there (as they exist now: call it after loading the data).
-    pub fn grant_reader(&self, db: &str) {
-        self.cluster.grant_reader(db);
-    }
-
     /// `postgres://slayer_reader:<password>@<socket dir>:<port>/<db>`, every part
     /// percent-encoded (the socket dir as `%2Ftmp%2Fslpg…`, as libpq reads it).
     pub fn url(&self, db: &str) -> String {
@@ -173,10 +150,21 @@ impl PgServer {
         }
         FIXTURE_DB
     }
+}
 
-    /// The server's log so far (for a failing test's message).
-    pub fn log(&self) -> String {
-        self.cluster.log()
+/// The cluster's own helpers (psql, query, create_database, grant_reader, log) serve both
+/// servers.
+impl std::ops::Deref for PgServer {
+    type Target = Cluster;
+    fn deref(&self) -> &Cluster {
+        &self.cluster
+    }
+}
+
+impl std::ops::Deref for TlsServer {
+    type Target = Cluster;
+    fn deref(&self) -> &Cluster {
+        &self.cluster
     }
 }
 
@@ -255,31 +243,6 @@ impl TlsServer {
             self.url(db),
             percent_encode(&path_str(&self.ca_path))
         )
-    }
-
-    /// Runs `sql` as [`ADMIN`] (over the admin-only unix socket); panics if it fails.
-    pub fn psql(&self, db: &str, sql: &str) {
-        self.cluster.psql(db, sql);
-    }
-
-    /// See [`PgServer::query`].
-    pub fn query(&self, db: &str, sql: &str) -> String {
-        self.cluster.query(db, sql)
-    }
-
-    /// See [`PgServer::create_database`].
-    pub fn create_database(&self, name: &str) {
-        self.cluster.create_database(name);
-    }
-
-    /// See [`PgServer::grant_reader`].
-    pub fn grant_reader(&self, db: &str) {
-        self.cluster.grant_reader(db);
-    }
-
-    /// The server's log so far.
-    pub fn log(&self) -> String {
-        self.cluster.log()
     }
 }
 
@@ -503,7 +466,7 @@ fn output_text(out: &Output) -> String {
 }
 
 /// One cluster: its temp dir (socket dir, data dir `data`, log `server.log`, certificates).
-struct Cluster {
+pub struct Cluster {
     root: PathBuf,
     data: PathBuf,
     port: u16,
@@ -618,7 +581,8 @@ impl Cluster {
         self.root.join("server.log")
     }
 
-    fn log(&self) -> String {
+    /// The server's log so far (for a failing test's message).
+    pub fn log(&self) -> String {
         fs::read_to_string(self.log_path()).unwrap_or_default()
     }
 
@@ -709,13 +673,17 @@ impl Cluster {
         }
     }
 
-    fn psql(&self, db: &str, sql: &str) {
+    /// Runs `sql` (any number of statements) as [`ADMIN`] in `db` through psql with
+    /// ON_ERROR_STOP; panics with psql's stderr if it fails.
+    pub fn psql(&self, db: &str, sql: &str) {
         if let Err(e) = self.psql_result(db, sql, false) {
             panic!("{e}");
         }
     }
 
-    fn query(&self, db: &str, sql: &str) -> String {
+    /// The rows `sql` returns as psql's unaligned, tuples-only text (`|` between columns, one
+    /// line a row), run as [`ADMIN`] in `db`; panics if it fails.
+    pub fn query(&self, db: &str, sql: &str) -> String {
         match self.psql_result(db, sql, true) {
             Ok(rows) => rows.trim_end_matches('\n').to_owned(),
             Err(e) => panic!("{e}"),
@@ -738,13 +706,16 @@ impl Cluster {
         Ok(())
     }
 
-    fn create_database(&self, name: &str) {
+    /// Creates database `name` once per process (later calls with the same name do nothing).
+    pub fn create_database(&self, name: &str) {
         if let Err(e) = self.create_database_result(name) {
             panic!("{e}");
         }
     }
 
-    fn grant_reader(&self, db: &str) {
+    /// Lets [`READER`] connect to `db` and read every table, view and materialized view of
+    /// every non-system schema there (as they exist now: call it after loading the data).
+    pub fn grant_reader(&self, db: &str) {
         self.psql(db, &grant_reader_sql(db));
     }
 }
