@@ -5,6 +5,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
+# The prebuilt DuckDB slayer-profile links (once per machine; a no-op when present).
+scripts/fetch-duckdb.sh
 # --tests too, so features resolve as in `cargo test` and nothing is compiled twice.
 cargo build --release --locked --workspace --bins --tests
 # The local embedding model (once per machine; a no-op when present).

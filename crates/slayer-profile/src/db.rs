@@ -55,14 +55,16 @@ impl Opener {
             Opener::DuckDbFile(path) => {
                 let config = duck_config(threads, true)?;
                 duckdb::Connection::open_with_flags(path, config)
-                    .map(Conn::Duck)
                     .map_err(|e| e.to_string())
+                    .and_then(utc_session)
+                    .map(Conn::Duck)
             }
             Opener::DuckDbMemory => {
                 let config = duck_config(threads, false)?;
                 duckdb::Connection::open_in_memory_with_flags(config)
-                    .map(Conn::Duck)
                     .map_err(|e| e.to_string())
+                    .and_then(utc_session)
+                    .map(Conn::Duck)
             }
             Opener::Sqlite(path) => open_sqlite(path).map(Conn::Lite),
             Opener::Postgres(source) => source.connect().map(|c| Conn::Pg(Box::new(c))),
@@ -81,6 +83,24 @@ fn duck_config(threads: usize, read_only: bool) -> Result<duckdb::Config, String
             .map_err(|e| e.to_string())?;
     }
     Ok(config)
+}
+
+/// Pins the database's time zone to UTC where the ICU extension is linked (the prebuilt
+/// library has it, a `bundled-duckdb` build does not), so zoned values convert as they do
+/// without ICU whatever `TZ` or `/etc/localtime` say. Global, so the workers' clones share it.
+fn utc_session(conn: duckdb::Connection) -> Result<duckdb::Connection, String> {
+    let has_time_zone: bool = conn
+        .query_row(
+            "SELECT count(*) > 0 FROM duckdb_settings() WHERE name = 'TimeZone'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| e.to_string())?;
+    if has_time_zone {
+        conn.execute_batch("SET GLOBAL TimeZone = 'UTC'; SET GLOBAL Calendar = 'gregorian'")
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(conn)
 }
 
 fn open_sqlite(path: &Path) -> Result<rusqlite::Connection, String> {

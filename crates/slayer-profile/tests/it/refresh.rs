@@ -63,3 +63,31 @@ fn a_bad_model_line_is_named_and_nothing_is_printed() {
     );
     assert_eq!(r.stdout, "");
 }
+
+/// The prebuilt DuckDB links ICU, which converts zoned values in the session's time zone (the
+/// machine's `TZ` by default); the bundled build has no ICU and converts in UTC. Profiling pins
+/// UTC, so a model author's expressions over a TIMESTAMPTZ column print the same everywhere,
+/// with either build (these expressions are the ones both builds implement).
+#[test]
+fn zoned_values_print_in_utc_whatever_the_machines_time_zone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = duckdb_file(
+        dir.path(),
+        "wh.duckdb",
+        "CREATE TABLE e (placed TIMESTAMPTZ);
+         INSERT INTO e VALUES ('2024-02-01 23:30:00+00'), ('2024-03-01 00:15:00+00');",
+    );
+    let input = r#"{"kind":"model","name":"e","data_source":"wh","sql_table":"e","columns":[{"name":"placed","type":"TIMESTAMP"},{"name":"moment","sql":"coalesce(placed, NULL)","type":"TIMESTAMP"},{"name":"day","sql":"CAST(CAST(placed AS TIMESTAMP) AS DATE)","type":"DATE"},{"name":"text","sql":"CAST(placed AS VARCHAR)","type":"TEXT"}]}"#;
+    let expected = r#"{"kind":"model","name":"e","data_source":"wh","sql_table":"e","columns":[{"name":"placed","type":"TIMESTAMP","sampled":"2024-02-01 23:30:00 .. 2024-03-01 00:15:00"},{"name":"moment","sql":"coalesce(placed, NULL)","type":"TIMESTAMP","sampled":"2024-02-01 23:30:00 .. 2024-03-01 00:15:00"},{"name":"day","sql":"CAST(CAST(placed AS TIMESTAMP) AS DATE)","type":"DATE","sampled":"2024-02-01 .. 2024-03-01"},{"name":"text","sql":"CAST(placed AS VARCHAR)","type":"TEXT","sampled":"2024-02-01 23:30:00+00, 2024-03-01 00:15:00+00","sampled_values":["2024-02-01 23:30:00+00","2024-03-01 00:15:00+00"],"distinct_count":2}]}"#;
+    for tz in ["UTC", "Pacific/Kiritimati", "America/Los_Angeles"] {
+        let out = crate::kit::run(
+            "slayer-profile",
+            None,
+            &[path(&db), "--models", "-"],
+            &[("TZ", tz)],
+            Some(input),
+        );
+        assert_eq!(out.code, 0, "TZ={tz}: {}", out.stderr);
+        assert_eq!(out.stdout.trim_end(), expected, "TZ={tz}");
+    }
+}
