@@ -13,6 +13,7 @@ cd "$root"
 models=${1:-200}
 columns=${2:-20}
 
+scripts/fetch-duckdb.sh > /dev/null
 cargo build --release --locked -q --workspace --bins --tests
 bin="${CARGO_TARGET_DIR:-$root/target}/release/slayer-index"
 work=$(mktemp -d)

@@ -13,6 +13,7 @@ memories=${1:-10000}
 requests=${2:-500}
 
 # --tests too, so features resolve as in `cargo test` and nothing is compiled twice.
+scripts/fetch-duckdb.sh > /dev/null
 cargo build --release --locked -q --workspace --bins --tests
 scripts/fetch-model.sh > /dev/null
 bin="${CARGO_TARGET_DIR:-$root/target}/release"

@@ -20,7 +20,7 @@ cd "$root"
 sizes=${1:-"10000 100000 1000000"}
 
 # --tests too, so features resolve as in `cargo test` and nothing is compiled twice.
-[ "${SKIP_BUILD:-}" = 1 ] || cargo build --release --locked -q --workspace --bins --tests
+[ "${SKIP_BUILD:-}" = 1 ] || { scripts/fetch-duckdb.sh > /dev/null; cargo build --release --locked -q --workspace --bins --tests; }
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
 cache="${BENCH_DENSE_DIR:-$root/target/bench-dense}"
 mkdir -p "$cache"

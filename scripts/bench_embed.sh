@@ -11,6 +11,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+scripts/fetch-duckdb.sh > /dev/null
 cargo build --release --locked -q --workspace --bins --tests
 scripts/fetch-model.sh > /dev/null
 bin="${CARGO_TARGET_DIR:-$root/target}/release"

@@ -23,6 +23,7 @@ if [ -n "${SLAYER_BIN:-}" ]; then
     target=$(cd "$SLAYER_BIN" && pwd)
 else
     # --tests too, so features resolve as in `cargo test` and DuckDB is not compiled twice.
+    scripts/fetch-duckdb.sh > /dev/null
     cargo build --release --locked -q --workspace --bins --tests
     target="${CARGO_TARGET_DIR:-$root/target}/release"
 fi

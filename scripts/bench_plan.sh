@@ -11,6 +11,7 @@ cd "$root"
 n=${1:-10000}
 bin="${SLAYER_BIN:-${CARGO_TARGET_DIR:-$root/target}/release}"
 if [ -z "${SLAYER_BIN:-}" ]; then
+    scripts/fetch-duckdb.sh > /dev/null
     cargo build --release --locked -q --workspace --bins --tests
 fi
 scripts/fetch-model.sh > /dev/null

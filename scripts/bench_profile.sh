@@ -13,6 +13,7 @@ cd "$root"
 rows=${1:-1000000}
 
 # --tests too, so features resolve as in `cargo test` and DuckDB is not compiled twice.
+scripts/fetch-duckdb.sh > /dev/null
 cargo build --release --locked -q --workspace --bins --tests --examples
 target="${CARGO_TARGET_DIR:-$root/target}/release"
 work=$(mktemp -d)

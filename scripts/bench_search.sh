@@ -14,6 +14,7 @@ cd "$root"
 sizes=${1:-"1000 10000 100000"}
 
 # --tests too, so features resolve as in `cargo test` and nothing is compiled twice.
+scripts/fetch-duckdb.sh > /dev/null
 cargo build --release --locked -q --workspace --bins --tests
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
 work=$(mktemp -d)

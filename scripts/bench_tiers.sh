@@ -17,7 +17,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 sizes=${1:-"1500 10000 100000"}
-[ "${SKIP_BUILD:-}" = 1 ] || cargo build --release --locked -q --workspace --bins --tests
+[ "${SKIP_BUILD:-}" = 1 ] || { scripts/fetch-duckdb.sh > /dev/null; cargo build --release --locked -q --workspace --bins --tests; }
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
 cache="${BENCH_DENSE_DIR:-$root/target/bench-dense}"
 unset SLAYER_FORMAT SLAYER_EMBEDDING_MODEL SLAYER_MODEL_DIR SLAYER_LLM_MODEL SLAYER_HIGH_ORDER_SEARCH

@@ -21,6 +21,7 @@ bird="${BIRD_DIR:-$root/../shared/data/bird-dev}"
 scifact="${SCIFACT_DIR:-$root/../shared/data/beir-scifact}"
 bin="${SLAYER_BIN:-${CARGO_TARGET_DIR:-$root/target}/release}"
 if [ -z "${SLAYER_BIN:-}" ]; then
+    scripts/fetch-duckdb.sh > /dev/null
     cargo build --release --locked -q --workspace --bins
 fi
 scripts/fetch-model.sh > /dev/null

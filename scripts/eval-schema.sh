@@ -26,6 +26,7 @@ data="${BIRD_DIR:-$root/../shared/data/bird-dev}"
 work="${SLAYER_EVAL_DIR:-$root/target/eval-schema}"
 bin="${SLAYER_BIN:-${CARGO_TARGET_DIR:-$root/target}/release}"
 if [ -z "${SLAYER_BIN:-}" ]; then
+    scripts/fetch-duckdb.sh > /dev/null
     cargo build --release --locked -q --workspace --bins --tests
 fi
 scripts/fetch-model.sh > /dev/null

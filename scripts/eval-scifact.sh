@@ -19,6 +19,7 @@ data="${SCIFACT_DIR:-$root/../shared/data/beir-scifact}"
 if $smoke; then work="${SLAYER_EVAL_DIR:-$root/target/eval-smoke}"; else work="${SLAYER_EVAL_DIR:-$root/target/eval}"; fi
 bin="${SLAYER_BIN:-${CARGO_TARGET_DIR:-$root/target}/release}"
 if [ -z "${SLAYER_BIN:-}" ]; then
+    scripts/fetch-duckdb.sh > /dev/null
     cargo build --release --locked -q --workspace --bins --tests
 fi
 scripts/fetch-model.sh > /dev/null
