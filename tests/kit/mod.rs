@@ -103,6 +103,17 @@ pub fn run(
     output(cmd, stdin.map(str::as_bytes))
 }
 
+/// The most memory a running process has held (`VmHWM` of `/proc/<pid>/status`), in MiB.
+pub fn peak_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/<pid>/status");
+    kib / 1024.0
+}
+
 /// Asserts that a finished process succeeded, showing its stderr when it did not.
 #[track_caller]
 pub fn assert_success(out: &Output) {

@@ -65,6 +65,16 @@ pub enum ReadError {
     /// A line is not valid UTF-8.
     #[error("line {0}: not valid UTF-8; input must be UTF-8 JSON lines")]
     Utf8(usize),
+    /// A line is longer than the reader takes (it was skipped without being held).
+    #[error(
+        "line {line}: longer than {limit} bytes; the limit is limits.request_bytes in slayer.toml"
+    )]
+    TooLong {
+        /// 1-based line number.
+        line: usize,
+        /// The most a line may hold.
+        limit: usize,
+    },
     /// The input file cannot be opened.
     #[error("cannot open {}: {source}", path.display())]
     Open {
@@ -88,30 +98,98 @@ pub fn open_input(path: &std::path::Path) -> Result<Box<dyn BufRead>, ReadError>
     Ok(Box::new(std::io::BufReader::new(file)))
 }
 
-/// Reads non-blank lines with their 1-based numbers.
+/// Reads non-blank lines with their 1-based numbers. A UTF-8 byte-order mark opening the input
+/// is dropped (editors on some systems write one).
 pub fn read_lines(
     reader: impl BufRead,
+) -> impl Iterator<Item = Result<(usize, String), ReadError>> {
+    read_lines_within(reader, usize::MAX)
+}
+
+/// [`read_lines`], holding at most `limit` bytes of a line: a longer line is read past in
+/// pieces and comes back as [`ReadError::TooLong`], and the lines after it are read as usual,
+/// so a long-lived reader's memory is bounded by `limit` whatever its input.
+pub fn read_lines_within(
+    reader: impl BufRead,
+    limit: usize,
 ) -> impl Iterator<Item = Result<(usize, String), ReadError>> {
     let mut reader = reader;
     let mut line_no = 0usize;
     std::iter::from_fn(move || loop {
-        let mut buf = Vec::new();
         line_no += 1;
-        match reader.read_until(b'\n', &mut buf) {
-            Ok(0) => return None,
-            Ok(_) => {
-                let text = match String::from_utf8(buf) {
-                    Ok(t) => t,
-                    Err(_) => return Some(Err(ReadError::Utf8(line_no))),
-                };
-                if text.trim().is_empty() {
-                    continue;
-                }
-                return Some(Ok((line_no, text)));
+        let buf = match read_line_within(&mut reader, limit) {
+            Ok(Line::End) => return None,
+            Ok(Line::Text(buf)) => buf,
+            Ok(Line::TooLong) => {
+                return Some(Err(ReadError::TooLong {
+                    line: line_no,
+                    limit,
+                }))
             }
             Err(e) => return Some(Err(ReadError::Io(e))),
+        };
+        let mut text = match String::from_utf8(buf) {
+            Ok(t) => t,
+            Err(_) => return Some(Err(ReadError::Utf8(line_no))),
+        };
+        if line_no == 1 && text.starts_with('\u{feff}') {
+            text.drain(..'\u{feff}'.len_utf8());
         }
+        if text.trim().is_empty() {
+            continue;
+        }
+        return Some(Ok((line_no, text)));
     })
+}
+
+/// One line read by [`read_line_within`].
+enum Line {
+    /// The input is over.
+    End,
+    /// A line, its `\n` included when there was one.
+    Text(Vec<u8>),
+    /// A line past the limit, consumed up to and including its `\n`.
+    TooLong,
+}
+
+fn read_line_within(reader: &mut impl BufRead, limit: usize) -> std::io::Result<Line> {
+    let mut buf = Vec::new();
+    let mut too_long = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(match (too_long, buf.is_empty()) {
+                (true, _) => Line::TooLong,
+                (false, true) => Line::End,
+                (false, false) => Line::Text(buf),
+            });
+        }
+        let (piece, done) = match available.iter().position(|b| *b == b'\n') {
+            Some(at) => (&available[..=at], true),
+            None => (available, false),
+        };
+        let used = piece.len();
+        if !too_long {
+            if buf.len() + used > limit.saturating_add(1) {
+                too_long = true;
+                buf = Vec::new();
+            } else {
+                buf.extend_from_slice(piece);
+            }
+        }
+        reader.consume(used);
+        if done {
+            return Ok(if too_long {
+                Line::TooLong
+            } else {
+                Line::Text(buf)
+            });
+        }
+    }
 }
 
 /// Parses one line into a record, naming the field at fault.
@@ -215,6 +293,34 @@ pub fn write_line(out: &mut impl Write, value: &Value) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_long_line_is_skipped_without_being_held_and_the_next_one_is_read() {
+        let input = format!("{{\"a\":1}}\n{}\n\n{{\"b\":2}}", "x".repeat(100_000));
+        let lines: Vec<_> =
+            read_lines_within(std::io::BufReader::with_capacity(64, input.as_bytes()), 16)
+                .map(|l| l.map_err(|e| e.to_string()))
+                .collect();
+        assert_eq!(
+            lines,
+            [
+                Ok((1, "{\"a\":1}\n".to_owned())),
+                Err("line 2: longer than 16 bytes; the limit is limits.request_bytes in slayer.toml".to_owned()),
+                Ok((4, "{\"b\":2}".to_owned())),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_opening_the_input_is_dropped() {
+        let lines: Vec<_> = read_lines("\u{feff}{\"a\":1}\n\u{feff}x".as_bytes())
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            lines,
+            [(1, "{\"a\":1}\n".to_owned()), (2, "\u{feff}x".to_owned())]
+        );
+    }
     use super::*;
 
     #[test]

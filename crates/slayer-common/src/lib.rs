@@ -6,6 +6,7 @@
 //! - [`jsonl`]: reading records with `line N: …` errors, writing one record per line.
 //! - [`store`]: the SQLite store (WAL, busy timeout, schema version and migrations).
 //! - [`exit`]: the exit codes every binary uses.
+//! - [`limits`]: what one request may carry, and `slayer.toml`'s `[limits]`.
 //! - [`mapped`] and [`simd`]: read-only memory maps and the dense search's AVX2 kernels, the
 //!   workspace's only (audited) uses of `unsafe`.
 //! - [`cli`]: the shared flags (with `SLAYER_FORMAT`, which applies at a terminal only), the
@@ -18,6 +19,7 @@ pub mod canonical;
 pub mod cli;
 pub mod exit;
 pub mod jsonl;
+pub mod limits;
 pub mod mapped;
 pub mod records;
 pub mod simd;

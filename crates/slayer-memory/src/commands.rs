@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use slayer_common::canonical::check_memory_id;
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::{read_lines, record_from_value, tagged, ReadError, Record};
+use slayer_common::limits::Limits;
 use slayer_common::records::{Memory, Standing, Tier};
 use slayer_common::store::{memories, OpenMode, Store};
 use slayer_memory::service::{self, ImportStatus, SaveRequest};
@@ -70,6 +71,11 @@ fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
     Store::open(path, mode).map_err(|e| MemoryError::Store(e).into())
 }
 
+/// `[limits]` of slayer.toml beside the store (docs/spec.md §16).
+fn load_limits(store_path: &Path) -> Result<Limits, UsageError> {
+    Limits::load(store_path).map_err(|e| UsageError(e.to_string()))
+}
+
 fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
     slayer_memory::parse_query_arg(arg).map_err(UsageError)
 }
@@ -115,19 +121,18 @@ fn save(store_path: &Path, input: SaveInput, out: &mut Output) -> Result<ExitSta
         }
         (None, Some(q)) => (None, Some(parse_query(&q)?)),
     };
+    let limits = load_limits(store_path)?;
+    let request = SaveRequest {
+        learning,
+        entities,
+        query,
+        id,
+        description,
+        standing,
+    };
+    request.check_limits(&limits)?;
     let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
-    let saved = write::save(
-        &mut store,
-        SaveRequest {
-            learning,
-            entities,
-            query,
-            id,
-            description,
-            standing,
-        },
-        embed,
-    )?;
+    let saved = write::save(&mut store, request, &limits, embed)?;
     for warning in &saved.embedding_warnings {
         out.note(&format!("Warning: {warning}"));
     }
@@ -300,7 +305,7 @@ fn export(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
 }
 
 /// Parses and checks one import line into a memory record.
-fn import_record(text: &str) -> Result<Memory, String> {
+fn import_record(text: &str, limits: &Limits) -> Result<Memory, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
     let Value::Object(mut object) = value else {
         return Err("expected a JSON object (a memory record)".into());
@@ -340,6 +345,17 @@ fn import_record(text: &str) -> Result<Memory, String> {
         memory.id.clear();
     }
     service::check_record(&mut memory)?;
+    let id = (!memory.id.is_empty()).then_some(memory.id.as_str());
+    let entities = memory.entities.iter().map(String::as_str);
+    service::check_fields(
+        limits,
+        &memory.learning,
+        id,
+        entities,
+        memory.query.as_ref(),
+        &memory.standing,
+    )
+    .map_err(|e| e.to_string())?;
     Ok(memory)
 }
 
@@ -372,12 +388,12 @@ type ImportLine = (usize, Result<Memory, String>);
 
 /// The import's lines, each a memory or why it is not one, and how many are bad; without
 /// `keep_going` the first bad line stops the import before the store is opened.
-fn read_import(file: &Path, keep_going: bool) -> Result<(Vec<ImportLine>, usize)> {
+fn read_import(file: &Path, keep_going: bool, limits: &Limits) -> Result<(Vec<ImportLine>, usize)> {
     let mut parsed: Vec<ImportLine> = Vec::new();
     let mut bad = 0;
     for line in read_lines(open_input(file)?) {
         let (no, result) = match line {
-            Ok((no, text)) => (no, import_record(&text)),
+            Ok((no, text)) => (no, import_record(&text, limits)),
             Err(ReadError::Utf8(no)) => (
                 no,
                 Err("not valid UTF-8; input must be UTF-8 JSON lines".to_owned()),
@@ -429,7 +445,8 @@ fn import(
     embed: bool,
     out: &mut Output,
 ) -> Result<ExitStatus> {
-    let (parsed, bad) = read_import(file, keep_going)?;
+    let limits = load_limits(store_path)?;
+    let (parsed, bad) = read_import(file, keep_going, &limits)?;
     let duplicates = duplicate_ids(&parsed);
     let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
     let tx = store.write()?;

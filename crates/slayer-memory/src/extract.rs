@@ -67,9 +67,22 @@ fn is_ident_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '.'
 }
 
+/// Calls nested deeper than this are not walked into: the formula's rest is one token. Requests
+/// are refused long before (`limits.formula_depth`, docs/spec.md §16); this bounds the work
+/// on anything that reaches here unchecked.
+const MAX_WALK_DEPTH: usize = 64;
+
 /// Reference tokens of a formula: `amount:sum` for an aggregation over a column, `*:count` for a
 /// row count, bare refs as they are, operands of expression sources; transforms are walked into.
 pub fn formula_tokens(formula: &str, out: &mut Vec<String>) {
+    tokens_at(formula, out, 0);
+}
+
+fn tokens_at(formula: &str, out: &mut Vec<String>, depth: usize) {
+    if depth > MAX_WALK_DEPTH {
+        out.push(formula.trim().to_owned());
+        return;
+    }
     let chars: Vec<char> = formula.chars().collect();
     let mut i = 0;
     let before = out.len();
@@ -107,7 +120,7 @@ pub fn formula_tokens(formula: &str, out: &mut Vec<String>) {
                     return;
                 };
                 let inner: String = chars[j + 1..close].iter().collect();
-                call_tokens(&token, &inner, out);
+                call_tokens(&token, &inner, out, depth + 1);
                 i = close + 1;
                 continue;
             }
@@ -157,15 +170,15 @@ fn matching_paren(chars: &[char], open: usize) -> Option<usize> {
     None
 }
 
-fn call_tokens(name: &str, inner: &str, out: &mut Vec<String>) {
+fn call_tokens(name: &str, inner: &str, out: &mut Vec<String>, depth: usize) {
     let args = split_args(inner);
     let first = args.first().map(String::as_str).unwrap_or("");
     if TRANSFORMS.contains(&name.to_ascii_lowercase().as_str()) {
-        formula_tokens(first, out);
+        tokens_at(first, out, depth);
     } else if is_plain_ref(first) {
         out.push(format!("{first}:{name}"));
     } else {
-        formula_tokens(first, out);
+        tokens_at(first, out, depth);
     }
 }
 
@@ -359,6 +372,16 @@ mod tests {
         assert_eq!(tokens("sum(amount - quantity)"), ["amount", "quantity"]);
         assert_eq!(tokens("x:weighted_avg(weight=qty) * 2"), ["x:weighted_avg"]);
         assert_eq!(tokens("count(orders.*)"), ["orders.*:count"]);
+    }
+
+    #[test]
+    fn a_formula_nested_past_the_walk_depth_costs_its_length_times_the_depth() {
+        let deep = format!("{}amount{}", "cumsum(".repeat(50_000), ")".repeat(50_000));
+        let out = tokens(&deep);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].starts_with("cumsum(cumsum("), "{}", &out[0][..40]);
+        let shallow = format!("{}amount{}", "cumsum(".repeat(10), ")".repeat(10));
+        assert_eq!(tokens(&shallow), ["amount"]);
     }
 
     #[test]

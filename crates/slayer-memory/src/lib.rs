@@ -31,9 +31,14 @@ pub fn parse_query_arg(arg: &str) -> Result<serde_json::Value, String> {
 /// Why a memory command could not do what was asked.
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
-    /// The request is wrong (a bad id, an unresolvable entity, a missing memory): exit 1.
+    /// The request cannot be done (a bad id, an unresolvable entity, a missing memory): exit
+    /// 1, as in the original.
     #[error("{0}")]
     Invalid(String),
+    /// A field of the request is malformed or out of range (a description over 500
+    /// characters, a confidence outside 0–1, a field over its limit): bad input, exit 2.
+    #[error("{0}")]
+    Input(String),
     /// An input line of `import` is bad; nothing was written.
     #[error("line {line}: {message}")]
     Line {

@@ -13,11 +13,12 @@ fn main() -> ExitCode {
     slayer_common::cli::main_with(|| commands::run(cli), is_usage)
 }
 
-/// Bad lines and unreadable input are 2; a request that cannot be done (bad id, unresolvable
-/// entity, missing memory) is 1, as in the original; so is anything that failed while running.
+/// Bad lines, unreadable input and malformed or over-limit fields are 2; a request that cannot
+/// be done (bad id, unresolvable entity, missing memory) is 1, as in the original; so is
+/// anything that failed while running.
 fn is_usage(err: &anyhow::Error) -> bool {
     matches!(
         err.downcast_ref::<MemoryError>(),
-        Some(MemoryError::Line { .. } | MemoryError::Read(_))
+        Some(MemoryError::Line { .. } | MemoryError::Read(_) | MemoryError::Input(_))
     )
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use rusqlite::Connection;
 use serde_json::Value;
 use slayer_common::canonical::check_memory_id;
+use slayer_common::limits::Limits;
 use slayer_common::records::{Memory, Standing, Tier};
 use slayer_common::store::{catalog as stored_catalog, memories};
 use slayer_index::catalog::refresh_memory_doc;
@@ -31,6 +32,47 @@ pub struct SaveRequest {
     pub description: Option<String>,
     /// Tier, trust and owners (default: a plain lesson).
     pub standing: Standing,
+}
+
+impl SaveRequest {
+    /// Every field within its limit (docs/spec.md §16), before anything is opened for writing.
+    pub fn check_limits(&self, limits: &Limits) -> Result<(), MemoryError> {
+        check_fields(
+            limits,
+            &self.learning,
+            self.id.as_deref(),
+            self.entities.iter().flatten().map(String::as_str),
+            self.query.as_ref(),
+            &self.standing,
+        )
+    }
+}
+
+/// A memory's fields within `limits`: learning, id, entity references, query and owners.
+pub fn check_fields<'a>(
+    limits: &Limits,
+    learning: &str,
+    id: Option<&str>,
+    entities: impl IntoIterator<Item = &'a str>,
+    query: Option<&Value>,
+    standing: &Standing,
+) -> Result<(), MemoryError> {
+    let name = |field: &str, value: Option<&str>| match value {
+        Some(v) => Limits::check_len(field, v, limits.name_bytes, "name_bytes"),
+        None => Ok(()),
+    };
+    Limits::check_len(
+        "learning",
+        learning,
+        limits.learning_bytes,
+        "learning_bytes",
+    )
+    .and_then(|_| name("id", id))
+    .and_then(|_| name("project", standing.project.as_deref()))
+    .and_then(|_| name("agent", standing.agent.as_deref()))
+    .and_then(|_| limits.check_names("entities", entities))
+    .and_then(|_| query.map_or(Ok(()), |q| limits.check_query("query", q)))
+    .map_err(|e| MemoryError::Input(format!("{e}.")))
 }
 
 /// What a save did (the original's `SaveMemoryResponse`).
@@ -236,7 +278,7 @@ impl<'a> TierIds<'a> {
 fn check_standing(standing: &Standing) -> Result<(), MemoryError> {
     standing
         .check()
-        .map_err(|(_, message)| MemoryError::Invalid(format!("{message}.")))
+        .map_err(|(_, message)| MemoryError::Input(format!("{message}.")))
 }
 
 fn clean_description(d: Option<String>) -> Result<Option<String>, MemoryError> {
@@ -245,7 +287,7 @@ fn clean_description(d: Option<String>) -> Result<Option<String>, MemoryError> {
         Some(d) => {
             let n = d.chars().count();
             if n > MAX_DESCRIPTION {
-                return Err(MemoryError::Invalid(format!(
+                return Err(MemoryError::Input(format!(
                     "description must be <= {MAX_DESCRIPTION} chars; got {n}."
                 )));
             }

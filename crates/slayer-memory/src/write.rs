@@ -5,6 +5,7 @@
 //! of them write, resolve and word their messages the same way.
 
 use slayer_common::canonical::{check_memory_id, memory_ref};
+use slayer_common::limits::Limits;
 use slayer_common::store::Store;
 use slayer_index::fulltext::FullText;
 use slayer_index::IndexError;
@@ -24,7 +25,13 @@ pub struct Saved {
 
 /// Saves one memory (docs/spec.md §4.1) in one `BEGIN IMMEDIATE` transaction, then syncs the
 /// index and, with `embed`, embeds it under the active model.
-pub fn save(store: &mut Store, req: SaveRequest, embed: bool) -> Result<Saved, MemoryError> {
+pub fn save(
+    store: &mut Store,
+    req: SaveRequest,
+    limits: &Limits,
+    embed: bool,
+) -> Result<Saved, MemoryError> {
+    req.check_limits(limits)?;
     let tx = store.write()?;
     let mut outcome = service::save(&tx, req)?;
     tx.commit().map_err(|source| MemoryError::Commit {

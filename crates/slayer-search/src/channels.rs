@@ -101,12 +101,28 @@ impl Context<'_> {
         }
         if let Some(q) = inputs.question.filter(|_| on(Channel::Text)) {
             let (fulltext, searcher) = self.text.get()?;
-            let terms = lexical::question_terms(fulltext, q);
+            let max_terms = self.limits.question_terms;
+            let terms = lexical::question_terms(fulltext, q, max_terms);
+            if terms.dropped > 0 {
+                warnings.push(format!(
+                    "the question has more than {max_terms} distinct terms; the full-text channel searched the first {max_terms} and left out {} (limits.question_terms in slayer.toml).",
+                    terms.dropped
+                ));
+            }
             let ds = scope.datasource();
             let name_weight = req.tuning.name_weight;
             let admission = scope.admission();
-            let side =
-                |side| lexical::rank(fulltext, searcher, &terms, side, ds, admission, name_weight);
+            let side = |side| {
+                lexical::rank(
+                    fulltext,
+                    searcher,
+                    &terms.terms,
+                    side,
+                    ds,
+                    admission,
+                    name_weight,
+                )
+            };
             let started = std::time::Instant::now();
             rankings.text_memories = Some(side(Side::Memories)?);
             rankings.text_entities = Some(side(Side::Entities)?);

@@ -104,10 +104,22 @@ impl Context<'_> {
                 format!("query input dropped: {e}")
             })?;
         }
+        let max = self.limits.question_bytes;
+        let question = req.question.as_deref().map(|q| {
+            let kept = slayer_common::limits::cut(q, max);
+            if kept.len() < q.len() {
+                warnings.push(format!(
+                    "question cut to its first {} bytes of {}; the limit is {max} (limits.question_bytes in slayer.toml).",
+                    kept.len(),
+                    q.len()
+                ));
+            }
+            kept
+        });
         Ok(Inputs {
             canonical,
             catalog,
-            question: req.question.as_deref().filter(|q| !q.trim().is_empty()),
+            question: question.filter(|q| !q.trim().is_empty()),
             has_refs,
         })
     }

@@ -27,18 +27,51 @@ pub enum Side {
     Entities,
 }
 
-/// The question's terms, as the index analyzes text.
-pub fn question_terms(fulltext: &FullText, question: &str) -> Vec<Term> {
+/// A question's distinct terms, each with how often the question says it, in first-seen order.
+#[derive(Debug, Default)]
+pub struct QuestionTerms {
+    /// At most the cap asked for.
+    pub terms: Vec<(Term, u32)>,
+    /// Distinct terms past the cap, left out.
+    pub dropped: usize,
+}
+
+/// The question's terms, as the index analyzes text: each distinct term once, counted (a
+/// repeated word weighs what it weighed as repeated clauses), at most `max_terms` of them.
+pub fn question_terms(fulltext: &FullText, question: &str, max_terms: usize) -> QuestionTerms {
     let field = fulltext.fields().text;
+    let mut out = QuestionTerms::default();
     let Ok(mut analyzer) = fulltext.index().tokenizer_for_field(field) else {
-        return Vec::new();
+        return out;
     };
-    let mut terms = Vec::new();
+    let mut seen: rustc_hash::FxHashMap<String, usize> = Default::default();
     let mut stream = analyzer.token_stream(question);
     while let Some(token) = stream.next() {
-        terms.push(Term::from_field_text(field, &token.text));
+        if let Some(&at) = seen.get(&token.text) {
+            if let Some((_, count)) = out.terms.get_mut(at) {
+                *count += 1;
+            }
+            continue;
+        }
+        if out.terms.len() == max_terms {
+            out.dropped += 1;
+            seen.insert(token.text.clone(), usize::MAX);
+            continue;
+        }
+        seen.insert(token.text.clone(), out.terms.len());
+        out.terms
+            .push((Term::from_field_text(field, &token.text), 1));
     }
-    terms
+    out
+}
+
+/// A term's clause, boosted by how often the question repeats it.
+fn counted(query: Box<dyn Query>, count: u32) -> Box<dyn Query> {
+    if count == 1 {
+        query
+    } else {
+        Box::new(BoostQuery::new(query, count as f32))
+    }
 }
 
 fn term_query(field: Field, value: &str) -> Box<dyn Query> {
@@ -229,7 +262,7 @@ impl<'s> TextRanking<'s> {
 pub fn rank<'s>(
     fulltext: &FullText,
     searcher: &'s Searcher,
-    terms: &[Term],
+    terms: &[(Term, u32)],
     side: Side,
     datasource: Option<&str>,
     admission: &Admission<'_>,
@@ -247,17 +280,15 @@ pub fn rank<'s>(
     }
     let mut words: Vec<(Occur, Box<dyn Query>)> = terms
         .iter()
-        .map(|t| {
-            (
-                Occur::Should,
-                Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs)) as Box<dyn Query>,
-            )
+        .map(|(t, count)| {
+            let query = Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs));
+            (Occur::Should, counted(query, *count))
         })
         .collect();
     // On the entity side a word also counts in the entity's own name, scored apart (its own
     // BM25 statistics) and weighted, so a name outweighs a sentence of description.
     if side == Side::Entities && name_weight > 0.0 {
-        for t in terms {
+        for (t, count) in terms {
             let value = t.value();
             let Some(word) = value.as_str() else {
                 continue;
@@ -266,10 +297,8 @@ pub fn rank<'s>(
                 Term::from_field_text(f.name, word),
                 IndexRecordOption::WithFreqs,
             );
-            words.push((
-                Occur::Should,
-                Box::new(BoostQuery::new(Box::new(on_name), name_weight)),
-            ));
+            let weighted = Box::new(BoostQuery::new(Box::new(on_name), name_weight));
+            words.push((Occur::Should, counted(weighted, *count)));
         }
     }
     ranking.hits = scored(fulltext, searcher, words, side, datasource, admission)?;

@@ -12,7 +12,8 @@ use anyhow::Result;
 use clap::Parser;
 use slayer_common::cli::{Format, UsageError};
 use slayer_common::exit::ExitStatus;
-use slayer_common::jsonl::{read_lines, write_line, ReadError};
+use slayer_common::jsonl::{read_lines_within, write_line, ReadError};
+use slayer_common::limits::Limits;
 use slayer_common::store::{OpenMode, Store};
 use slayer_search::plan::config::PlanConfig;
 use slayer_search::plan::terms::Injected;
@@ -77,6 +78,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     let started = std::time::Instant::now();
     let store = Store::open(store_path, OpenMode::ReadOnly).map_err(SearchError::Store)?;
     let mut ctx = Context::new(store.conn(), store_path, Planner::new(plan_config))?;
+    ctx.limits = Limits::load(store_path).map_err(|e| UsageError(e.to_string()))?;
     let opened = started.elapsed();
     if let Some(batch) = &cli.batch {
         let mut out = BufWriter::new(io::stdout().lock());
@@ -181,7 +183,7 @@ fn run_batch(
         })?))
     };
     let mut failed = false;
-    for line in read_lines(input) {
+    for line in read_lines_within(input, ctx.limits.request_bytes) {
         let result = match line {
             Ok((no, text)) => batch_request(&text, defaults)
                 .map_err(|e| (no, format!("line {no}: bad request: {e}")))
@@ -196,6 +198,7 @@ fn run_batch(
                 no,
                 format!("line {no}: not valid UTF-8; a request is one UTF-8 JSON object"),
             )),
+            Err(e @ ReadError::TooLong { line, .. }) => Err((line, e.to_string())),
             Err(e) => return Err(e.into()),
         };
         match result {

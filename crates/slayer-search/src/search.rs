@@ -11,6 +11,7 @@
 
 use rusqlite::Connection;
 use slayer_common::canonical::{memory_id_of, memory_ref};
+use slayer_common::limits::Limits;
 use slayer_index::fulltext::FullText;
 use slayer_index::pyfmt::repr_str as py_repr;
 
@@ -74,6 +75,9 @@ pub struct Context<'a> {
     pub dense: crate::dense::Dense,
     /// The query planner (`--plan auto`): its configuration and LLM settings.
     pub(crate) planner: crate::plan::Planner,
+    /// What one request may carry (`[limits]` in slayer.toml; the defaults until the binary
+    /// sets them).
+    pub limits: slayer_common::limits::Limits,
     /// SQLite's `data_version` when the caches above were filled.
     data_version: Option<i64>,
 }
@@ -91,6 +95,7 @@ impl<'a> Context<'a> {
             corpus: Corpus::load(conn)?,
             dense: crate::dense::Dense::at(path.to_owned()),
             planner,
+            limits: Default::default(),
             data_version: None,
         })
     }
@@ -133,6 +138,7 @@ impl Context<'_> {
     fn search_in_snapshot(&self, req: &Request) -> Result<Response, SearchError> {
         let datasource = self.validate(req)?;
         req.tuning.validate()?;
+        self.check_limits(req)?;
         let mut warnings = Warnings::default();
         let filter = req.memory_filter()?;
         let inputs = self.resolve_inputs(req, &filter, &mut warnings)?;
@@ -248,6 +254,37 @@ impl Context<'_> {
             py_repr(ds),
             known.join(", ")
         )))
+    }
+
+    /// Stage 1 too: every field over its limit (docs/spec.md §16) is a request error, before
+    /// any work; a long question is cut later, with a warning ([`crate::inputs`]).
+    fn check_limits(&self, req: &Request) -> Result<(), SearchError> {
+        let limits = &self.limits;
+        let names = |field: &str, items: &[String]| {
+            limits.check_names(field, items.iter().map(String::as_str))
+        };
+        let optional = [
+            ("datasource", &req.datasource),
+            ("project", &req.project),
+            ("agent", &req.agent),
+        ];
+        names("entities", &req.entities)
+            .and_then(|_| names("expand_ids", &req.expand_ids))
+            .and_then(|_| {
+                optional.iter().try_for_each(|(field, value)| match value {
+                    Some(v) => Limits::check_len(field, v, limits.name_bytes, "name_bytes"),
+                    None => Ok(()),
+                })
+            })
+            .and_then(|_| match &req.query {
+                Some(q) => limits.check_query("query", q),
+                None => Ok(()),
+            })
+            .and_then(|_| match &req.injected {
+                Some(injected) => injected.check_limits(limits),
+                None => Ok(()),
+            })
+            .map_err(|e| SearchError::Request(format!("{e}.")))
     }
 
     /// The picked memory entries as hits, with the inputs each matched.

@@ -85,13 +85,23 @@ pub fn start(path: PathBuf) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>
                     return;
                 }
             };
+            let limits = match slayer_common::limits::Limits::load(&path) {
+                Ok(limits) => limits,
+                Err(e) => {
+                    let _ = ready.send(Err(e.into()));
+                    return;
+                }
+            };
             let planner = slayer_search::plan::Planner::new(config);
             let mut worker = match Context::new(store.conn(), &path, planner) {
-                Ok(ctx) => Worker {
-                    ctx,
-                    path: &path,
-                    writer: None,
-                },
+                Ok(mut ctx) => {
+                    ctx.limits = limits;
+                    Worker {
+                        ctx,
+                        path: &path,
+                        writer: None,
+                    }
+                }
                 Err(e) => {
                     let _ = ready.send(Err(e.into()));
                     return;
@@ -219,7 +229,8 @@ impl Worker<'_> {
             description: args.description,
             standing: Default::default(),
         };
-        let saved = write::save(self.writer()?, request, true).map_err(message)?;
+        let limits = self.ctx.limits;
+        let saved = write::save(self.writer()?, request, &limits, true).map_err(message)?;
         for warning in &saved.embedding_warnings {
             // A note for whoever reads the server's log, as slayer-memory prints it.
             let _ = writeln!(std::io::stderr(), "Warning: {warning}");

@@ -18,6 +18,10 @@ struct ConfigFile {
     semantic_search: PlanConfig,
     #[serde(default)]
     memory_tiers: crate::scoping::TierConfig,
+    /// Read (and checked) by [`slayer_common::limits::Limits::load`]; accepted here.
+    #[serde(default)]
+    #[allow(dead_code)]
+    limits: slayer_common::limits::Limits,
 }
 
 /// Everything the planner can be told.

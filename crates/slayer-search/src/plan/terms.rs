@@ -48,6 +48,23 @@ impl Injected {
         self.exceptions.iter().chain(&self.negatives.exceptions)
     }
 
+    /// Every term, the exceptions' included: at most `limits.entities` of them, each at most
+    /// `limits.name_bytes` (docs/spec.md §16).
+    pub fn check_limits(&self, limits: &slayer_common::limits::Limits) -> Result<(), String> {
+        let exceptions = self
+            .all_exceptions()
+            .flat_map(|e| std::iter::once(&e.negative).chain(&e.allow));
+        let every = self
+            .anchors
+            .iter()
+            .chain(&self.phrases)
+            .chain(&self.synonyms)
+            .chain(&self.negatives.hard)
+            .chain(&self.negatives.soft)
+            .chain(exceptions);
+        limits.check_names("the injected terms", every.map(String::as_str))
+    }
+
     /// Whether nothing at all was given.
     pub fn is_empty(&self) -> bool {
         self.anchors.is_empty()

@@ -15,7 +15,7 @@ use slayer_search::search::Context;
 use crate::support::{ids, models_dir, run, Fixture};
 
 /// A `--batch -` coprocess: `ask` writes one request line and waits for its reply.
-struct Coprocess {
+pub(crate) struct Coprocess {
     child: std::process::Child,
     input: std::process::ChildStdin,
     replies: mpsc::Receiver<String>,
@@ -30,7 +30,7 @@ impl Coprocess {
         )
     }
 
-    fn start_with(f: &Fixture, models: &Path, args: &[&str]) -> Coprocess {
+    pub(crate) fn start_with(f: &Fixture, models: &Path, args: &[&str]) -> Coprocess {
         let mut child = crate::kit::command("slayer-search")
             .env("SLAYER_MODEL_DIR", models)
             .env("SLAYER_STORE", &f.store)
@@ -57,7 +57,7 @@ impl Coprocess {
         }
     }
 
-    fn ask(&mut self, request: &str) -> Value {
+    pub(crate) fn ask(&mut self, request: &str) -> Value {
         writeln!(self.input, "{request}").unwrap();
         self.input.flush().unwrap();
         let line = self
@@ -68,9 +68,19 @@ impl Coprocess {
     }
 
     fn finish(self) {
+        assert_eq!(self.close(), Some(0));
+    }
+
+    /// Closes its input and waits: the exit code.
+    pub(crate) fn close(self) -> Option<i32> {
         drop(self.input);
         let mut child = self.child;
-        assert!(child.wait().unwrap().success());
+        child.wait().unwrap().code()
+    }
+
+    /// The most memory the process has held so far (`VmHWM`), in MiB.
+    pub(crate) fn peak_mib(&self) -> f64 {
+        crate::kit::peak_mib(self.child.id())
     }
 }
 

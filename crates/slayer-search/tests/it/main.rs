@@ -8,6 +8,7 @@ mod eval;
 mod faults;
 mod filters;
 mod help_examples;
+mod hostile;
 #[path = "../../../../tests/kit/mod.rs"]
 mod kit;
 mod long_lived;

@@ -1,0 +1,210 @@
+//! Hostile and unlucky input (docs/spec.md §16): every field an agent sends is bounded, a
+//! request over a limit is refused naming the limit, a long question is cut with a warning,
+//! and a long-lived process answers every such request in bounded memory.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::long_lived::Coprocess;
+use crate::support::{run, Fixture};
+
+/// A formula nested `depth` calls deep around `amount`.
+fn nested(function: &str, depth: usize) -> String {
+    format!(
+        "{}amount{}",
+        format!("{function}(").repeat(depth),
+        ")".repeat(depth)
+    )
+}
+
+fn query(formula: &str) -> String {
+    json!({"source_model": "orders", "measures": [{"name": "x", "formula": formula}]}).to_string()
+}
+
+#[test]
+fn a_formula_nested_past_the_limit_is_refused_by_search_and_by_save() {
+    let f = Fixture::new();
+    let deep = query(&nested("sum", 2_000));
+    let out = f.raw(&["--query", &deep], None);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(
+        out.stderr.trim(),
+        "Error: a formula of query nests parentheses 2000 deep; the limit is 32 (limits.formula_depth in slayer.toml)."
+    );
+    let out = f.raw(&["--query", &query(&nested("sum", 5))], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+
+    let out = run(
+        "slayer-memory",
+        &f.store,
+        &["save", "--learning", "deep", "--query", &deep],
+        None,
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("nests parentheses 2000 deep; the limit is 32"),
+        "{}",
+        out.stderr
+    );
+    let listed = f.memory(&["list", "--format", "json"]);
+    assert!(!listed.stdout.contains("deep"), "nothing was saved");
+}
+
+#[test]
+fn every_field_an_agent_sends_has_a_limit_and_slayer_toml_sets_them() {
+    let f = Fixture::new();
+    let long_learning = "x".repeat(70_000);
+    let out = f.memory(&["save", "--learning", &long_learning, "--entities", "orders"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(
+        out.stderr.trim(),
+        "Error: learning is 70000 bytes; the limit is 65536 (limits.learning_bytes in slayer.toml)."
+    );
+    let long_ref = "a".repeat(2_000);
+    let out = f.raw(&["--entity", &long_ref], None);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("an item of entities is 2000 bytes; the limit is 1024"),
+        "{}",
+        out.stderr
+    );
+
+    let config = f.store.parent().unwrap().join("slayer.toml");
+    std::fs::write(
+        &config,
+        "[limits]\nlearning_bytes = 20\nquestion_bytes = 12\n",
+    )
+    .unwrap();
+    let out = f.memory(&[
+        "save",
+        "--learning",
+        "twenty-one characters",
+        "--entities",
+        "orders",
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("the limit is 20"), "{}", out.stderr);
+    let cut = f.search(&[
+        "--question",
+        "refunded orders revenue",
+        "--channels",
+        "text",
+    ]);
+    assert_eq!(
+        cut["warnings"][0],
+        "question cut to its first 12 bytes of 23; the limit is 12 (limits.question_bytes in slayer.toml)."
+    );
+
+    std::fs::write(&config, "[limits]\nlearning_bytes = 0\n").unwrap();
+    let out = f.raw(&["--question", "orders"], None);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("limits.learning_bytes must be at least 1"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A small deterministic generator, so a failure can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Random formulas: calls of random functions nested up to 60,000 deep, arithmetic, quotes
+/// and unbalanced parentheses.
+fn random_formula(rng: &mut Rng) -> String {
+    const FUNCTIONS: [&str; 6] = ["sum", "cumsum", "avg", "lag", "count", "coalesce"];
+    let depth = match rng.below(4) {
+        0 => rng.below(8),
+        1 => rng.below(64),
+        _ => rng.below(60_000),
+    } as usize;
+    let mut formula = String::new();
+    for _ in 0..depth {
+        formula.push_str(FUNCTIONS[rng.below(6) as usize]);
+        formula.push(if rng.below(50) == 0 { '\'' } else { '(' });
+    }
+    formula.push_str(["amount", "*", "quantity - amount", "x:sum"][rng.below(4) as usize]);
+    for _ in 0..depth.saturating_sub(rng.below(3) as usize) {
+        formula.push_str([")", ", 2)", ") * 3"][rng.below(3) as usize].trim_end_matches(')'));
+        formula.push(')');
+    }
+    formula
+}
+
+/// Up to a megabyte of question (under the line limit, over the question limit): repeated and
+/// distinct words.
+fn random_question(rng: &mut Rng) -> String {
+    let words = 3_000 + rng.below(120_000);
+    (0..words)
+        .map(|i| match rng.below(3) {
+            0 => "revenue".to_owned(),
+            1 => format!("w{i}"),
+            _ => format!("Order{}", rng.below(1_000)),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn a_batch_process_answers_random_hostile_requests_in_bounded_memory() {
+    let f = Fixture::new();
+    let mut search = Coprocess::start_with(
+        &f,
+        Path::new("/nonexistent/slayer-models"),
+        &["--channels", "entities,text"],
+    );
+    let normal = r#"{"question": "refunded orders revenue"}"#;
+    let expected = search.ask(normal);
+    let mut rng = Rng(0x5eed_1e55);
+    let (mut refused, mut answered, mut cut) = (0, 0, 0);
+    for round in 0..40 {
+        let request = match round % 4 {
+            0 | 1 => json!({"query": query(&random_formula(&mut rng))
+                .parse::<Value>()
+                .unwrap()})
+            .to_string(),
+            2 => json!({"question": random_question(&mut rng)}).to_string(),
+            _ => format!(r#"{{"question": "{}"}}"#, "y".repeat(1_200_000)),
+        };
+        let reply = search.ask(&request);
+        if reply["kind"] == "error" {
+            refused += 1;
+            let error = reply["error"].as_str().unwrap();
+            assert!(
+                error.contains("limits."),
+                "a refusal names its limit: {error}"
+            );
+        } else {
+            answered += 1;
+            let first = reply["warnings"][0].as_str().unwrap_or_default();
+            cut += usize::from(first.starts_with("question cut to its first 16384 bytes"));
+        }
+        assert_eq!(search.ask(normal), expected, "round {round}");
+    }
+    let peak = search.peak_mib();
+    let seen = format!("{refused} refused, {answered} answered ({cut} cut), peak {peak:.1} MiB");
+    assert!(refused > 0 && cut > 0 && answered > cut, "{seen}");
+    // The stated bound (docs/spec.md §16): a --batch process stays under 64 MiB whatever it is sent.
+    assert!(peak < 64.0, "{seen}");
+    assert_eq!(
+        search.close(),
+        Some(1),
+        "refused lines make the exit status 1"
+    );
+}
