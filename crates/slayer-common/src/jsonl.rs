@@ -120,7 +120,7 @@ pub fn read_lines_within(
         let buf = match read_line_within(&mut reader, limit) {
             Ok(Line::End) => return None,
             Ok(Line::Text(buf)) => buf,
-            Ok(Line::TooLong) => {
+            Ok(Line::TooLong { .. }) => {
                 return Some(Err(ReadError::TooLong {
                     line: line_no,
                     limit,
@@ -143,16 +143,25 @@ pub fn read_lines_within(
 }
 
 /// One line read by [`read_line_within`].
-enum Line {
+#[derive(Debug, PartialEq)]
+pub enum Line {
     /// The input is over.
     End,
     /// A line, its `\n` included when there was one.
     Text(Vec<u8>),
-    /// A line past the limit, consumed up to and including its `\n`.
-    TooLong,
+    /// A line past the limit, consumed up to and including its `\n`; only its first bytes
+    /// (at most [`TOO_LONG_HEAD`]) are kept, to name it by.
+    TooLong {
+        /// The line's first bytes.
+        head: Vec<u8>,
+    },
 }
 
-fn read_line_within(reader: &mut impl BufRead, limit: usize) -> std::io::Result<Line> {
+/// What a [`Line::TooLong`] keeps of its line.
+pub const TOO_LONG_HEAD: usize = 4096;
+
+/// Reads one line, holding at most `limit` bytes of it (and [`TOO_LONG_HEAD`] of a longer one).
+pub fn read_line_within(reader: &mut impl BufRead, limit: usize) -> std::io::Result<Line> {
     let mut buf = Vec::new();
     let mut too_long = false;
     loop {
@@ -163,7 +172,7 @@ fn read_line_within(reader: &mut impl BufRead, limit: usize) -> std::io::Result<
         };
         if available.is_empty() {
             return Ok(match (too_long, buf.is_empty()) {
-                (true, _) => Line::TooLong,
+                (true, _) => Line::TooLong { head: buf },
                 (false, true) => Line::End,
                 (false, false) => Line::Text(buf),
             });
@@ -176,7 +185,12 @@ fn read_line_within(reader: &mut impl BufRead, limit: usize) -> std::io::Result<
         if !too_long {
             if buf.len() + used > limit.saturating_add(1) {
                 too_long = true;
-                buf = Vec::new();
+                let head = TOO_LONG_HEAD.min(limit);
+                if buf.len() < head {
+                    buf.extend_from_slice(&piece[..(head - buf.len()).min(used)]);
+                }
+                buf.truncate(head);
+                buf.shrink_to_fit();
             } else {
                 buf.extend_from_slice(piece);
             }
@@ -184,7 +198,7 @@ fn read_line_within(reader: &mut impl BufRead, limit: usize) -> std::io::Result<
         reader.consume(used);
         if done {
             return Ok(if too_long {
-                Line::TooLong
+                Line::TooLong { head: buf }
             } else {
                 Line::Text(buf)
             });

@@ -80,6 +80,8 @@ pub struct Context<'a> {
     pub limits: slayer_common::limits::Limits,
     /// SQLite's `data_version` when the caches above were filled.
     data_version: Option<i64>,
+    /// The caches above must be read afresh, changed store or not.
+    stale: bool,
 }
 
 impl<'a> Context<'a> {
@@ -97,6 +99,7 @@ impl<'a> Context<'a> {
             planner,
             limits: Default::default(),
             data_version: None,
+            stale: false,
         })
     }
 
@@ -111,13 +114,20 @@ impl<'a> Context<'a> {
             .query_row("PRAGMA data_version", [], |r| r.get(0))
             .map_err(slayer_common::store::StoreError::from)?;
         let before = self.data_version.replace(now);
-        if before.is_none_or(|b| b == now) {
+        let forced = std::mem::take(&mut self.stale);
+        if !forced && before.is_none_or(|b| b == now) {
             return Ok(false);
         }
         self.corpus = Corpus::load(self.conn)?;
         self.text = TextIndex::new(self.text.store.clone());
         self.dense.forget_rows();
         Ok(true)
+    }
+
+    /// Makes the next [`Context::refresh_if_changed`] read everything afresh (after a call
+    /// that stopped half way through filling the caches).
+    pub fn forget_caches(&mut self) {
+        self.stale = true;
     }
 }
 

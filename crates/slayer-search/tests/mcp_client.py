@@ -119,6 +119,28 @@ async def main():
             bad = await session.call_tool("search", {"questoin": "typo"})
             check(bad.is_error and "unknown field `questoin`" in bad.content[0].text, "unknown argument", bad)
 
+            # Hostile and unlucky arguments (docs/spec.md §16): each is refused naming its limit,
+            # or cut with a warning, and the server goes on answering.
+            bad = await session.call_tool("save_memory", {"learning": "x" * 200_000, "linked_entities": ["mydb.orders"]})
+            check(bad.is_error and bad.content[0].text ==
+                  "learning is 200000 bytes; the limit is 65536 (limits.learning_bytes in slayer.toml).",
+                  "a long learning is refused", bad.content)
+            deep = "sum(" * 5000 + "amount" + ")" * 5000
+            bad = await session.call_tool("search", {"query": json.dumps({"source_model": "orders", "measures": [{"formula": deep}]})})
+            check(bad.is_error and "nests parentheses 5000 deep; the limit is 32" in bad.content[0].text,
+                  "a deep formula is refused", bad.content)
+            bad = await session.call_tool("show", {"ids": ["mydb.orders"] * 300})
+            check(bad.is_error and "ids holds more than 256 items" in bad.content[0].text, "too many ids", bad.content)
+            cut = await search(session, question="order amount " * 20_000)
+            check(cut.structured_content["warnings"][0].startswith("question cut to its first 16384 bytes"),
+                  "a long question is cut with a warning", cut.structured_content["warnings"])
+            try:
+                await session.call_tool("search", {"question": "q" * (2 << 20)})
+                check(False, "a message over limits.request_bytes is a JSON-RPC error")
+            except MCPError as e:
+                check(e.error.code == -32600 and "limits.request_bytes" in e.error.message, "request too long", e.error)
+            await search(session, question="order amounts in dollars")
+
             # A protocol error: a tool that does not exist.
             try:
                 await session.call_tool("no_such_tool", {})

@@ -8,6 +8,7 @@
 //! Nothing but protocol messages goes to stdout.
 
 mod tools;
+mod wire;
 mod worker;
 
 use rmcp::model::{
@@ -33,17 +34,34 @@ concerns; `forget_memory` removes a memory that turned out wrong.";
 #[derive(Clone)]
 struct Server {
     jobs: std::sync::mpsc::Sender<Job>,
+    /// Set when the store thread is found gone: the session is then ended.
+    stopped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The running session, to end it from a call.
+    session:
+        std::sync::Arc<std::sync::Mutex<Option<rmcp::service::RunningServiceCancellationToken>>>,
 }
 
 impl Server {
     async fn call(&self, call: Call) -> Outcome {
         let (reply, outcome) = oneshot::channel();
-        if self.jobs.send(Job { call, reply }).is_err() {
-            return Err("the store thread has stopped; restart `slayer-search mcp`".into());
-        }
-        outcome
-            .await
-            .unwrap_or_else(|_| Err("the store thread stopped during the call".into()))
+        let answered = match self.jobs.send(Job { call, reply }) {
+            Ok(()) => outcome.await.ok(),
+            Err(_) => None,
+        };
+        answered.unwrap_or_else(|| {
+            // The store thread is gone (it never ends while the session runs): answering
+            // nothing but errors from here on would leave the server half alive, so the
+            // session ends and the process exits non-zero.
+            self.stopped
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            if let Some(session) = self.session.lock().ok().and_then(|mut s| s.take()) {
+                session.cancel();
+            }
+            Err(
+                "the store thread has stopped; the session ends (restart `slayer-search mcp`)"
+                    .into(),
+            )
+        })
     }
 }
 
@@ -121,26 +139,46 @@ impl ServerHandler for Server {
     }
 }
 
-/// Serves MCP on stdin/stdout until the client closes stdin.
+/// Serves MCP on stdin/stdout until the client closes stdin, or until the store thread is
+/// gone (then the session ends with an error rather than answering half).
 pub fn serve(store: &std::path::Path) -> anyhow::Result<()> {
-    let (jobs, worker) = worker::start(store.to_owned())?;
+    let limits = slayer_common::limits::Limits::load(store)
+        .map_err(|e| slayer_common::cli::UsageError(e.to_string()))?;
+    let (jobs, worker) = worker::start(store.to_owned(), limits)?;
     let _reembed = slayer_search::reembed::start(store);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     runtime.block_on(async {
-        let server = Server { jobs };
-        let service = match server.serve(rmcp::transport::stdio()).await {
+        let (transport, stdout) = wire::connect(limits.request_bytes)?;
+        let server = Server {
+            jobs,
+            stopped: stopped.clone(),
+            session: Default::default(),
+        };
+        let session = server.session.clone();
+        let service = match server.serve(transport).await {
             Ok(service) => service,
             // A client that hangs up before initializing ends the session, not in error.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
             Err(e) => return Err(anyhow::Error::from(e)),
         };
+        if let Ok(mut slot) = session.lock() {
+            *slot = Some(service.cancellation_token());
+        }
         service.waiting().await?;
+        // What is still on its way to stdout (a last error reply) goes out before the end.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), stdout).await;
         anyhow::Ok(())
     })?;
-    // Every sender is gone with the service, so the store thread finishes its last call and ends.
     drop(runtime);
+    if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+        anyhow::bail!(
+            "the store thread stopped; the session was ended (restart `slayer-search mcp`)"
+        );
+    }
+    // Every sender is gone with the service, so the store thread finishes its last call and ends.
     worker
         .join()
         .map_err(|_| anyhow::anyhow!("the store thread panicked"))?;

@@ -65,7 +65,10 @@ pub struct Job {
 
 /// Starts the worker on the store at `path`; returns once the store is open (or failed to
 /// open). The worker ends when every sender is dropped.
-pub fn start(path: PathBuf) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>)> {
+pub fn start(
+    path: PathBuf,
+    limits: slayer_common::limits::Limits,
+) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>)> {
     let (jobs, inbox) = mpsc::channel::<Job>();
     let (ready, opened) = mpsc::sync_channel::<anyhow::Result<()>>(1);
     let handle = std::thread::Builder::new()
@@ -80,13 +83,6 @@ pub fn start(path: PathBuf) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>
             };
             let config = match slayer_search::plan::config::PlanConfig::load(None, &path) {
                 Ok(config) => config,
-                Err(e) => {
-                    let _ = ready.send(Err(e.into()));
-                    return;
-                }
-            };
-            let limits = match slayer_common::limits::Limits::load(&path) {
-                Ok(limits) => limits,
                 Err(e) => {
                     let _ = ready.send(Err(e.into()));
                     return;
@@ -109,7 +105,17 @@ pub fn start(path: PathBuf) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>
             };
             let _ = ready.send(Ok(()));
             for job in inbox {
-                let outcome = worker.run(job.call);
+                // A call that panics (a bug) is that call's error; the caches it may have left
+                // half-filled are dropped, and the next call reads the store afresh.
+                let outcome =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run(job.call)))
+                        .unwrap_or_else(|panic| {
+                            worker.ctx.forget_caches();
+                            Err(format!(
+                                "internal error: {}; the call did nothing, and the server goes on",
+                                panic_text(&panic)
+                            ))
+                        });
                 // The client may have cancelled the call; its outcome then goes nowhere.
                 let _ = job.reply.send(outcome);
             }
@@ -121,6 +127,15 @@ pub fn start(path: PathBuf) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>
             "the store thread stopped while opening the store"
         )),
     }
+}
+
+/// What a panic said.
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "a panic".into())
 }
 
 struct Worker<'a> {
@@ -255,6 +270,10 @@ impl Worker<'_> {
         if ids.is_empty() {
             return Err("ids must name at least one entity or memory".into());
         }
+        self.ctx
+            .limits
+            .check_names("ids", ids.iter().map(String::as_str))
+            .map_err(|e| format!("{e}."))?;
         let conn = self.ctx.conn;
         let mut catalog = None;
         let mut shown: Vec<String> = Vec::new();

@@ -131,11 +131,22 @@ fn bad_messages_get_protocol_errors_and_the_server_goes_on() {
         &[
             initialize("2025-06-18"),
             json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
-            // Not JSON: ignored, as every official SDK does (answering it can start an error
-            // storm with a peer that echoes); the next request is still served.
+            // Not JSON, truncated, nested past serde's 128 levels: Parse error, id null.
             "this is not json".into(),
-            // JSON, but not a JSON-RPC message: Invalid Request.
+            r#"{"jsonrpc": "2.0", "id": 20, "method": "ping""#.into(),
+            format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)),
+            // JSON, but not a JSON-RPC message: Invalid Request, with its id (or null).
             json!({"jsonrpc": "2.0", "id": 2, "method": 42}).to_string(),
+            json!({"jsonrpc": "2.0", "method": 42}).to_string(),
+            // tools/call without params, or with arguments that are not an object.
+            json!({"jsonrpc": "2.0", "id": 21, "method": "tools/call"}).to_string(),
+            json!({"jsonrpc": "2.0", "id": 22, "method": "tools/call",
+                   "params": {"name": "search", "arguments": "question"}})
+            .to_string(),
+            // Over limits.request_bytes: refused unread, under the id its first bytes hold.
+            json!({"jsonrpc": "2.0", "id": 23, "method": "tools/call",
+                   "params": {"name": "search", "arguments": {"question": "q".repeat(2 << 20)}}})
+            .to_string(),
             json!({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}).to_string(),
             call(4, "no_such_tool", json!({})),
             call(
@@ -151,11 +162,24 @@ fn bad_messages_get_protocol_errors_and_the_server_goes_on() {
             json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}).to_string(),
         ],
     );
-    let invalid = replies
-        .iter()
-        .find(|r| r["error"]["code"] == -32600)
-        .unwrap_or_else(|| panic!("no Invalid Request error in {replies:?}"));
-    assert!(invalid["error"]["message"].is_string());
+    let unread: Vec<&Value> = replies.iter().filter(|r| r["id"].is_null()).collect();
+    let codes: Vec<&Value> = unread.iter().map(|r| &r["error"]["code"]).collect();
+    assert_eq!(codes, [-32700, -32700, -32700, -32600], "{unread:?}");
+    for r in &unread {
+        assert!(r.as_object().unwrap().contains_key("id"), "{r}");
+        assert!(r["error"]["message"].is_string(), "{r}");
+    }
+    assert_eq!(reply(&replies, 2)["error"]["code"], -32600);
+    assert!(
+        !replies.iter().any(|r| r["id"] == 20),
+        "a truncated line is not run"
+    );
+    assert_eq!(reply(&replies, 21)["error"]["code"], -32602);
+    assert_eq!(reply(&replies, 22)["error"]["code"], -32602);
+    assert_eq!(
+        reply(&replies, 23)["error"]["message"],
+        "Invalid Request: a message is at most 1048576 bytes (limits.request_bytes in slayer.toml)"
+    );
     assert_eq!(reply(&replies, 3)["error"]["code"], -32601);
     assert_eq!(reply(&replies, 4)["error"]["code"], -32602);
     let tool_error = &reply(&replies, 5)["result"];
