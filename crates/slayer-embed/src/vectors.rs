@@ -133,7 +133,7 @@ impl Sidecar {
         };
         let path = path_for(store, model);
         if let Ok(file) = MappedFile::open(&path) {
-            if let Some(header) = read_header(file.bytes()) {
+            if let Some(header) = validated_header(file.bytes()) {
                 if header.model == model && header.revision == revision && header.state == state {
                     // Every scan reads the sections after the ids whole.
                     file.prefault(header.sections.kinds..header.sections.end);
@@ -148,7 +148,7 @@ impl Sidecar {
         let bytes = build(conn, model, revision, state)?;
         // A failed write leaves the search to its in-memory copy; the next writer retries.
         let _ = write_atomically(&path, &bytes);
-        let header = read_header(&bytes).ok_or_else(|| StoreError::Serialize {
+        let header = validated_header(&bytes).ok_or_else(|| StoreError::Serialize {
             what: "vector sidecar",
             cause: "unreadable header".into(),
         })?;
@@ -201,13 +201,20 @@ impl Sidecar {
         bytemuck::cast_slice(&self.bytes()[start..start + len])
     }
 
-    /// A row's canonical id.
+    /// A row's canonical id (empty for a row past the end, or bytes that changed under the
+    /// map since they were checked).
     pub fn id(&self, row: u32) -> &str {
         let ends: &[u64] = self.section(self.header.sections.id_ends, self.header.rows);
         let row = row as usize;
-        let start = if row == 0 { 0 } else { ends[row - 1] as usize };
-        let ids = &self.bytes()[self.header.sections.ids..];
-        std::str::from_utf8(&ids[start..ends[row] as usize]).unwrap_or_default()
+        let start = match row {
+            0 => 0,
+            _ => ends.get(row - 1).map_or(0, |e| *e as usize),
+        };
+        let end = ends.get(row).map_or(0, |e| *e as usize);
+        let ids = &self.bytes()[self.header.sections.ids..self.header.sections.kinds];
+        ids.get(start..end)
+            .and_then(|id| std::str::from_utf8(id).ok())
+            .unwrap_or_default()
     }
 
     /// The row of a canonical id (rows are in id order).
@@ -250,7 +257,7 @@ impl Sidecar {
     ) -> bool {
         let sets: &[u32] = self.section(self.header.sections.sets, self.header.rows);
         sets.iter().enumerate().any(|(row, set)| {
-            keep.is_none_or(|k| k[*set as usize]) && admit.is_none_or(|a| a(row as u32))
+            keep.is_none_or(|k| kept(k, *set)) && admit.is_none_or(|a| a(row as u32))
         })
     }
 
@@ -274,7 +281,7 @@ impl Sidecar {
             let mut sides = (Vec::new(), Vec::new());
             for (i, code) in chunk.chunks_exact(dim).enumerate() {
                 let row = first + i;
-                if keep.is_some_and(|k| !k[sets[row] as usize])
+                if keep.is_some_and(|k| !kept(k, sets[row]))
                     || admit.is_some_and(|a| !a(row as u32))
                 {
                     continue;
@@ -307,13 +314,56 @@ impl Sidecar {
     }
 }
 
+/// Whether a datasource set is kept; a set the header does not list (bytes changed under the
+/// map since they were checked) is not.
+fn kept(keep: &[bool], set: u32) -> bool {
+    keep.get(set as usize).copied().unwrap_or(false)
+}
+
 fn read_header(bytes: &[u8]) -> Option<Header> {
     if bytes.get(..8)? != MAGIC {
         return None;
     }
     let len = u32::from_le_bytes(bytes.get(8..12)?.try_into().ok()?) as usize;
-    let header: Header = serde_json::from_slice(bytes.get(12..12 + len)?).ok()?;
+    let header: Header = serde_json::from_slice(bytes.get(12..12usize.checked_add(len)?)?).ok()?;
     (header.format == FORMAT && header.sections.end <= bytes.len()).then_some(header)
+}
+
+/// The header of a sidecar whose every section bound holds: sections in order, aligned for
+/// their types and inside the file, id ends rising within the ids, each row's datasource set
+/// one the header lists. A file that fails (truncated, overwritten, bit-rotted) is not used:
+/// the caller rebuilds it from the store, so no access past a section can happen.
+fn validated_header(bytes: &[u8]) -> Option<Header> {
+    let header = read_header(bytes)?;
+    let (rows, s) = (header.rows, header.sections);
+    let fits = |start: usize, size: usize, align: usize, next: usize| {
+        start % align == 0
+            && rows.checked_mul(size).and_then(|n| start.checked_add(n)) <= Some(next)
+    };
+    let code_bytes = rows.checked_mul(header.dim)?;
+    let in_order = fits(s.id_ends, 8, 8, s.ids)
+        && s.ids <= s.kinds
+        && fits(s.kinds, 1, 1, s.sets)
+        && fits(s.sets, 4, 4, s.scales)
+        && fits(s.scales, 4, 4, s.codes)
+        && s.codes.checked_add(code_bytes) <= Some(s.end)
+        && s.end <= bytes.len()
+        && (bytes.as_ptr() as usize) % 8 == 0;
+    if !in_order {
+        return None;
+    }
+    let ends: &[u64] = bytemuck::try_cast_slice(&bytes[s.id_ends..s.id_ends + rows * 8]).ok()?;
+    let ids_len = (s.kinds - s.ids) as u64;
+    let mut last = 0u64;
+    for &end in ends {
+        if end < last || end > ids_len {
+            return None;
+        }
+        last = end;
+    }
+    let sets: &[u32] = bytemuck::try_cast_slice(&bytes[s.sets..s.sets + rows * 4]).ok()?;
+    let known = header.sets.len() as u32;
+    sets.iter().all(|set| *set < known).then_some(header)
 }
 
 /// The question as i16 and its scale: integer products against the codes are exact, and the

@@ -208,3 +208,75 @@ fn a_batch_process_answers_random_hostile_requests_in_bounded_memory() {
         "refused lines make the exit status 1"
     );
 }
+
+/// The vector sidecar's one file, and where its sections start (from its own header).
+fn sidecar(f: &Fixture) -> (std::path::PathBuf, Value) {
+    let dir = std::path::PathBuf::from(format!("{}.vectors", f.store.display()));
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "bin"))
+        .expect("a sidecar file");
+    let bytes = std::fs::read(&file).unwrap();
+    let len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+    let header: Value = serde_json::from_slice(&bytes[12..12 + len]).unwrap();
+    (file, header)
+}
+
+/// Writes `value` over `count` bytes at `at`.
+fn overwrite(file: &Path, at: u64, count: usize, value: u8) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut handle = std::fs::OpenOptions::new().write(true).open(file).unwrap();
+    handle.seek(SeekFrom::Start(at)).unwrap();
+    handle.write_all(&vec![value; count]).unwrap();
+}
+
+#[test]
+fn a_corrupt_vector_sidecar_is_rebuilt_and_never_panics() {
+    let f = Fixture::new();
+    let out = f.with_model("slayer-embed", &["refresh", "--all"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let question = ["--question", "order amount in dollars", "--max-entities", "5"];
+    let expected = f.dense_search(&question);
+    let (file, header) = sidecar(&f);
+    let intact = std::fs::read(&file).unwrap();
+    let at = |section: &str| header["sections"][section].as_u64().unwrap();
+    let corruptions: [(&str, &dyn Fn()); 5] = [
+        ("id ends past the ids", &|| overwrite(&file, at("id_ends"), 16, 0xff)),
+        ("datasource sets the header lacks", &|| {
+            overwrite(&file, at("sets"), 8, 0xee)
+        }),
+        ("a truncated file", &|| {
+            std::fs::write(&file, &intact[..intact.len() / 2]).unwrap()
+        }),
+        ("a header that says more rows", &|| {
+            let text = String::from_utf8_lossy(&intact).replacen("\"rows\":", "\"rows\":9", 1);
+            std::fs::write(&file, text.as_bytes()).unwrap()
+        }),
+        ("garbage", &|| std::fs::write(&file, b"SLAYVEC1\xff\xff\xff\xff").unwrap()),
+    ];
+    for (what, corrupt) in corruptions {
+        corrupt();
+        let out = f.with_model("slayer-search", &question, None);
+        assert_eq!(out.code, 0, "{what}: {}", out.stderr);
+        let got: Value = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(got, expected, "{what}");
+        assert_eq!(std::fs::read(&file).unwrap(), intact, "{what}: rebuilt in place");
+    }
+    // `slayer-embed refresh --all` rebuilds a corrupt one too.
+    overwrite(&file, at("id_ends"), 16, 0xff);
+    let out = f.with_model("slayer-embed", &["refresh", "--all"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(std::fs::read(&file).unwrap(), intact, "refresh rebuilt it");
+
+    // A --batch process whose map goes bad under it keeps answering.
+    let mut search = Coprocess::start_with(&f, &crate::support::models_dir(), &[]);
+    let request = r#"{"question": "order amount in dollars", "max_entities": 5}"#;
+    let before = search.ask(request);
+    overwrite(&file, at("id_ends"), 64, 0xff);
+    overwrite(&file, at("sets"), 64, 0xee);
+    let after = search.ask(request);
+    assert!(after.get("entities").is_some(), "{after}");
+    assert_eq!(search.close(), Some(0));
+    assert!(before.get("entities").is_some());
+}
