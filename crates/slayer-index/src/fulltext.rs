@@ -158,7 +158,19 @@ impl FullText {
         let (expected, _) = schema();
         if dir.join("meta.json").exists() {
             match Index::open_in_dir(dir) {
-                Ok(index) if index.schema() == expected => return FullText::from_index(index, dir),
+                Ok(index) if index.schema() == expected => {
+                    return match FullText::from_index(index.clone(), dir) {
+                        Ok(fulltext) => Ok(fulltext),
+                        // Its meta is sound but a segment is not (a file overwritten, cut
+                        // short): drop every segment under the writer lock, so no other
+                        // writer loses work; the store's generation no longer matches, so
+                        // the sync that follows rebuilds it whole.
+                        Err(_) => {
+                            drop_segments(&index, dir)?;
+                            FullText::from_index(index, dir)
+                        }
+                    };
+                }
                 // An index of another schema or an unreadable one is derived data: recreate it.
                 _ => std::fs::remove_dir_all(dir).map_err(|source| IndexError::IndexDir {
                     path: dir.to_owned(),
@@ -304,21 +316,7 @@ impl FullText {
     }
 
     fn lock_writer(&self) -> Result<IndexWriter<TantivyDocument>, IndexError> {
-        let start = Instant::now();
-        loop {
-            match self.index.writer_with_num_threads(1, WRITER_HEAP) {
-                Ok(writer) => return Ok(writer),
-                Err(TantivyError::LockFailure(LockError::LockBusy, _))
-                    if start.elapsed() < LOCK_WAIT =>
-                {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                Err(TantivyError::LockFailure(LockError::LockBusy, _)) => {
-                    return Err(IndexError::IndexBusy(self.dir.clone()))
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
+        wait_for_writer(&self.index, &self.dir)
     }
 }
 
@@ -413,6 +411,35 @@ impl Directory for ReadOnlyLocks {
     fn watch(&self, callback: WatchCallback) -> tantivy::Result<WatchHandle> {
         self.0.watch(callback)
     }
+}
+
+/// The index's writer, waiting up to [`LOCK_WAIT`] for another process to let go of it.
+fn wait_for_writer(index: &Index, dir: &Path) -> Result<IndexWriter<TantivyDocument>, IndexError> {
+    let start = Instant::now();
+    loop {
+        match index.writer_with_num_threads(1, WRITER_HEAP) {
+            Ok(writer) => return Ok(writer),
+            Err(TantivyError::LockFailure(LockError::LockBusy, _))
+                if start.elapsed() < LOCK_WAIT =>
+            {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(TantivyError::LockFailure(LockError::LockBusy, _)) => {
+                return Err(IndexError::IndexBusy(dir.to_owned()))
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Empties an index whose segments cannot be read, committing under the writer lock; tantivy
+/// deletes the old segment files.
+fn drop_segments(index: &Index, dir: &Path) -> Result<(), IndexError> {
+    let mut writer = wait_for_writer(index, dir)?;
+    writer.delete_all_documents()?;
+    writer.commit()?;
+    writer.wait_merging_threads()?;
+    Ok(())
 }
 
 fn new_generation() -> String {

@@ -236,13 +236,20 @@ fn a_corrupt_vector_sidecar_is_rebuilt_and_never_panics() {
     let f = Fixture::new();
     let out = f.with_model("slayer-embed", &["refresh", "--all"], None);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let question = ["--question", "order amount in dollars", "--max-entities", "5"];
+    let question = [
+        "--question",
+        "order amount in dollars",
+        "--max-entities",
+        "5",
+    ];
     let expected = f.dense_search(&question);
     let (file, header) = sidecar(&f);
     let intact = std::fs::read(&file).unwrap();
     let at = |section: &str| header["sections"][section].as_u64().unwrap();
     let corruptions: [(&str, &dyn Fn()); 5] = [
-        ("id ends past the ids", &|| overwrite(&file, at("id_ends"), 16, 0xff)),
+        ("id ends past the ids", &|| {
+            overwrite(&file, at("id_ends"), 16, 0xff)
+        }),
         ("datasource sets the header lacks", &|| {
             overwrite(&file, at("sets"), 8, 0xee)
         }),
@@ -253,7 +260,9 @@ fn a_corrupt_vector_sidecar_is_rebuilt_and_never_panics() {
             let text = String::from_utf8_lossy(&intact).replacen("\"rows\":", "\"rows\":9", 1);
             std::fs::write(&file, text.as_bytes()).unwrap()
         }),
-        ("garbage", &|| std::fs::write(&file, b"SLAYVEC1\xff\xff\xff\xff").unwrap()),
+        ("garbage", &|| {
+            std::fs::write(&file, b"SLAYVEC1\xff\xff\xff\xff").unwrap()
+        }),
     ];
     for (what, corrupt) in corruptions {
         corrupt();
@@ -261,7 +270,11 @@ fn a_corrupt_vector_sidecar_is_rebuilt_and_never_panics() {
         assert_eq!(out.code, 0, "{what}: {}", out.stderr);
         let got: Value = serde_json::from_str(&out.stdout).unwrap();
         assert_eq!(got, expected, "{what}");
-        assert_eq!(std::fs::read(&file).unwrap(), intact, "{what}: rebuilt in place");
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            intact,
+            "{what}: rebuilt in place"
+        );
     }
     // `slayer-embed refresh --all` rebuilds a corrupt one too.
     overwrite(&file, at("id_ends"), 16, 0xff);
@@ -279,4 +292,43 @@ fn a_corrupt_vector_sidecar_is_rebuilt_and_never_panics() {
     assert!(after.get("entities").is_some(), "{after}");
     assert_eq!(search.close(), Some(0));
     assert!(before.get("entities").is_some());
+}
+
+/// Overwrites the start of every term dictionary and doc store of the full-text index.
+fn corrupt_segments(f: &Fixture) {
+    let dir = std::path::PathBuf::from(format!("{}.index", f.store.display()));
+    let mut hit = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "term" || e == "store") {
+            overwrite(&path, 0, 16, 0xa5);
+            std::fs::write(&path, &std::fs::read(&path).unwrap()[..24]).unwrap();
+            hit += 1;
+        }
+    }
+    assert!(hit > 0, "segment files in {}", dir.display());
+}
+
+#[test]
+fn a_corrupt_full_text_segment_is_rebuilt_by_the_next_command() {
+    let f = Fixture::new();
+    let question = ["--question", "refunded orders revenue", "--channels", "text"];
+    let expected = f.search(&question);
+    let check = || run("slayer-index", &f.store, &["stats", "--check"], None);
+    corrupt_segments(&f);
+    let saved = f.memory(&[
+        "save",
+        "--learning",
+        "Refunds post a day late.",
+        "--entities",
+        "mydb.orders",
+        "--no-embed",
+    ]);
+    assert_eq!(saved.code, 0, "{}", saved.stderr);
+    assert!(!saved.stdout.contains("Warning"), "{}", saved.stdout);
+    assert_eq!(check().code, 0, "the save rebuilt the index: {}", check().stdout);
+    corrupt_segments(&f);
+    let found = f.search(&question);
+    assert_eq!(found["warnings"], expected["warnings"]);
+    assert_eq!(check().code, 0, "the search rebuilt the index: {}", check().stdout);
 }
