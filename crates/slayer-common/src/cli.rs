@@ -151,13 +151,32 @@ pub fn main_with(
     run: impl FnOnce() -> anyhow::Result<ExitStatus>,
     is_usage: impl Fn(&anyhow::Error) -> bool,
 ) -> ExitCode {
-    match run() {
+    finish(run(), is_usage, None)
+}
+
+/// [`main_with`] for a binary that works on the store at `store`: SQLite's bare failures on it
+/// (`database is locked`, `disk I/O error`, a read-only or damaged file) are told with the
+/// store's path and what to do ([`crate::store::explain_sqlite`]).
+pub fn main_on_store(
+    store: &std::path::Path,
+    run: impl FnOnce() -> anyhow::Result<ExitStatus>,
+    is_usage: impl Fn(&anyhow::Error) -> bool,
+) -> ExitCode {
+    finish(run(), is_usage, Some(store))
+}
+
+fn finish(
+    outcome: anyhow::Result<ExitStatus>,
+    is_usage: impl Fn(&anyhow::Error) -> bool,
+    store: Option<&std::path::Path>,
+) -> ExitCode {
+    match outcome {
         Ok(status) => status.into(),
         Err(err) => {
             if err.chain().any(is_broken_pipe) {
                 return ExitStatus::Success.into();
             }
-            eprintln!("Error: {}", error_message(&err));
+            eprintln!("Error: {}", error_message_on(&err, store));
             let usage = err.downcast_ref::<UsageError>().is_some()
                 || err.chain().any(|e| {
                     matches!(
@@ -179,8 +198,41 @@ pub fn main_with(
 /// An error and its causes on one line, leaving out a cause whose text the message before it
 /// already carries (many of our errors quote their cause in their own message).
 pub fn error_message(err: &anyhow::Error) -> String {
+    error_message_on(err, None)
+}
+
+/// The SQLite failure one link of an error chain is, if it is one.
+fn sqlite_of<'e>(cause: &'e (dyn std::error::Error + 'static)) -> Option<&'e rusqlite::Error> {
+    cause.downcast_ref::<rusqlite::Error>().or_else(|| {
+        match cause.downcast_ref::<crate::store::StoreError>() {
+            Some(crate::store::StoreError::Sqlite(e)) => Some(e),
+            _ => None,
+        }
+    })
+}
+
+/// [`error_message`], with SQLite's failure on the store at `store` (when given) told as
+/// [`crate::store::explain_sqlite`] tells it, and nothing of the chain after it.
+pub fn error_message_on(err: &anyhow::Error, store: Option<&std::path::Path>) -> String {
+    // SQLite's own words and how they are told instead.
+    let told = store.and_then(|store| {
+        err.chain().find_map(|cause| {
+            let e = sqlite_of(cause)?;
+            crate::store::explain_sqlite(e, store).map(|told| (e.to_string(), told))
+        })
+    });
     let mut message = String::new();
     for cause in err.chain() {
+        if let Some((raw, told)) = &told {
+            // The first cause that is the failure, or says nothing more than it does.
+            if sqlite_of(cause).is_some() || cause.to_string().ends_with(raw.as_str()) {
+                if !message.is_empty() {
+                    message.push_str(": ");
+                }
+                message.push_str(told);
+                break;
+            }
+        }
         let text = cause.to_string();
         if message.contains(&text) {
             continue;

@@ -20,7 +20,9 @@ use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse_for(cli::ABOUT_CLI);
-    slayer_common::cli::main_with(
+    let store = cli.common.store.clone();
+    slayer_common::cli::main_on_store(
+        &store,
         || run(cli),
         |err| matches!(err.downcast_ref::<EmbedError>(), Some(EmbedError::Input(_))),
     )

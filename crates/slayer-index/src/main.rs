@@ -11,7 +11,8 @@ use slayer_index::IndexError;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse_for(cli::ABOUT_CLI);
-    slayer_common::cli::main_with(|| commands::run(cli), is_usage)
+    let store = cli.common.store.clone();
+    slayer_common::cli::main_on_store(&store, || commands::run(cli), is_usage)
 }
 
 /// Bad input is a usage error (2); anything else that stopped the run is a failure (1).

@@ -10,7 +10,8 @@ use slayer_memory::MemoryError;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse_for(cli::ABOUT_CLI);
-    slayer_common::cli::main_with(|| commands::run(cli), is_usage)
+    let store = cli.common.store.clone();
+    slayer_common::cli::main_on_store(&store, || commands::run(cli), is_usage)
 }
 
 /// Bad lines, unreadable input and malformed or over-limit fields are 2; a request that cannot

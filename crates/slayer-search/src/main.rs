@@ -32,7 +32,9 @@ fn main() -> ExitCode {
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
         std::env::set_var("RAYON_NUM_THREADS", "1");
     }
-    slayer_common::cli::main_with(
+    let store = cli.common.store.clone();
+    slayer_common::cli::main_on_store(
+        &store,
         || run(cli),
         |err| {
             matches!(
@@ -192,7 +194,13 @@ fn run_batch(
                     // changed is read afresh, an unchanged one costs one pragma.
                     ctx.refresh_if_changed()
                         .and_then(|_| ctx.search(&req))
-                        .map_err(|e| (no, format!("line {no}: {e}")))
+                        .map_err(|e| {
+                            let told = slayer_common::cli::error_message_on(
+                                &e.into(),
+                                Some(ctx.text.store()),
+                            );
+                            (no, format!("line {no}: {told}"))
+                        })
                 }),
             Err(ReadError::Utf8(no)) => Err((
                 no,

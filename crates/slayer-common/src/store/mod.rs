@@ -315,6 +315,15 @@ pub enum StoreError {
         /// Parse error.
         cause: String,
     },
+    /// A WAL store in a folder this process cannot write, whose write-ahead log holds changes
+    /// not yet merged into the file: read without them it would look whole and be not.
+    #[error("the store at {path} has changes in its write-ahead log {wal} that only a process allowed to write its folder can merge; ask its owner to run any slayer command on it (or `sqlite3 {path} 'PRAGMA wal_checkpoint(TRUNCATE)'`), or copy the store and its -wal file to a folder you can write and point --store there")]
+    UnmergedWal {
+        /// Store path.
+        path: PathBuf,
+        /// Its write-ahead log.
+        wal: PathBuf,
+    },
     /// SQLite failed.
     #[error("store error: {0}")]
     Sqlite(#[from] rusqlite::Error),
@@ -384,8 +393,18 @@ impl Store {
         };
         match store.check_is_store(false) {
             // A WAL store in a directory we cannot write has no `-shm` to share: nobody can be
-            // writing it, so it is read as an immutable file.
+            // writing it, so it is read as an immutable file, unless its log holds frames
+            // (past the 32-byte header) that the file would not show.
             Err(StoreError::Sqlite(e)) if cannot_share_wal(&e) => {
+                let mut wal = path.as_os_str().to_owned();
+                wal.push("-wal");
+                let wal = PathBuf::from(wal);
+                if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 32) {
+                    return Err(StoreError::UnmergedWal {
+                        path: path.to_owned(),
+                        wal,
+                    });
+                }
                 store.conn = Connection::open_with_flags(immutable_uri(path), flags)?;
                 store.check_is_store(false)?;
             }
@@ -526,6 +545,44 @@ pub(crate) fn to_row<T: serde::Serialize>(
     serde_json::to_string(value).map_err(|e| StoreError::Serialize {
         what,
         cause: e.to_string(),
+    })
+}
+
+/// SQLite's failure on the store at `store` as a sentence that names the file and the fix, for
+/// the failures a user can do something about; `None` for the rest (told as SQLite says them).
+pub fn explain_sqlite(e: &rusqlite::Error, store: &Path) -> Option<String> {
+    use rusqlite::ErrorCode as Code;
+    let rusqlite::Error::SqliteFailure(failure, _) = e else {
+        return None;
+    };
+    let (path, code) = (store.display(), failure.extended_code);
+    // The shared-memory calls (xShmMap and its kin): SQLITE_IOERR_SHMOPEN, _SHMSIZE, _SHMLOCK,
+    // _SHMMAP.
+    let shared_memory = matches!(code, 4618 | 4874 | 5130 | 5386);
+    Some(match failure.code {
+        Code::SystemIoFailure if shared_memory => format!(
+            "cannot use the store's shared-memory file {path}-shm (SQLite: {e}, code {code}): the folder holding the store must be writable by this process, or the -shm file there readable; a store on a network file system cannot be shared this way"
+        ),
+        Code::SystemIoFailure => format!(
+            "cannot read or write the store at {path} (SQLite: {e}, code {code}): check that the disk is healthy and has room, and that the file was not cut short, moved or replaced while in use"
+        ),
+        Code::ReadOnly => format!(
+            "the store at {path} cannot be written by this process (SQLite: {e}): run the command as a user who can write the file and its folder, or make them writable; commands that only read (search, list, show, export, stats) work as they are"
+        ),
+        Code::DatabaseBusy | Code::DatabaseLocked => format!(
+            "the store at {path} stayed locked by another process for {} s (SQLite: {e}): let the other slayer command (a load, an import) finish, then run this one again; nothing was written",
+            BUSY_TIMEOUT.as_secs()
+        ),
+        Code::DatabaseCorrupt => format!(
+            "the store at {path} is damaged (SQLite: {e}): restore it from a backup, or save what is readable with `sqlite3 {path} .recover | sqlite3 recovered.db` and point --store at that"
+        ),
+        Code::DiskFull => format!(
+            "the disk holding the store at {path} is full (SQLite: {e}): free some space and run the command again; nothing was written"
+        ),
+        Code::CannotOpen => format!(
+            "cannot open the store at {path} (SQLite: {e}): check that its folder exists and this process may read it (and write it, for a command that writes)"
+        ),
+        _ => return None,
     })
 }
 

@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 
 use serde_json::{json, Value};
 use slayer_common::canonical::{memory_id_of, memory_ref};
-use slayer_common::cli::error_message;
+use slayer_common::cli::error_message_on;
 use slayer_common::records::Tier;
 use slayer_common::store::{catalog, docs, memories, OpenMode, Store};
 use slayer_memory::service::{self, SaveRequest};
@@ -69,6 +69,7 @@ pub fn start(
     path: PathBuf,
     limits: slayer_common::limits::Limits,
 ) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>)> {
+    let _ = STORE.set(path.clone());
     let (jobs, inbox) = mpsc::channel::<Job>();
     let (ready, opened) = mpsc::sync_channel::<anyhow::Result<()>>(1);
     let handle = std::thread::Builder::new()
@@ -145,9 +146,12 @@ struct Worker<'a> {
     writer: Option<Store>,
 }
 
+/// The store this server serves, for messages that name it.
+static STORE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
 /// The message the CLI prints for an error.
 fn message(err: impl Into<anyhow::Error>) -> String {
-    error_message(&err.into())
+    error_message_on(&err.into(), STORE.get().map(PathBuf::as_path))
 }
 
 impl Worker<'_> {

@@ -300,7 +300,10 @@ fn corrupt_segments(f: &Fixture) {
     let mut hit = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "term" || e == "store") {
+        if path
+            .extension()
+            .is_some_and(|e| e == "term" || e == "store")
+        {
             overwrite(&path, 0, 16, 0xa5);
             std::fs::write(&path, &std::fs::read(&path).unwrap()[..24]).unwrap();
             hit += 1;
@@ -312,7 +315,12 @@ fn corrupt_segments(f: &Fixture) {
 #[test]
 fn a_corrupt_full_text_segment_is_rebuilt_by_the_next_command() {
     let f = Fixture::new();
-    let question = ["--question", "refunded orders revenue", "--channels", "text"];
+    let question = [
+        "--question",
+        "refunded orders revenue",
+        "--channels",
+        "text",
+    ];
     let expected = f.search(&question);
     let check = || run("slayer-index", &f.store, &["stats", "--check"], None);
     corrupt_segments(&f);
@@ -326,9 +334,19 @@ fn a_corrupt_full_text_segment_is_rebuilt_by_the_next_command() {
     ]);
     assert_eq!(saved.code, 0, "{}", saved.stderr);
     assert!(!saved.stdout.contains("Warning"), "{}", saved.stdout);
-    assert_eq!(check().code, 0, "the save rebuilt the index: {}", check().stdout);
+    assert_eq!(
+        check().code,
+        0,
+        "the save rebuilt the index: {}",
+        check().stdout
+    );
     corrupt_segments(&f);
     let found = f.search(&question);
     assert_eq!(found["warnings"], expected["warnings"]);
-    assert_eq!(check().code, 0, "the search rebuilt the index: {}", check().stdout);
+    assert_eq!(
+        check().code,
+        0,
+        "the search rebuilt the index: {}",
+        check().stdout
+    );
 }

@@ -458,3 +458,115 @@ fn datasource_names_in_messages_are_quoted_as_python_repr_quotes_them() {
         "Error: datasource 'nope' not found; known: ['a\\\\b', \"o'brien\"].\n"
     );
 }
+
+#[test]
+fn a_read_only_store_whose_log_holds_changes_is_refused_not_shown_in_part() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let store = data.join("slayer.db");
+    let mut cmd = command("slayer-index", &store);
+    cmd.args(["load", "crates/slayer-search/tests/fixtures/catalog.jsonl"]);
+    assert_eq!(run(cmd, None).code, 0);
+    // A reader kept open here stops the save's process from merging its log when it exits,
+    // as a crashed or still-running writer of another user would.
+    let holder = rusqlite::Connection::open(&store).unwrap();
+    holder
+        .query_row("SELECT count(*) FROM docs", [], |r| r.get::<_, i64>(0))
+        .unwrap();
+    let mut cmd = command("slayer-memory", &store);
+    cmd.args([
+        "save",
+        "--learning",
+        "Refunds post a day late.",
+        "--entities",
+        "mydb.orders",
+        "--no-embed",
+    ]);
+    assert_eq!(run(cmd, None).code, 0);
+    // The store and its log, as another user finds them: no -shm, a folder they cannot write.
+    let copy = dir.path().join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    for name in ["slayer.db", "slayer.db-wal"] {
+        std::fs::copy(data.join(name), copy.join(name)).unwrap();
+    }
+    drop(holder);
+    let copied = copy.join("slayer.db");
+    make_read_only(&copy);
+    let listed = run_unprivileged("slayer-memory", dir.path(), &copied, &["list"]);
+    let searched = run_unprivileged(
+        "slayer-search",
+        dir.path(),
+        &copied,
+        &["--question", "refunds"],
+    );
+    make_writable(&copy);
+    for out in [listed, searched] {
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        assert!(
+            out.stderr.contains("has changes in its write-ahead log")
+                && out.stderr.contains("PRAGMA wal_checkpoint(TRUNCATE)"),
+            "{}",
+            out.stderr
+        );
+    }
+    // Once its owner has merged the log, the same folder reads whole.
+    let mut cmd = command("slayer-index", &copied);
+    cmd.args(["stats"]);
+    assert_eq!(run(cmd, None).code, 0);
+    make_read_only(&copy);
+    let listed = run_unprivileged("slayer-memory", dir.path(), &copied, &["list"]);
+    make_writable(&copy);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    assert!(
+        listed.stdout.contains("Refunds post a day late."),
+        "{}",
+        listed.stdout
+    );
+}
+
+#[test]
+fn sqlite_s_bare_failures_are_told_with_the_store_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let store = dir.path().join("slayer.db");
+    let mut cmd = command("slayer-index", &store);
+    cmd.args(["load", "crates/slayer-search/tests/fixtures/catalog.jsonl"]);
+    assert_eq!(run(cmd, None).code, 0);
+
+    // A file this process may not write (its folder it may).
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let args = ["save", "--learning", "x", "--entities", "mydb.orders", "--no-embed"];
+    let out = run_unprivileged("slayer-memory", dir.path(), &store, &args);
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stderr.trim(),
+        format!(
+            "Error: the store at {} cannot be written by this process (SQLite: attempt to write a readonly database): run the command as a user who can write the file and its folder, or make them writable; commands that only read (search, list, show, export, stats) work as they are",
+            store.display()
+        )
+    );
+
+    // A file cut short.
+    let bytes = std::fs::read(&store).unwrap();
+    std::fs::write(&store, &bytes[..bytes.len() / 3]).unwrap();
+    for (name, args) in [
+        ("slayer-memory", &["list"][..]),
+        ("slayer-search", &["--question", "orders"][..]),
+    ] {
+        let mut cmd = command(name, &store);
+        cmd.args(args);
+        let out = run(cmd, None);
+        assert_eq!(out.code, 1, "{name}: {}", out.stderr);
+        assert!(
+            out.stderr.starts_with(&format!(
+                "Error: the store at {} is damaged (SQLite: database disk image is malformed): restore it from a backup",
+                store.display()
+            )),
+            "{name}: {}",
+            out.stderr
+        );
+    }
+}
