@@ -162,6 +162,11 @@ pub fn main_on_store(
     run: impl FnOnce() -> anyhow::Result<ExitStatus>,
     is_usage: impl Fn(&anyhow::Error) -> bool,
 ) -> ExitCode {
+    // Before anything can quote the path (a password in a URL), whatever the command.
+    if let Some(refused) = crate::store::server_url(store) {
+        eprintln!("Error: {refused}");
+        return ExitStatus::Usage.into();
+    }
     finish(run(), is_usage, Some(store))
 }
 

@@ -7,6 +7,7 @@
 //! - [`store`]: the SQLite store (WAL, busy timeout, schema version and migrations).
 //! - [`exit`]: the exit codes every binary uses.
 //! - [`limits`]: what one request may carry, and `slayer.toml`'s `[limits]`.
+//! - [`secrets`]: URLs shown with their secrets masked, and messages scrubbed of them.
 //! - [`mapped`] and [`simd`]: read-only memory maps and the dense search's AVX2 kernels, the
 //!   workspace's only (audited) uses of `unsafe`.
 //! - [`cli`]: the shared flags (with `SLAYER_FORMAT`, which applies at a terminal only), the
@@ -22,5 +23,6 @@ pub mod jsonl;
 pub mod limits;
 pub mod mapped;
 pub mod records;
+pub mod secrets;
 pub mod simd;
 pub mod store;

@@ -5,6 +5,40 @@
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
+use reqwest::Url;
+use slayer_common::secrets::{masked_url, secrets_of};
+
+/// `base` with `path` appended to its path, its query (Azure's `?api-version=`) kept after it:
+/// `https://h/v1?api-version=1` and `chat/completions` give
+/// `https://h/v1/chat/completions?api-version=1`. Messages show `base` masked.
+pub fn endpoint(base: &str, path: &str) -> Result<Url, String> {
+    let shown = masked_url(base);
+    let mut url = Url::parse(base.trim()).map_err(|e| format!("{shown} is not a URL ({e})"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("{shown} is not an http(s) URL"));
+    }
+    url.path_segments_mut()
+        .map_err(|_| format!("{shown} cannot take a path"))?
+        .pop_if_empty()
+        .extend(path.split('/'));
+    Ok(url)
+}
+
+/// `message` without the API key (as [`REDACTED`]) or any secret of the endpoint (user,
+/// password, query values, as `***`): servers echo headers, and error chains quote the URL.
+pub fn scrub(message: &str, url: Option<&Url>, key: Option<&str>) -> String {
+    let message = match key.filter(|k| !k.is_empty()) {
+        Some(key) => message.replace(key, REDACTED),
+        None => message.to_owned(),
+    };
+    match url {
+        Some(url) => slayer_common::secrets::scrub(&message, &secrets_of(url)),
+        None => message,
+    }
+}
+
+/// What stands in for an API key wherever it would show.
+pub const REDACTED: &str = "[redacted]";
 
 /// `Retry-After` in seconds, or OpenAI's `retry-after-ms`, at most `cap`. The HTTP-date form of
 /// `Retry-After` falls back to plain backoff: servers of these APIs send seconds, and parsing

@@ -22,7 +22,7 @@ const API_KEY_VAR: &str = "OPENAI_API_KEY";
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
 /// Error bodies that are not JSON (proxy HTML pages, plain text) are quoted only this far.
 const MAX_DETAIL_CHARS: usize = 200;
-const REDACTED: &str = "[redacted]";
+use crate::http::REDACTED;
 
 /// Settings of an OpenAI-compatible endpoint.
 #[derive(Clone)]
@@ -91,15 +91,8 @@ impl OpenAiClient {
     /// Builds a client; fails when the base URL is not an http(s) URL or the HTTP client
     /// cannot be set up.
     pub fn new(config: OpenAiConfig) -> Result<OpenAiClient, String> {
-        let base = config.base_url.trim_end_matches('/');
-        let url = Url::parse(&format!("{base}/embeddings"))
-            .map_err(|e| format!("invalid embedding base URL {:?}: {e}", config.base_url))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!(
-                "invalid embedding base URL {:?}: scheme must be http or https",
-                config.base_url
-            ));
-        }
+        let url = crate::http::endpoint(&config.base_url, "embeddings")
+            .map_err(|e| format!("invalid embedding base URL: {e}"))?;
         let http = Client::builder()
             .timeout(config.timeout)
             .user_agent(concat!(
@@ -242,11 +235,7 @@ impl OpenAiClient {
     /// The failure as shown to callers; servers and error chains may echo the key (a
     /// misconfigured proxy, an "incorrect API key: ..." reply), so it is scrubbed here.
     fn message(&self, failure: &Failure) -> String {
-        let message = failure.to_string();
-        match self.config.key() {
-            Some(key) => message.replace(key, REDACTED),
-            None => message,
-        }
+        crate::http::scrub(&failure.to_string(), Some(&self.url), self.config.key())
     }
 }
 

@@ -266,6 +266,12 @@ WHERE tier <> 'lesson' OR confidence <> 1 OR strength <> 1 OR project IS NOT NUL
 /// Errors from the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// `--store` / `SLAYER_STORE` is a server's URL; `shown` has its secrets masked.
+    #[error("--store / SLAYER_STORE is the URL {shown}: a store on a server (PostgreSQL) is not supported yet; the store is an SQLite file, so point --store / SLAYER_STORE at a path such as ./slayer.db")]
+    ServerUrl {
+        /// The URL, masked.
+        shown: String,
+    },
     /// The store file is not there and the command only reads.
     #[error("no store at {0}; create one with `slayer-index load` or point --store / SLAYER_STORE at an existing one")]
     Missing(PathBuf),
@@ -354,6 +360,9 @@ pub struct Store {
 impl Store {
     /// Opens the store at `path`: writers create and migrate it as needed, readers only check it.
     pub fn open(path: &Path, mode: OpenMode) -> Result<Store, StoreError> {
+        if let Some(refused) = server_url(path) {
+            return Err(refused);
+        }
         if mode != OpenMode::CreateIfMissing && !path.exists() {
             return Err(StoreError::Missing(path.to_owned()));
         }
@@ -545,6 +554,14 @@ pub(crate) fn to_row<T: serde::Serialize>(
     serde_json::to_string(value).map_err(|e| StoreError::Serialize {
         what,
         cause: e.to_string(),
+    })
+}
+
+/// A store path that is a server's URL, refused (with its secrets masked): stores are files.
+pub fn server_url(path: &Path) -> Option<StoreError> {
+    let text = path.to_string_lossy();
+    text.contains("://").then(|| StoreError::ServerUrl {
+        shown: crate::secrets::masked_url(&text),
     })
 }
 

@@ -613,3 +613,53 @@ fn invalid_base_url_is_rejected() {
     };
     assert!(OpenAiClient::new(config).is_err());
 }
+
+#[test]
+fn a_base_url_with_a_query_keeps_it_after_the_path_and_never_shows_its_values() {
+    let server = Server::start(|_, _| Reply::error(503, "overloaded"));
+    let base = format!(
+        "{}?api-version=2024-06-01&key=QUERYSECRET",
+        server.base_url().replace("http://", "http://tok3n@")
+    );
+    let queried = client(OpenAiConfig {
+        base_url: base,
+        max_retries: 0,
+        ..config(&server)
+    });
+    let results = queried.embed(&["one"]);
+    assert_eq!(
+        server.requests()[0].path,
+        "/v1/embeddings?api-version=2024-06-01&key=QUERYSECRET",
+        "the path is joined, the query kept"
+    );
+    let message = results[0].clone().unwrap_err();
+    assert!(
+        !message.contains("QUERYSECRET") && !message.contains("tok3n"),
+        "{message}"
+    );
+
+    // A refused connection quotes the URL in reqwest's error chain: masked there too.
+    let addr = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let refused = client(OpenAiConfig {
+        base_url: format!("http://user:PASSW0RD@{addr}/v1?key=QUERYSECRET"),
+        max_retries: 0,
+        ..config(&server)
+    });
+    let message = refused.embed(&["one"])[0].clone().unwrap_err();
+    assert!(
+        !message.contains("QUERYSECRET") && !message.contains("PASSW0RD"),
+        "{message}"
+    );
+    let bad = OpenAiClient::new(OpenAiConfig {
+        base_url: "ftp://u:PASSW0RD@host/v1?key=QUERYSECRET".into(),
+        ..config(&server)
+    })
+    .unwrap_err();
+    assert_eq!(
+        bad,
+        "invalid embedding base URL: ftp://***:***@host/v1?key=*** is not an http(s) URL"
+    );
+}

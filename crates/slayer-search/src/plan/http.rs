@@ -18,8 +18,7 @@ use slayer_embed::http::error_chain;
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(5);
 /// Server explanations of an error status are quoted only this far.
 const MAX_DETAIL_CHARS: usize = 160;
-/// What a key is replaced with wherever it would show.
-pub(crate) const REDACTED: &str = "[redacted]";
+pub(crate) use slayer_embed::http::REDACTED;
 
 /// One JSON POST with the planner's retry, timeout and redaction rules.
 pub(crate) struct Post<'a> {
@@ -41,7 +40,12 @@ impl Post<'_> {
         let url = Url::parse(self.url)
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https"))
-            .ok_or_else(|| Failure::Invalid(format!("{:?} is not an http(s) URL", self.url)))?;
+            .ok_or_else(|| {
+                Failure::Invalid(format!(
+                    "{} is not an http(s) URL",
+                    slayer_common::secrets::masked_url(self.url)
+                ))
+            })?;
         let http = Client::builder()
             .timeout(self.timeout)
             .user_agent(concat!(
@@ -110,15 +114,15 @@ impl Post<'_> {
         self.api_key.filter(|k| !k.is_empty())
     }
 
-    /// `prefix` and `why` as one line without the key: servers echo headers and error
-    /// chains quote URLs, so the key is scrubbed from whatever came back.
+    /// `prefix` and `why` as one line without the key or the URL's secrets: servers echo
+    /// headers and error chains quote URLs, so they are scrubbed from whatever came back.
     pub(crate) fn message(&self, prefix: &str, why: impl Display) -> String {
-        let message = format!("{prefix}{why}");
-        let message = match self.key() {
-            Some(key) => message.replace(key, REDACTED),
-            None => message,
-        };
-        one_line(&message)
+        let url = Url::parse(self.url).ok();
+        one_line(&slayer_embed::http::scrub(
+            &format!("{prefix}{why}"),
+            url.as_ref(),
+            self.key(),
+        ))
     }
 }
 

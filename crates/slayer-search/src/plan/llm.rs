@@ -112,10 +112,9 @@ pub fn expand(
     datasources: &[String],
     stoplist: &[String],
 ) -> Result<LlmAnswer, String> {
-    let url = format!(
-        "{}/chat/completions",
-        settings.base_url.trim_end_matches('/')
-    );
+    let url = slayer_embed::http::endpoint(&settings.base_url, "chat/completions")
+        .map_err(|e| format!("{PREFIX}invalid LLM base URL: {e}"))?
+        .to_string();
     let post = Post {
         url: &url,
         api_key: settings.api_key.as_deref(),

@@ -537,7 +537,14 @@ fn sqlite_s_bare_failures_are_told_with_the_store_and_the_fix() {
 
     // A file this process may not write (its folder it may).
     std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o444)).unwrap();
-    let args = ["save", "--learning", "x", "--entities", "mydb.orders", "--no-embed"];
+    let args = [
+        "save",
+        "--learning",
+        "x",
+        "--entities",
+        "mydb.orders",
+        "--no-embed",
+    ];
     let out = run_unprivileged("slayer-memory", dir.path(), &store, &args);
     std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o644)).unwrap();
     assert_eq!(out.code, 1);
