@@ -181,7 +181,7 @@ fn finish(
             if err.chain().any(is_broken_pipe) {
                 return ExitStatus::Success.into();
             }
-            eprintln!("Error: {}", error_message_on(&err, store));
+            eprintln!("Error: {}", terminal_safe(&error_message_on(&err, store)));
             let usage = err.downcast_ref::<UsageError>().is_some()
                 || err.chain().any(|e| {
                     matches!(
@@ -250,6 +250,30 @@ pub fn error_message_on(err: &anyhow::Error, store: Option<&std::path::Path>) ->
     message
 }
 
+/// Text made safe for a terminal: control characters other than newline and tab (ESC, and with
+/// it every colour, cursor and OSC sequence; CR, BS, DEL, the C1 range) and the bidirectional
+/// overrides that reorder what a reader sees are written as visible escapes (`\x1b`,
+/// `\u{202e}`), so stored text (a memory, a description) can neither clear a reviewer's screen
+/// nor hide part of itself. JSON output escapes them already.
+pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut safe = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            c if !unsafe_char(c) => safe.push(c),
+            c if (c as u32) < 0x80 => safe.push_str(&format!("\\x{:02x}", c as u32)),
+            c => safe.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    std::borrow::Cow::Owned(safe)
+}
+
 /// Writes data to stdout (flushed per record when stdout is a terminal, so a person or a
 /// wrapper sees each as it comes) and notes and warnings to stderr, after the data written so
 /// far. `-q` silences both kinds of stderr line; a warning still counts in [`Output::warned`].
@@ -286,7 +310,7 @@ impl Output {
     pub fn note(&self, message: &str) {
         if !self.quiet {
             let _ = self.out.borrow_mut().flush();
-            eprintln!("{message}");
+            eprintln!("{}", terminal_safe(message));
         }
     }
 
@@ -295,7 +319,7 @@ impl Output {
         self.warned.set(true);
         if !self.quiet {
             let _ = self.out.borrow_mut().flush();
-            eprintln!("warning: {message}");
+            eprintln!("warning: {}", terminal_safe(message));
         }
     }
 
@@ -329,7 +353,7 @@ impl Output {
                 return Ok(());
             }
             Format::Jsonl => write_line(self.out.get_mut(), value)?,
-            Format::Text => writeln!(self.out.get_mut(), "{}", text(value))?,
+            Format::Text => writeln!(self.out.get_mut(), "{}", terminal_safe(&text(value)))?,
         }
         self.line_done()
     }
@@ -353,7 +377,7 @@ impl Output {
                 writeln!(out)?;
             }
             Format::Jsonl => write_line(self.out.get_mut(), value)?,
-            Format::Text => write!(self.out.get_mut(), "{text}")?,
+            Format::Text => write!(self.out.get_mut(), "{}", terminal_safe(text))?,
         }
         self.finish()
     }
@@ -361,7 +385,7 @@ impl Output {
     /// Text for people, exactly as given (for commands whose text form is not one line per
     /// record).
     pub fn text(&mut self, text: &str) -> io::Result<()> {
-        write!(self.out.get_mut(), "{text}")?;
+        write!(self.out.get_mut(), "{}", terminal_safe(text))?;
         self.line_done()
     }
 
@@ -390,6 +414,15 @@ mod tests {
     #[derive(Debug, thiserror::Error)]
     #[error("cannot read x.db: {0}")]
     struct Quoting(#[source] io::Error);
+
+    #[test]
+    fn control_characters_and_bidi_overrides_are_written_as_escapes() {
+        assert_eq!(terminal_safe("plain\n\tindented"), "plain\n\tindented");
+        assert_eq!(
+            terminal_safe("a\x1b[2J\x1b]0;title\x07b\rc\x08d\x7f e\u{9b}f\u{202e}g"),
+            "a\\x1b[2J\\x1b]0;title\\x07b\\x0dc\\x08d\\x7f e\\u{9b}f\\u{202e}g"
+        );
+    }
 
     #[test]
     fn a_cause_already_quoted_is_not_repeated() {

@@ -39,7 +39,10 @@ pub fn doc_texts(out: &mut Output, docs: &[Doc]) -> io::Result<()> {
 /// Prints bad input lines on stderr, one style with every other error.
 pub fn report_line_errors(errors: &[slayer_common::jsonl::LineError]) {
     for e in errors {
-        eprintln!("Error: {e}");
+        eprintln!(
+            "Error: {}",
+            slayer_common::cli::terminal_safe(&e.to_string())
+        );
     }
     if errors.len() >= slayer_index::MAX_REPORTED_ERRORS {
         eprintln!("Error: stopped after {} bad lines", errors.len());

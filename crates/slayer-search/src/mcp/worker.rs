@@ -252,7 +252,11 @@ impl Worker<'_> {
         let saved = write::save(self.writer()?, request, &limits, true).map_err(message)?;
         for warning in &saved.embedding_warnings {
             // A note for whoever reads the server's log, as slayer-memory prints it.
-            let _ = writeln!(std::io::stderr(), "Warning: {warning}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "Warning: {}",
+                slayer_common::cli::terminal_safe(warning)
+            );
         }
         Ok(Reply {
             structured: serde_json::to_value(&saved.outcome).map_err(message)?,

@@ -383,3 +383,47 @@ fn a_server_url_as_the_store_is_refused_with_its_password_masked() {
         );
     }
 }
+
+#[test]
+fn stored_control_characters_reach_a_terminal_as_visible_escapes() {
+    let f = Fixture::new();
+    let hostile = "Refunds \u{1b}[2J\u{1b}]0;owned\u{7}post late\rHIDDEN\u{8}\u{202e}gnp.exe";
+    let out = f.memory(&[
+        "save",
+        "--id",
+        "trap",
+        "--learning",
+        hostile,
+        "--entities",
+        "mydb.orders",
+        "--no-embed",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let visible = "Refunds \\x1b[2J\\x1b]0;owned\\x07post late\\x0dHIDDEN\\x08\\u{202e}gnp.exe";
+    for (name, out) in [
+        ("show", f.memory(&["show", "trap"])),
+        ("list", f.memory(&["list", "--format", "text"])),
+        (
+            "search",
+            f.raw(&["--question", "refunds post late", "--format", "text"], None),
+        ),
+    ] {
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        assert!(
+            !out.stdout.chars().any(|c| c.is_control() && c != '\n' && c != '\t')
+                && !out.stdout.contains('\u{202e}'),
+            "{name}: {:?}",
+            out.stdout
+        );
+        assert!(out.stdout.contains(visible), "{name}: {}", out.stdout);
+    }
+    // JSON carries the text as it was saved.
+    let json = f.search(&["--question", "refunds post late"]);
+    let hit = json["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["id"] == "trap")
+        .unwrap();
+    assert!(hit["text"].as_str().unwrap().starts_with(hostile), "{hit}");
+}
