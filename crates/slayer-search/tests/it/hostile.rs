@@ -405,12 +405,17 @@ fn stored_control_characters_reach_a_terminal_as_visible_escapes() {
         ("list", f.memory(&["list", "--format", "text"])),
         (
             "search",
-            f.raw(&["--question", "refunds post late", "--format", "text"], None),
+            f.raw(
+                &["--question", "refunds post late", "--format", "text"],
+                None,
+            ),
         ),
     ] {
         assert_eq!(out.code, 0, "{name}: {}", out.stderr);
         assert!(
-            !out.stdout.chars().any(|c| c.is_control() && c != '\n' && c != '\t')
+            !out.stdout
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t')
                 && !out.stdout.contains('\u{202e}'),
             "{name}: {:?}",
             out.stdout
