@@ -107,7 +107,7 @@ pub struct Cli {
     #[arg(long, value_delimiter = ',', value_parser = parse_tier)]
     pub tiers: Vec<Tier>,
     /// Skip memories whose confidence is below this (default 0.3; env SLAYER_CONFIDENCE_FLOOR).
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub confidence_floor: Option<f64>,
     /// Only this project's memories and those of every project: no other project's memory is
     /// returned, counted or scores anything.

@@ -67,9 +67,9 @@ impl Request {
             })?,
             (None, None) => DEFAULT_CONFIDENCE_FLOOR,
         };
-        if !floor.is_finite() {
+        if !(0.0..=1.0).contains(&floor) {
             return Err(crate::SearchError::Request(format!(
-                "confidence_floor must be a number, not {floor}"
+                "confidence_floor must be a number from 0 to 1, not {floor}"
             )));
         }
         let high_order = match env_value("SLAYER_HIGH_ORDER_SEARCH") {

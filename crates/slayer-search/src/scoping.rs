@@ -103,23 +103,25 @@ impl TierConfig {
         weight * boost * s.strength * s.confidence
     }
 
-    /// Every number must be finite and ≥ 0, and the cap at least 1.
+    /// Every weight and the boost must be a number from 0 to [`crate::tuning::MAX_WEIGHT`],
+    /// `boost_above` a confidence (0 to 1), and the cap at least 1.
     pub fn check(&self) -> Result<(), String> {
         if self.cap == 0 {
             return Err("memory_tiers.cap must be at least 1".into());
         }
+        let max = crate::tuning::MAX_WEIGHT;
         let numbers = self
             .weights
             .iter()
-            .map(|(t, w)| (format!("weights.{t}"), *w))
+            .map(|(t, w)| (format!("weights.{t}"), *w, max))
             .chain([
-                ("boost".to_owned(), self.boost),
-                ("boost_above".to_owned(), self.boost_above),
+                ("boost".to_owned(), self.boost, max),
+                ("boost_above".to_owned(), self.boost_above, 1.0),
             ]);
-        for (name, value) in numbers {
-            if !value.is_finite() || value < 0.0 {
+        for (name, value, max) in numbers {
+            if !(0.0..=max).contains(&value) {
                 return Err(format!(
-                    "memory_tiers.{name} must be a finite number >= 0, not {value}"
+                    "memory_tiers.{name} must be a number from 0 to {max}, not {value}"
                 ));
             }
         }

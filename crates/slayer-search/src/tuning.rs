@@ -61,7 +61,8 @@ impl Tuning {
         }
     }
 
-    /// Every weight must be a finite number ≥ 0.
+    /// Every weight must be a number from 0 to [`MAX_WEIGHT`]: a larger one would overflow
+    /// the scores into infinities (`null` in JSON).
     pub fn validate(&self) -> Result<(), SearchError> {
         let ev = &self.model_evidence;
         let numbers = [
@@ -76,13 +77,26 @@ impl Tuning {
             ("model_evidence.leaf_weight", ev.leaf_weight),
         ];
         for (name, value) in numbers {
-            if !value.is_finite() || value < 0.0 {
+            if !(0.0..=MAX_WEIGHT).contains(&value) {
                 return Err(SearchError::Request(format!(
-                    "tuning.{name} must be a finite number >= 0, not {value}"
+                    "tuning.{name} must be a number from 0 to {MAX_WEIGHT}, not {}",
+                    as_typed(value)
                 )));
             }
         }
         Ok(())
+    }
+}
+
+/// The largest weight a tuning may give.
+pub const MAX_WEIGHT: f64 = 1000.0;
+
+/// A number as a person would have typed it: `1e308`, not its 309 digits.
+fn as_typed(value: f64) -> String {
+    if value.is_finite() && value != 0.0 && !(1e-4..1e6).contains(&value.abs()) {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
     }
 }
 
@@ -109,9 +123,15 @@ mod tests {
         assert!(serde_json::from_str::<Tuning>(r#"{"weights": {}}"#).is_err());
         let t: Tuning = serde_json::from_str(r#"{"name_weight": -1}"#).unwrap();
         let e = t.validate().unwrap_err().to_string();
-        assert!(
-            e.contains("tuning.name_weight must be a finite number >= 0"),
-            "{e}"
+        assert_eq!(
+            e,
+            "tuning.name_weight must be a number from 0 to 1000, not -1"
+        );
+        let t: Tuning = serde_json::from_str(r#"{"memory_weights": {"text": 1e308}}"#).unwrap();
+        let e = t.validate().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "tuning.memory_weights.text must be a number from 0 to 1000, not 1e308"
         );
     }
 }

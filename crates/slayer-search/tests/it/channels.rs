@@ -99,7 +99,7 @@ fn tuning_turns_levers_off_and_bad_tuning_is_refused() {
     assert_eq!(out.code, 1);
     assert!(
         out.stdout
-            .contains("tuning.entity_weights.dense must be a finite number >= 0, not -1"),
+            .contains("tuning.entity_weights.dense must be a number from 0 to 1000, not -1"),
         "{}",
         out.stdout
     );

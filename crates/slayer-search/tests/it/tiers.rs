@@ -116,6 +116,20 @@ fn the_confidence_floor_skips_untrusted_entries_and_soft_deletes_never_appear() 
         None,
     );
     assert_eq!(found(&out.json()), ["gone", "low"]);
+    // A floor is a confidence: one outside 0..=1 would hide every memory, so it is refused.
+    for floor in ["5", "-0.1"] {
+        let mut bad = shipping.to_vec();
+        bad.extend(["--confidence-floor", floor]);
+        let out = f.run("slayer-search", &bad, &[], None);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!(
+                "confidence_floor must be a number from 0 to 1, not {floor}"
+            )),
+            "{}",
+            out.stderr
+        );
+    }
     // Recency and named refs obey the floor too.
     let r = f.search(&["--max-memories", "50"]);
     assert!(!ids(&r, "memories").contains(&"low".to_owned()), "{r}");
