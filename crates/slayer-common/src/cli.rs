@@ -142,6 +142,46 @@ impl<C: clap::Subcommand> Cli<C> {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// A JSON argument's text, given inline or as `@FILE`.
+#[derive(Debug)]
+pub struct JsonArg {
+    /// The text, without the byte-order mark an editor may have put at the file's start.
+    pub text: String,
+    /// The file it was read from, if any.
+    pub file: Option<String>,
+}
+
+impl JsonArg {
+    /// Reads `arg`: `@FILE` reads the file, anything else is the JSON itself.
+    pub fn read(arg: &str) -> std::io::Result<JsonArg> {
+        match arg.strip_prefix('@') {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)?;
+                let text = match text.strip_prefix('\u{feff}') {
+                    Some(rest) => rest.to_owned(),
+                    None => text,
+                };
+                Ok(JsonArg {
+                    text,
+                    file: Some(path.to_owned()),
+                })
+            }
+            None => Ok(JsonArg {
+                text: arg.trim_start_matches('\u{feff}').to_owned(),
+                file: None,
+            }),
+        }
+    }
+
+    /// Where the text came from, for a message about `flag`: `--inject @f.json` or `--inject`.
+    pub fn source(&self, flag: &str) -> String {
+        match &self.file {
+            Some(path) => format!("{flag} @{path}"),
+            None => flag.to_owned(),
+        }
+    }
+}
+
 /// Runs a binary's `run` and turns its outcome into the exit code: a closed pipe downstream is
 /// success; any other error is printed once as `Error: <message>: <cause>…` and exits 2 when
 /// it is bad usage or unusable input (a [`UsageError`], an input that cannot be opened or is

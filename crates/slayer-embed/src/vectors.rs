@@ -337,7 +337,7 @@ fn validated_header(bytes: &[u8]) -> Option<Header> {
     let header = read_header(bytes)?;
     let (rows, s) = (header.rows, header.sections);
     let fits = |start: usize, size: usize, align: usize, next: usize| {
-        start % align == 0
+        start.is_multiple_of(align)
             && rows.checked_mul(size).and_then(|n| start.checked_add(n)) <= Some(next)
     };
     let code_bytes = rows.checked_mul(header.dim)?;
@@ -348,7 +348,7 @@ fn validated_header(bytes: &[u8]) -> Option<Header> {
         && fits(s.scales, 4, 4, s.codes)
         && s.codes.checked_add(code_bytes) <= Some(s.end)
         && s.end <= bytes.len()
-        && (bytes.as_ptr() as usize) % 8 == 0;
+        && (bytes.as_ptr() as usize).is_multiple_of(8);
     if !in_order {
         return None;
     }

@@ -11,7 +11,7 @@ use slayer_common::store::{
 };
 use slayer_index::catalog::{CatalogBatch, DocChanges};
 use slayer_index::fulltext::{FullText, SyncReport};
-use slayer_index::{project, read_records, remove, render_records};
+use slayer_index::{project, read_records, remove, render_records, IndexError};
 
 use slayer_common::cli::{Format, Output};
 use slayer_common::jsonl::open_input;
@@ -110,7 +110,8 @@ fn load(store_path: &Path, file: &Path, out: &mut Output) -> Result<ExitStatus> 
 fn sync_index_or_warn(store: &mut Store, out: &Output) {
     if let Err(e) = sync_index(store, out) {
         out.warn(&format!(
-            "the full-text index was not updated ({e:#}); the next slayer command that opens it catches up"
+            "the full-text index was not updated ({}); the next slayer command that opens it catches up",
+            slayer_common::cli::error_message(&e)
         ));
     }
 }
@@ -206,16 +207,25 @@ fn show(store_path: &Path, ids: &[String], out: &mut Output) -> Result<ExitStatu
 fn export(store_path: &Path, only: Option<&str>, out: &mut Output) -> Result<ExitStatus> {
     let store = open_store(store_path, OpenMode::ReadOnly)?;
     let conn = store.conn();
-    let datasources: Vec<_> = stored_catalog::datasources(conn)?
+    let all = stored_catalog::datasources(conn)?;
+    if let Some(name) = only {
+        if !all.iter().any(|ds| ds.name == name) {
+            let known: Vec<&str> = all.iter().map(|ds| ds.name.as_str()).collect();
+            return Err(IndexError::UnknownDatasource {
+                name: name.to_owned(),
+                known: if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                },
+            }
+            .into());
+        }
+    }
+    let datasources: Vec<_> = all
         .into_iter()
         .filter(|ds| only.is_none_or(|name| ds.name == name))
         .collect();
-    if let Some(name) = only {
-        if datasources.is_empty() {
-            out.note(&format!("no datasource '{name}' in the store"));
-            return Ok(ExitStatus::Failure);
-        }
-    }
     let mut records: Vec<_> = datasources
         .iter()
         .map(|ds| tagged("datasource", ds))

@@ -25,6 +25,14 @@ pub enum IndexError {
     /// `remove` was given something that is not a canonical id.
     #[error("'{0}' is not a canonical id; expected <ds>, <ds>.<model>, <ds>.<model>.<leaf> or memory:<id>")]
     BadTarget(String),
+    /// `export --datasource` named a datasource the store does not hold.
+    #[error("--datasource: no datasource '{name}' in the store; it holds: {known}")]
+    UnknownDatasource {
+        /// The name given.
+        name: String,
+        /// The datasources the store holds, comma-separated (or "none").
+        known: String,
+    },
     /// `remove` was given an id the store does not hold.
     #[error("nothing named '{0}' is in the store; `slayer-index stats` shows what is")]
     NotFound(String),

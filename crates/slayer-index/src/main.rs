@@ -23,7 +23,8 @@ fn is_usage(err: &anyhow::Error) -> bool {
             IndexError::Input(_)
                 | IndexError::Read(_)
                 | IndexError::Project { .. }
-                | IndexError::BadTarget(_),
+                | IndexError::BadTarget(_)
+                | IndexError::UnknownDatasource { .. },
         )
     )
 }

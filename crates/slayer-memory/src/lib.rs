@@ -19,13 +19,13 @@ pub mod write;
 
 /// Parses a `--query` argument: JSON text, or `@FILE` holding it (messages as the original CLI).
 pub fn parse_query_arg(arg: &str) -> Result<serde_json::Value, String> {
-    let text = match arg.strip_prefix('@') {
-        Some(path) => {
-            std::fs::read_to_string(path).map_err(|_| format!("Query file not found: {path}"))?
-        }
-        None => arg.to_owned(),
-    };
-    serde_json::from_str(&text).map_err(|e| format!("invalid JSON for query argument: {e}"))
+    let given = slayer_common::cli::JsonArg::read(arg).map_err(|_| {
+        format!(
+            "Query file not found: {}",
+            arg.strip_prefix('@').unwrap_or(arg)
+        )
+    })?;
+    serde_json::from_str(&given.text).map_err(|e| format!("invalid JSON for query argument: {e}"))
 }
 
 /// Why a memory command could not do what was asked.

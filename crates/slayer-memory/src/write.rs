@@ -32,6 +32,10 @@ pub fn save(
     embed: bool,
 ) -> Result<Saved, MemoryError> {
     req.check_limits(limits)?;
+    // Into an absent store, a save that would be refused creates no file.
+    if let Some(rehearsal) = store.rehearsal()? {
+        service::save(&rehearsal, req.clone())?;
+    }
     let tx = store.write()?;
     let mut outcome = service::save(&tx, req)?;
     tx.commit().map_err(|source| MemoryError::Commit {

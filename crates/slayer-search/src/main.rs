@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Parser;
-use slayer_common::cli::{Format, UsageError};
+use slayer_common::cli::{Format, JsonArg, UsageError};
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::{read_lines_within, write_line, ReadError};
 use slayer_common::limits::Limits;
@@ -58,12 +58,9 @@ fn parse_tuning(arg: Option<&str>) -> Result<Tuning, UsageError> {
 
 /// `--inject`: the terms as JSON, or `@FILE` holding them.
 fn parse_injected(arg: &str) -> Result<Injected, UsageError> {
-    let text = match arg.strip_prefix('@') {
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|e| UsageError(format!("--inject: cannot read {path}: {e}")))?,
-        None => arg.to_owned(),
-    };
-    serde_json::from_str(&text).map_err(|e| UsageError(format!("--inject: {e}")))
+    let given = JsonArg::read(arg).map_err(|e| UsageError(format!("--inject {arg}: {e}")))?;
+    serde_json::from_str(&given.text)
+        .map_err(|e| UsageError(format!("{}: {e}", given.source("--inject"))))
 }
 
 fn run(cli: Cli) -> Result<ExitStatus> {

@@ -347,6 +347,17 @@ pub enum OpenMode {
     ReadOnly,
 }
 
+/// Who checks that a file is a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Writer {
+    /// A reader: the file must be a current store.
+    No,
+    /// A writer on an absent or 0-byte file, which may become a store.
+    MayCreate,
+    /// A writer on a file that was there: a store of any version it can migrate.
+    Existing,
+}
+
 /// The tables every slayer store has, whatever its version.
 const CORE_TABLES: [&str; 5] = ["datasources", "models", "memories", "docs", "settings"];
 
@@ -355,6 +366,9 @@ const CORE_TABLES: [&str; 5] = ["datasources", "models", "memories", "docs", "se
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// A writer on an absent file works on an empty store in memory until its first write:
+    /// a command refused before then leaves no file behind.
+    unborn: bool,
 }
 
 impl Store {
@@ -366,9 +380,19 @@ impl Store {
         if mode != OpenMode::CreateIfMissing && !path.exists() {
             return Err(StoreError::Missing(path.to_owned()));
         }
-        if mode == OpenMode::ReadOnly {
-            return Store::open_read_only(path);
+        match mode {
+            OpenMode::ReadOnly => Store::open_read_only(path),
+            OpenMode::CreateIfMissing if std::fs::symlink_metadata(path).is_err() => {
+                Store::open_unborn(path)
+            }
+            _ => Store::open_writer(path),
         }
+    }
+
+    fn open_writer(path: &Path) -> Result<Store, StoreError> {
+        // Only an absent or 0-byte file may become a store: an empty database another program
+        // made is its, not ours.
+        let fresh = std::fs::metadata(path).map_or(true, |m| m.len() == 0);
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -377,15 +401,43 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_URI,
         )?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        // SQLite quietly opens a file it may not write read-only; a writer says so at once.
+        if conn.is_readonly(rusqlite::MAIN_DB)? {
+            return Err(StoreError::Sqlite(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
+                Some("attempt to write a readonly database".to_owned()),
+            )));
+        }
         let mut store = Store {
             conn,
             path: path.to_owned(),
+            unborn: false,
         };
         // Checked before anything is written: another program's database is left as it was.
-        store.check_is_store(true)?;
-        store.conn.pragma_update(None, "journal_mode", "WAL")?;
+        store.check_is_store(if fresh {
+            Writer::MayCreate
+        } else {
+            Writer::Existing
+        })?;
         store.conn.pragma_update(None, "synchronous", "NORMAL")?;
         store.conn.pragma_update(None, "foreign_keys", "ON")?;
+        // A new file gets its schema in one commit before it turns to WAL: until then it is
+        // 0 bytes long, so a second writer that opens it meanwhile also takes it for new.
+        store.migrate()?;
+        store.conn.pragma_update(None, "journal_mode", "WAL")?;
+        Ok(store)
+    }
+
+    /// An empty store in memory standing for the absent file at `path`, born on the first
+    /// [`Store::write`].
+    fn open_unborn(path: &Path) -> Result<Store, StoreError> {
+        let conn = Connection::open_in_memory()?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let mut store = Store {
+            conn,
+            path: path.to_owned(),
+            unborn: true,
+        };
         store.migrate()?;
         Ok(store)
     }
@@ -399,8 +451,9 @@ impl Store {
         let mut store = Store {
             conn,
             path: path.to_owned(),
+            unborn: false,
         };
-        match store.check_is_store(false) {
+        match store.check_is_store(Writer::No) {
             // A WAL store in a directory we cannot write has no `-shm` to share: nobody can be
             // writing it, so it is read as an immutable file, unless its log holds frames
             // (past the 32-byte header) that the file would not show.
@@ -415,7 +468,7 @@ impl Store {
                     });
                 }
                 store.conn = Connection::open_with_flags(immutable_uri(path), flags)?;
-                store.check_is_store(false)?;
+                store.check_is_store(Writer::No)?;
             }
             other => other?,
         }
@@ -423,7 +476,8 @@ impl Store {
     }
 
     /// Refuses a file that is not a slayer store; a reader also refuses an older version.
-    fn check_is_store(&self, writer: bool) -> Result<(), StoreError> {
+    fn check_is_store(&self, opener: Writer) -> Result<(), StoreError> {
+        let writer = opener != Writer::No;
         let not_a_store = |why: String| StoreError::NotAStore {
             path: self.path.clone(),
             why,
@@ -444,11 +498,12 @@ impl Store {
             .collect::<Result<_, _>>()?;
         if found == 0 {
             // A new, empty file becomes a store when a writer opens it.
-            if writer && tables.is_empty() {
+            if opener == Writer::MayCreate && tables.is_empty() {
                 return Ok(());
             }
             return Err(not_a_store(if tables.is_empty() {
-                "an empty database".to_owned()
+                "an empty SQLite database; slayer makes a store only of an absent or 0-byte file"
+                    .to_owned()
             } else {
                 format!("it has other tables: {}", preview(&tables))
             }));
@@ -525,11 +580,25 @@ impl Store {
         &self.conn
     }
 
-    /// Starts the one write transaction of a command, taking the write lock at once.
+    /// Starts the one write transaction of a command, taking the write lock at once; the
+    /// first write of a writer on an absent file creates the file.
     pub fn write(&mut self) -> Result<Transaction<'_>, StoreError> {
+        if self.unborn {
+            *self = Store::open_writer(&self.path)?;
+        }
         Ok(self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?)
+    }
+
+    /// For a writer on an absent file, a transaction on its empty stand-in, always rolled
+    /// back: a command tries its write there first, so one that would be refused (an unknown
+    /// entity) creates no file. `None` once the file exists.
+    pub fn rehearsal(&mut self) -> Result<Option<Transaction<'_>>, StoreError> {
+        if !self.unborn {
+            return Ok(None);
+        }
+        Ok(Some(self.conn.transaction()?))
     }
 }
 
@@ -886,13 +955,53 @@ mod tests {
     fn a_store_whose_version_was_lowered_migrates_again_without_adding_columns_twice() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.db");
-        drop(Store::open(&path, OpenMode::CreateIfMissing).unwrap());
+        let mut store = Store::open(&path, OpenMode::CreateIfMissing).unwrap();
+        store.write().unwrap().commit().unwrap();
+        drop(store);
         Connection::open(&path)
             .unwrap()
             .pragma_update(None, "user_version", 7)
             .unwrap();
         let store = Store::open(&path, OpenMode::MustExist).unwrap();
         assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_writer_on_an_absent_file_creates_it_only_when_it_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let mut store = Store::open(&path, OpenMode::CreateIfMissing).unwrap();
+        // Reads see an empty store; a rehearsed write is rolled back; no file yet.
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        let rehearsal = store.rehearsal().unwrap().expect("absent file");
+        rehearsal
+            .execute("INSERT INTO settings (key, value) VALUES ('k', 'v')", [])
+            .unwrap();
+        drop(rehearsal);
+        let count: i64 = store
+            .conn()
+            .query_row("SELECT count(*) FROM settings WHERE key = 'k'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(count, 0);
+        assert!(!path.exists());
+
+        let tx = store.write().unwrap();
+        tx.execute("INSERT INTO settings (key, value) VALUES ('k', 'v')", [])
+            .unwrap();
+        tx.commit().unwrap();
+        assert!(path.exists());
+        assert!(store.rehearsal().unwrap().is_none());
+        drop(store);
+        let store = Store::open(&path, OpenMode::ReadOnly).unwrap();
+        let value: String = store
+            .conn()
+            .query_row("SELECT value FROM settings WHERE key = 'k'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(value, "v");
     }
 
     fn file_bytes(path: &Path) -> Vec<u8> {

@@ -114,3 +114,46 @@ fn reading_a_missing_store_says_how_to_make_one() {
         .stderr(contains("no store at"))
         .stderr(contains("slayer-index load"));
 }
+
+#[test]
+fn exporting_an_unknown_datasource_is_bad_input_that_names_the_known_ones() {
+    let s = TempStore::new();
+    s.cmd(&["load"])
+        .write_stdin("{\"kind\":\"datasource\",\"name\":\"shop\"}\n")
+        .assert()
+        .success();
+    s.cmd(&["export", "--datasource", "nope"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr("Error: --datasource: no datasource 'nope' in the store; it holds: shop\n");
+}
+
+#[test]
+fn only_an_absent_or_empty_file_becomes_a_store() {
+    let s = TempStore::new();
+    // Another program's database with no tables left in it is still its database.
+    let conn = rusqlite::Connection::open(&s.store).unwrap();
+    conn.execute_batch("CREATE TABLE t(x); DROP TABLE t;")
+        .unwrap();
+    drop(conn);
+    let before = std::fs::read(&s.store).unwrap();
+    assert!(!before.is_empty());
+    s.cmd(&["load"])
+        .write_stdin("{\"kind\":\"datasource\",\"name\":\"shop\"}\n")
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "is not a slayer store (an empty SQLite database; slayer makes a store only of an absent or 0-byte file)",
+        ));
+    assert_eq!(std::fs::read(&s.store).unwrap(), before, "left as it was");
+
+    // A 0-byte file (made by `touch`, or by a writer that died before its first commit) is
+    // taken.
+    std::fs::write(&s.store, b"").unwrap();
+    s.cmd(&["load"])
+        .write_stdin("{\"kind\":\"datasource\",\"name\":\"shop\"}\n")
+        .assert()
+        .success();
+    assert_eq!(s.stats_json()["datasources"], 1);
+}

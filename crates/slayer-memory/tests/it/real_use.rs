@@ -179,3 +179,53 @@ fn id_less_imports_count_up_past_every_explicit_id_while_saves_go_on() {
         .json();
     assert_eq!(late["learning"], "explicit, late");
 }
+
+#[test]
+fn a_refused_save_into_an_absent_store_leaves_no_file() {
+    let s = TempStore::new();
+    let out = s.memory(
+        &[
+            "save",
+            "--learning",
+            "Refunds post late.",
+            "--entities",
+            "mydb.orders",
+            "--no-embed",
+        ],
+        None,
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "Error: 'mydb' is neither a known datasource nor a saved model. (segment of 'mydb.orders').\n"
+    );
+    let left: Vec<_> = std::fs::read_dir(s.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_query_file_may_start_with_a_byte_order_mark() {
+    let s = TempStore::with_catalog();
+    let file = s.dir.path().join("q.json");
+    std::fs::write(
+        &file,
+        "\u{feff}{\"source_model\":\"orders\",\"measures\":[{\"formula\":\"amount:sum\"}]}",
+    )
+    .unwrap();
+    let query = format!("@{}", file.display());
+    let out = s.memory(
+        &[
+            "save",
+            "--learning",
+            "Order count.",
+            "--query",
+            &query,
+            "--no-embed",
+        ],
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}

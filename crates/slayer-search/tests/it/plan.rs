@@ -411,6 +411,30 @@ fn a_bad_inject_is_a_usage_error() {
     );
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("--inject"), "{}", out.stderr);
+
+    // From a file: the error names it, and a byte-order mark an editor wrote is no error.
+    let file = store.dir.path().join("terms.json");
+    let arg = format!("@{}", file.display());
+    std::fs::write(&file, "{oops").unwrap();
+    let out = store.run(
+        "slayer-search",
+        &["--question", "x", "--inject", &arg],
+        &[],
+        None,
+    );
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        format!("Error: --inject {arg}: key must be a string at line 1 column 2\n")
+    );
+    std::fs::write(&file, "\u{feff}{\"anchors\": [\"refund\"]}").unwrap();
+    let out = store.run(
+        "slayer-search",
+        &["--question", "x", "--inject", &arg],
+        &[],
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
 /// An HTTP/1.1 server on loopback that answers each request with the next canned

@@ -548,13 +548,17 @@ fn sqlite_s_bare_failures_are_told_with_the_store_and_the_fix() {
     let out = run_unprivileged("slayer-memory", dir.path(), &store, &args);
     std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o644)).unwrap();
     assert_eq!(out.code, 1);
-    assert_eq!(
-        out.stderr.trim(),
-        format!(
-            "Error: the store at {} cannot be written by this process (SQLite: attempt to write a readonly database): run the command as a user who can write the file and its folder, or make them writable; commands that only read (search, list, show, export, stats) work as they are",
-            store.display()
-        )
+    let read_only = format!(
+        "Error: the store at {} cannot be written by this process (SQLite: attempt to write a readonly database): run the command as a user who can write the file and its folder, or make them writable; commands that only read (search, list, show, export, stats) work as they are",
+        store.display()
     );
+    assert_eq!(out.stderr.trim(), read_only);
+    // `migrate` is a writer too: it says so rather than "nothing to do".
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let out = run_unprivileged("slayer-index", dir.path(), &store, &["migrate"]);
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!((out.code, out.stdout.as_str()), (1, ""), "{}", out.stderr);
+    assert_eq!(out.stderr.trim(), read_only);
 
     // A file cut short.
     let bytes = std::fs::read(&store).unwrap();
