@@ -501,9 +501,11 @@ impl Store {
             if opener == Writer::MayCreate && tables.is_empty() {
                 return Ok(());
             }
-            return Err(not_a_store(if tables.is_empty() {
+            return Err(not_a_store(if tables.is_empty() && writer {
                 "an empty SQLite database; slayer makes a store only of an absent or 0-byte file"
                     .to_owned()
+            } else if tables.is_empty() {
+                "an empty database".to_owned()
             } else {
                 format!("it has other tables: {}", preview(&tables))
             }));
