@@ -8,6 +8,7 @@ const ABOUT: &str = "Load a semantic-layer catalog into the slayer store, render
 
 const EXAMPLES: &str = "Examples:
   $ slayer-index import-slayer examples/shop/slayer > /dev/null
+  $ slayer-index import dbt tests/fixtures/dbt/legacy --load > /dev/null
   $ slayer-index load tests/fixtures/catalog.jsonl
   $ slayer-index render tests/fixtures/catalog.jsonl --format text
   $ slayer-index stats
@@ -18,6 +19,15 @@ const EXAMPLES: &str = "Examples:
   $ slayer-index migrate
 
 Default --format: jsonl for record streams, text for stats.";
+
+/// The formats `import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImportFormat {
+    /// A SLayer YAML project (datasources/, models/<ds>/).
+    Slayer,
+    /// A dbt project's semantic layer, both specs.
+    Dbt,
+}
 
 /// The command line: the shared flags and one of [`Command`].
 pub type Cli = slayer_common::cli::Cli<Command>;
@@ -62,6 +72,39 @@ are for `slayer-memory import`."
     ImportSlayer {
         /// The project folder.
         dir: PathBuf,
+    },
+    /// Read another semantic layer's project offline and print its catalog records (or load
+    /// them with --load).
+    #[command(after_help = "Examples:
+  $ slayer-index import dbt tests/fixtures/dbt/legacy | slayer-index load | wc -l
+  $ slayer-index import dbt tests/fixtures/dbt/latest --load --report /dev/null | wc -l
+  $ slayer-index import slayer examples/shop/slayer --report /dev/null | wc -l
+
+Prints the datasource record, then one model record per semantic model (the input of `load`,
+and of `slayer-profile --models -` to fill types and samples from the warehouse). Every object
+skipped or mapped with a loss is one warning on stderr: file:line, the object, what was lost
+and why. --report FILE writes the counts per kind (read, mapped, lossy, skipped) and the
+warnings as JSON. Exit 0 when everything mapped, 1 when anything was skipped, 2 when the
+project cannot be read (nothing is written).
+
+Formats: dbt (legacy semantic_models/metrics and the latest spec's semantic_model:, with
+target/manifest.json and catalog.json when present), slayer (a SLayer YAML project).")]
+    Import {
+        /// The project's format.
+        #[arg(value_enum, value_name = "FORMAT")]
+        layer: ImportFormat,
+        /// The project folder.
+        path: PathBuf,
+        /// The datasource the models belong to (default: the project's name).
+        #[arg(long)]
+        datasource: Option<String>,
+        /// Write the records to the store in one transaction instead of printing them; print
+        /// the docs whose text changed, as `load` does.
+        #[arg(long)]
+        load: bool,
+        /// Write counts per kind and every warning as JSON to this file.
+        #[arg(long, value_name = "FILE")]
+        report: Option<PathBuf>,
     },
     /// Delete a datasource, model, leaf or memory and cascade to docs, embeddings and memory tags.
     #[command(after_help = "Examples:

@@ -30,6 +30,21 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Load { file } => load(store, &file, &mut out),
         Command::Render { file } => render(&file, &mut out),
         Command::ImportSlayer { dir } => import_slayer(store, &dir, &mut out),
+        Command::Import {
+            layer,
+            path,
+            datasource,
+            load,
+            report,
+        } => crate::importing::run(
+            store,
+            layer,
+            &path,
+            datasource.as_deref(),
+            load,
+            report.as_deref(),
+            &mut out,
+        ),
         Command::Remove { canonical } => remove_entity(store, &canonical, &mut out),
         Command::Show { canonical } => show(store, &canonical, &mut out),
         Command::Export { datasource } => export(store, datasource.as_deref(), &mut out),
@@ -39,7 +54,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     }
 }
 
-fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
+pub(crate) fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
     Store::open(path, mode)
         .map_err(slayer_index::IndexError::from)
         .map_err(Into::into)
@@ -58,7 +73,7 @@ fn sync_index(store: &mut Store, out: &Output) -> Result<SyncReport> {
     Ok(report)
 }
 
-fn describe_changes(changes: &DocChanges) -> String {
+pub(crate) fn describe_changes(changes: &DocChanges) -> String {
     format!(
         "{} docs changed, {} removed",
         changes.changed.len(),
@@ -107,7 +122,7 @@ fn load(store_path: &Path, file: &Path, out: &mut Output) -> Result<ExitStatus> 
 
 /// After a commit, a failed index sync does not undo the write: it is a warning, and the next
 /// command that opens the index catches up.
-fn sync_index_or_warn(store: &mut Store, out: &Output) {
+pub(crate) fn sync_index_or_warn(store: &mut Store, out: &Output) {
     if let Err(e) = sync_index(store, out) {
         out.warn(&format!(
             "the full-text index was not updated ({}); the next slayer command that opens it catches up",

@@ -7,6 +7,7 @@
 //! - [`analysis`]: how doc text and questions become index terms.
 //! - [`fulltext`]: the persistent tantivy index beside the store, synced by content hash.
 //! - [`project`]: read a SLayer YAML project folder.
+//! - [`import`]: read another semantic layer's project (dbt) as catalog records.
 //!
 //! Rules: nothing here prints or exits; every store write happens inside one transaction the
 //! caller commits; the index is derived and is only ever updated after the store commits.
@@ -17,6 +18,7 @@ pub mod analysis;
 pub mod catalog;
 pub mod error;
 pub mod fulltext;
+pub mod import;
 pub mod project;
 pub mod pyfmt;
 pub mod remove;

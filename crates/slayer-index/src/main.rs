@@ -3,6 +3,7 @@
 
 mod cli;
 mod commands;
+mod importing;
 mod output;
 
 use std::process::ExitCode;

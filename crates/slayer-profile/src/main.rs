@@ -224,8 +224,15 @@ fn refresh_models(
     let mut jobs = Vec::new();
     let mut targets = Vec::new();
     let mut passed = 0;
-    for (i, line) in lines.iter().enumerate() {
-        let Some(model) = &line.model else { continue };
+    let mut typed = 0;
+    for (i, line) in lines.iter_mut().enumerate() {
+        let Some(model) = &mut line.model else {
+            continue;
+        };
+        if let refresh::Plan::Profile(t, _) = refresh::plan(model, tables, source_name) {
+            typed += refresh::fill_types(model, &mut line.value, t);
+        }
+        let model = &*model;
         match refresh::plan(model, tables, source_name) {
             refresh::Plan::Profile(t, job) => {
                 if let Some(e) = &t.error {
@@ -255,8 +262,13 @@ fn refresh_models(
         out.record(&line.value, text_record)?;
     }
     out.note(&format!(
-        "refreshed the samples of {} models ({passed} SQL-backed passed through, {count} records in all)",
-        jobs.len()
+        "refreshed the samples of {} models ({passed} SQL-backed passed through, {count} records in all{})",
+        jobs.len(),
+        if typed > 0 {
+            format!("; {typed} UNKNOWN columns typed from the source")
+        } else {
+            String::new()
+        }
     ));
     Ok(())
 }

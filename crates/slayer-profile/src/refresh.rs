@@ -85,6 +85,37 @@ pub fn plan<'a>(model: &Model, tables: &'a [TableInfo], source_name: &str) -> Pl
     }
 }
 
+/// The types the warehouse states for the columns a record leaves `UNKNOWN` (an importer's
+/// records: a dbt or Cube project says no types), written into both the parsed model and the
+/// record, so those columns are profiled too. A column is matched by its SQL when that is a
+/// plain column name, else by its name; how many were typed.
+pub fn fill_types(model: &mut Model, value: &mut Value, table: &TableInfo) -> usize {
+    let mut typed = 0;
+    for (i, c) in model.columns.iter_mut().enumerate() {
+        if c.data_type != slayer_common::records::DataType::Unknown {
+            continue;
+        }
+        let physical = c.sql.as_deref().unwrap_or(&c.name);
+        let Some(found) = table.columns.iter().find(|p| p.name == physical) else {
+            continue;
+        };
+        let data_type = crate::typemap::map_type(&found.db_type);
+        if data_type == slayer_common::records::DataType::Unknown {
+            continue;
+        }
+        c.data_type = data_type;
+        if let Some(col) = value
+            .get_mut("columns")
+            .and_then(|cols| cols.get_mut(i))
+            .and_then(Value::as_object_mut)
+        {
+            col.insert("type".into(), Value::String(data_type.as_str().to_owned()));
+        }
+        typed += 1;
+    }
+    typed
+}
+
 /// Writes samples into a record's `columns[i]`, leaving every other field where it was.
 pub fn patch(value: &mut Value, samples: &[(usize, ColumnSamples)]) {
     let Some(columns) = value.get_mut("columns").and_then(Value::as_array_mut) else {

@@ -16,6 +16,7 @@ fn each_subcommand_example_runs_on_a_loaded_store() {
         "load",
         "render",
         "import-slayer",
+        "import",
         "remove",
         "show",
         "export",

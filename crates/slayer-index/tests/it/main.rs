@@ -3,6 +3,7 @@
 mod bad_input;
 mod help_examples;
 mod import;
+mod import_dbt;
 #[path = "../../../../tests/kit/mod.rs"]
 mod kit;
 mod load;

@@ -91,3 +91,23 @@ fn zoned_values_print_in_utc_whatever_the_machines_time_zone() {
         assert_eq!(out.stdout.trim_end(), expected, "TZ={tz}");
     }
 }
+
+#[test]
+fn unknown_types_of_imported_models_are_filled_from_the_warehouse_then_profiled() {
+    // What `slayer-index import dbt` prints: no types but those the format states.
+    let dir = tempfile::tempdir().unwrap();
+    let db = duckdb_file(dir.path(), "wh.duckdb", &orders_sql("TIMESTAMP"));
+    let input = r#"{"kind":"model","name":"orders","data_source":"wh","sql_table":"orders","columns":[{"name":"status","type":"UNKNOWN"},{"name":"total","sql":"amount","type":"UNKNOWN"},{"name":"big","sql":"amount > 50","type":"UNKNOWN"},{"name":"ghost","type":"UNKNOWN"}]}"#;
+    let r = run(&[path(&db), "--models", "-"], Some(input));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("; 2 UNKNOWN columns typed from the source)"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        r.stdout.trim(),
+        r#"{"kind":"model","name":"orders","data_source":"wh","sql_table":"orders","columns":[{"name":"status","type":"TEXT","sampled":"paid, shipped, cancelled, pending, refunded","sampled_values":["paid","shipped","cancelled","pending","refunded"],"distinct_count":5},{"name":"total","sql":"amount","type":"DOUBLE","sampled":"0.25 .. 99.75"},{"name":"big","sql":"amount > 50","type":"UNKNOWN"},{"name":"ghost","type":"UNKNOWN"}]}"#
+    );
+}

@@ -1,0 +1,190 @@
+//! The little Jinja a dbt semantic layer holds: `{% docs %}` blocks and `{{ doc('x') }}` in
+//! descriptions, and `{{ Dimension('entity__dim') }}`, `{{ TimeDimension(…) }}` and
+//! `{{ Entity(…) }}` in metric filters, which become column references a SLayer filter can
+//! hold. Anything else stays as text, and the caller is told.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+static DOCS_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?s)\{%-?\s*docs\s+([A-Za-z_][\w]*)\s*-?%\}(.*?)\{%-?\s*enddocs\s*-?%\}")
+        .expect("valid regex")
+});
+static DOC_CALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"\{\{\s*doc\(\s*['"]([A-Za-z_][\w]*)['"]\s*\)\s*\}\}"#).expect("valid regex")
+});
+static JINJA: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?s)\{\{(.*?)\}\}").expect("valid regex"));
+static CALL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"^(Dimension|TimeDimension|Entity)\(\s*['"]([\w]+)['"]\s*(?:,\s*['"]?(\w+)['"]?\s*)?\)\s*(?:\.(grain|date_part)\(\s*['"](\w+)['"]\s*\))?$"#,
+    )
+    .expect("valid regex")
+});
+
+/// The `{% docs name %}…{% enddocs %}` blocks of a `.md` file.
+pub fn doc_blocks(text: &str) -> Vec<(String, String)> {
+    DOCS_BLOCK
+        .captures_iter(text)
+        .map(|c| (c[1].to_owned(), c[2].trim().to_owned()))
+        .collect()
+}
+
+/// `text` with each `{{ doc('name') }}` replaced by its block; the names not found.
+pub fn with_docs(text: &str, docs: &HashMap<String, String>) -> (String, Vec<String>) {
+    let mut missing = Vec::new();
+    let out = DOC_CALL
+        .replace_all(text, |c: &regex::Captures| match docs.get(&c[1]) {
+            Some(body) => body.clone(),
+            None => {
+                missing.push(c[1].to_owned());
+                c[0].to_owned()
+            }
+        })
+        .into_owned();
+    (out, missing)
+}
+
+/// What a filter's entity references resolve against.
+pub struct FilterScope<'a> {
+    /// The model the filter will sit on.
+    pub model: &'a str,
+    /// Entity names this model owns (primary, unique, natural) or refers to (foreign), with
+    /// whether it owns them.
+    pub own_entities: &'a HashMap<String, bool>,
+    /// For each entity, the model that owns it and the column it reads there.
+    pub owners: &'a HashMap<String, (String, String)>,
+    /// The model's default time dimension, for `metric_time`.
+    pub time_dimension: Option<&'a str>,
+}
+
+/// A dbt filter as a SQL predicate over this model's columns and its joined models'
+/// (`customers.region`); what could not be translated is kept as written and described.
+pub fn translate_filter(filter: &str, scope: &FilterScope) -> (String, Vec<String>) {
+    let mut losses = Vec::new();
+    let out = JINJA
+        .replace_all(filter, |c: &regex::Captures| {
+            let inner = c[1].trim();
+            match translate_call(inner, scope) {
+                Ok(text) => text,
+                Err(why) => {
+                    losses.push(why);
+                    c[0].to_owned()
+                }
+            }
+        })
+        .trim()
+        .to_owned();
+    (out, losses)
+}
+
+fn translate_call(call: &str, scope: &FilterScope) -> Result<String, String> {
+    let Some(c) = CALL.captures(call) else {
+        return Err(format!(
+            "the Jinja '{{{{ {call} }}}}' cannot be evaluated offline; the filter keeps it as text"
+        ));
+    };
+    let (function, reference) = (&c[1], &c[2]);
+    if reference == "metric_time" {
+        return scope.time_dimension.map(str::to_owned).ok_or_else(|| {
+            format!("'metric_time' in '{{{{ {call} }}}}' needs the model's agg_time_dimension, which model '{}' does not set; kept as text", scope.model)
+        });
+    }
+    if function == "Entity" {
+        return Ok(match scope.owners.get(reference) {
+            Some((owner, column)) if owner == scope.model => column.clone(),
+            Some((owner, column)) => format!("{owner}.{column}"),
+            None => reference.to_owned(),
+        });
+    }
+    let mut parts: Vec<&str> = reference.split("__").collect();
+    let Some(column) = parts.pop() else {
+        return Err(format!("'{reference}' names no dimension"));
+    };
+    let Some(entity) = parts.pop() else {
+        // A dimension without an entity path names a column of this model.
+        return Ok(column.to_owned());
+    };
+    match (scope.own_entities.get(entity), scope.owners.get(entity)) {
+        (Some(true), _) => Ok(column.to_owned()),
+        (_, Some((owner, _))) if owner == scope.model => Ok(column.to_owned()),
+        (Some(false), Some((owner, _))) => Ok(format!("{owner}.{column}")),
+        (None, Some((owner, _))) => Err(format!(
+            "'{reference}' is reached from model '{}' only through more than one join (to '{owner}'); kept as text",
+            scope.model
+        )),
+        (_, None) => Err(format!(
+            "'{reference}': no semantic model has the entity '{entity}'; kept as text"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doc_blocks_fill_descriptions() {
+        let md = "{% docs orders %}\nOne row per order.\n{% enddocs %}\n\n{%- docs x -%} X {%- enddocs -%}";
+        let docs: HashMap<_, _> = doc_blocks(md).into_iter().collect();
+        assert_eq!(docs["orders"], "One row per order.");
+        assert_eq!(docs["x"], "X");
+        let (text, missing) = with_docs("{{ doc('orders') }} See {{doc(\"nope\")}}.", &docs);
+        assert_eq!(text, "One row per order. See {{doc(\"nope\")}}.");
+        assert_eq!(missing, ["nope"]);
+    }
+
+    #[test]
+    fn filters_become_column_references() {
+        let own: HashMap<String, bool> = [
+            ("order_id".to_owned(), true),
+            ("customer".to_owned(), false),
+        ]
+        .into();
+        let owners: HashMap<String, (String, String)> = [
+            (
+                "order_id".to_owned(),
+                ("orders".to_owned(), "order_id".to_owned()),
+            ),
+            (
+                "customer".to_owned(),
+                ("customers".to_owned(), "customer_id".to_owned()),
+            ),
+            (
+                "location".to_owned(),
+                ("locations".to_owned(), "location_id".to_owned()),
+            ),
+        ]
+        .into();
+        let scope = FilterScope {
+            model: "orders",
+            own_entities: &own,
+            owners: &owners,
+            time_dimension: Some("ordered_at"),
+        };
+        let t = |f: &str| translate_filter(f, &scope);
+        assert_eq!(
+            t("{{ Dimension('order_id__is_food_order') }} = true\n"),
+            ("is_food_order = true".to_owned(), vec![])
+        );
+        assert_eq!(
+            t("{{ Dimension('customer__region') }} = 'EU' and {{ TimeDimension('metric_time', 'day') }} > '2020-01-01'").0,
+            "customers.region = 'EU' and ordered_at > '2020-01-01'"
+        );
+        assert_eq!(
+            t("{{ Entity('customer') }} is not null").0,
+            "customers.customer_id is not null"
+        );
+        assert_eq!(
+            t("{{ Dimension('customer__first_ordered_at').grain('month') }} > '2024-01'").0,
+            "customers.first_ordered_at > '2024-01'"
+        );
+        let (text, losses) = t("{{ Metric('revenue', group_by=['customer']) }} > 10");
+        assert_eq!(text, "{{ Metric('revenue', group_by=['customer']) }} > 10");
+        assert_eq!(losses.len(), 1);
+        let (_, losses) = t("{{ Dimension('location__name') }} = 'x'");
+        assert!(losses[0].contains("more than one join"), "{losses:?}");
+    }
+}

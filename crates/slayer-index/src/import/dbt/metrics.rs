@@ -1,0 +1,547 @@
+//! dbt metrics as named measures (docs/spec.md §17.3). Every metric becomes a measure of the
+//! model an agent asking about it would open: the model of its measure (simple, cumulative),
+//! of its numerator (ratio), of its base (conversion), or the model most of its inputs live on
+//! (derived; the first input's on a tie). A latest-spec metric declared on a model stays there.
+//! Inputs on the same model are named; a simple input on another model is aggregated over a
+//! dotted path through the join (`sum(orders.order_cost)`), and anything else is written as
+//! `<model>.<metric>` and reported as lossy.
+
+use std::collections::HashMap;
+
+use regex::Regex;
+use serde_json::{json, Value};
+
+use super::convert::{Built, MeasureHome};
+use super::jinja::{translate_filter, FilterScope};
+use super::spec::{Input, Metric, MetricKind};
+use crate::import::{column, measure, Fate, Tally};
+
+/// A resolved metric: its model and the formula that computes it there.
+#[derive(Debug, Clone)]
+struct Resolved {
+    model: usize,
+    /// How another formula on the same model names it.
+    name: String,
+    /// Set when it is one aggregation of one column (a simple metric without a filter).
+    single: Option<MeasureHome>,
+}
+
+struct Resolver<'a> {
+    metrics: HashMap<&'a str, &'a Metric>,
+    built: &'a mut Built,
+    done: HashMap<String, Result<Resolved, String>>,
+    visiting: Vec<String>,
+    problems: HashMap<String, Vec<(Fate, String)>>,
+    leaves: HashMap<(usize, String, String), String>,
+}
+
+/// Adds every metric to its model as a named measure and records each in `tally`.
+pub fn add(metrics: &[Metric], built: &mut Built, tally: &mut Tally) {
+    let mut r = Resolver {
+        metrics: metrics.iter().map(|m| (m.name.as_str(), m)).collect(),
+        built,
+        done: HashMap::new(),
+        visiting: Vec::new(),
+        problems: HashMap::new(),
+        leaves: HashMap::new(),
+    };
+    for m in metrics {
+        let _ = r.resolve(&m.name);
+    }
+    for m in metrics {
+        let object = format!("metric '{}'", m.name);
+        let mut problems = r.problems.remove(&m.name).unwrap_or_default();
+        if let Some(Err(why)) = r.done.get(&m.name) {
+            problems.push((Fate::Skipped, why.clone()));
+        }
+        tally.object("metric", &object, &m.at, problems);
+    }
+}
+
+impl<'a> Resolver<'a> {
+    fn note(&mut self, metric: &str, fate: Fate, message: String) {
+        self.problems
+            .entry(metric.to_owned())
+            .or_default()
+            .push((fate, message));
+    }
+
+    fn resolve(&mut self, name: &str) -> Result<Resolved, String> {
+        if let Some(done) = self.done.get(name) {
+            return done.clone();
+        }
+        if self.visiting.iter().any(|v| v == name) {
+            return Err(format!(
+                "metric '{name}' refers to itself through {}",
+                self.visiting.join(" → ")
+            ));
+        }
+        let Some(metric) = self.metrics.get(name).copied() else {
+            return Err(format!("no metric '{name}'"));
+        };
+        self.visiting.push(name.to_owned());
+        let result = self.build(metric);
+        self.visiting.pop();
+        self.done.insert(name.to_owned(), result.clone());
+        result
+    }
+
+    /// A measure input's home.
+    fn measure(&self, input: &Input) -> Result<MeasureHome, String> {
+        self.built
+            .measures
+            .get(&input.name)
+            .cloned()
+            .ok_or_else(|| format!("no semantic model has the measure '{}'", input.name))
+    }
+
+    /// An input's home model: a measure's, or a metric's once resolved.
+    fn input_model(&mut self, input: &Input, is_metric: bool) -> Result<usize, String> {
+        if is_metric {
+            Ok(self.resolve(&input.name)?.model)
+        } else {
+            Ok(self.measure(input)?.model)
+        }
+    }
+
+    fn build(&mut self, m: &'a Metric) -> Result<Resolved, String> {
+        let declared = m
+            .declared_on
+            .as_ref()
+            .and_then(|d| self.built.by_name.get(d).copied());
+        let (model, formula, single) = match &m.kind {
+            MetricKind::Invalid(why) => return Err(why.clone()),
+            MetricKind::Simple { measure: input } => {
+                let home = self.measure(input)?;
+                let filter = and(m.filter.as_deref(), input.filter.as_deref());
+                let model = declared.unwrap_or(home.model);
+                // A latest-spec simple metric is its own measure: its formula is the aggregation.
+                let own = m.declared_on.is_some() && input.name == m.name;
+                let (formula, single) = match filter {
+                    Some(f) => (self.filtered(m, &home, &f, model), None),
+                    None if model == home.model && own => {
+                        (home.over(&home.column), Some(home.clone()))
+                    }
+                    None if model == home.model => (input.name.clone(), Some(home.clone())),
+                    None => (self.across(m, model, &home), None),
+                };
+                (model, formula, single)
+            }
+            MetricKind::Ratio {
+                numerator,
+                denominator,
+            } => {
+                let model = match declared {
+                    Some(d) => d,
+                    None => self.input_model(numerator, true)?,
+                };
+                let num = self.operand(m, model, numerator, m.filter.as_deref())?;
+                let den = self.operand(m, model, denominator, m.filter.as_deref())?;
+                (model, format!("{num} / nullif({den}, 0)"), None)
+            }
+            MetricKind::Derived { expr, inputs } => {
+                let mut models = Vec::new();
+                for i in inputs {
+                    models.push(self.input_model(i, true)?);
+                }
+                let model = declared.unwrap_or_else(|| most_common(&models));
+                if m.filter.is_some() {
+                    self.note(&m.name, Fate::Lossy, "a filter on a derived metric cannot be pushed into its inputs; it is not applied".into());
+                }
+                let mut refs = HashMap::new();
+                for i in inputs {
+                    let mut text = self.operand(m, model, i, None)?;
+                    if let Some(w) = &i.offset_window {
+                        match time_shift_args(w) {
+                            Some((n, grain)) => text = format!("time_shift({text}, -{n}, '{grain}')"),
+                            None => self.note(&m.name, Fate::Lossy, format!("offset_window '{w}' of input '{}' is not a count and a standard grain; not applied", i.name)),
+                        }
+                    }
+                    if let Some(g) = &i.offset_to_grain {
+                        self.note(&m.name, Fate::Lossy, format!("offset_to_grain '{g}' of input '{}' has no SLayer form (no shift to the start of a grain); not applied", i.name));
+                    }
+                    refs.insert(i.alias.clone().unwrap_or(i.name.clone()), text);
+                }
+                (model, substitute(expr, &refs), None)
+            }
+            MetricKind::Cumulative {
+                input,
+                input_is_metric,
+                window,
+                grain_to_date,
+                period_agg,
+            } => {
+                let model = match declared {
+                    Some(d) => d,
+                    None => self.input_model(input, *input_is_metric)?,
+                };
+                let operand = if *input_is_metric {
+                    self.operand(m, model, input, m.filter.as_deref())?
+                } else {
+                    let home = self.measure(input)?;
+                    match and(m.filter.as_deref(), input.filter.as_deref()) {
+                        Some(f) => self.filtered(m, &home, &f, model),
+                        None if home.model == model => input.name.clone(),
+                        None => self.across(m, model, &home),
+                    }
+                };
+                if let Some(g) = grain_to_date {
+                    self.note(&m.name, Fate::Lossy, format!("grain_to_date '{g}' (restart every {g}) has no SLayer form; imported as a running total from the start"));
+                }
+                if let Some(p) = period_agg.as_deref().filter(|p| *p != "first") {
+                    self.note(
+                        &m.name,
+                        Fate::Lossy,
+                        format!(
+                            "period_agg '{p}' has no SLayer form; the running total is taken as is"
+                        ),
+                    );
+                }
+                let formula = match window.as_deref().map(window_arg) {
+                    None => format!("cumsum({operand})"),
+                    Some(Some(w)) => {
+                        let home = if *input_is_metric {
+                            self.resolve(&input.name)?.single
+                        } else {
+                            self.measure(input).ok()
+                        };
+                        match home.filter(|h| {
+                            h.model == model && input.filter.is_none() && m.filter.is_none()
+                        }) {
+                            Some(h) => format!(
+                                "{}({}{}, window='{w}')",
+                                h.function, h.column, h.extra_args
+                            ),
+                            None => {
+                                self.note(&m.name, Fate::Lossy, format!("a window of '{}' over an input that is not one plain aggregation has no SLayer form; imported as a running total", window.as_deref().unwrap_or_default()));
+                                format!("cumsum({operand})")
+                            }
+                        }
+                    }
+                    Some(None) => {
+                        self.note(&m.name, Fate::Lossy, format!("window '{}' is not a count and a unit; imported as a running total", window.as_deref().unwrap_or_default()));
+                        format!("cumsum({operand})")
+                    }
+                };
+                (model, formula, None)
+            }
+            MetricKind::Conversion {
+                base,
+                conversion,
+                inputs_are_metrics,
+                calculation,
+                window,
+            } => {
+                let model = match declared {
+                    Some(d) => d,
+                    None => self.input_model(base, *inputs_are_metrics)?,
+                };
+                let (b, c) = if *inputs_are_metrics {
+                    (
+                        self.operand(m, model, base, None)?,
+                        self.operand(m, model, conversion, None)?,
+                    )
+                } else {
+                    let (hb, hc) = (self.measure(base)?, self.measure(conversion)?);
+                    let op = |r: &mut Self, h: &MeasureHome, i: &Input| match &i.filter {
+                        Some(f) => r.filtered(m, h, f, model),
+                        None if h.model == model => i.name.clone(),
+                        None => r.across(m, model, h),
+                    };
+                    (op(self, &hb, base), op(self, &hc, conversion))
+                };
+                let window = window
+                    .as_deref()
+                    .map(|w| format!(" within {w}"))
+                    .unwrap_or_default();
+                self.note(&m.name, Fate::Lossy, format!("a conversion funnel (the same entity converting{window}) has no SLayer form; imported as the conversion measure over the base measure on the same rows"));
+                let formula = if calculation == "conversions" {
+                    c
+                } else {
+                    format!("{c} / nullif({b}, 0)")
+                };
+                (model, formula, None)
+            }
+        };
+        let formula = match &m.fill_nulls_with {
+            Some(v) if !v.is_null() => format!("coalesce({formula}, {})", literal(v)),
+            _ => formula,
+        };
+        if m.join_to_timespine {
+            self.note(&m.name, Fate::Lossy, "join_to_timespine (a row for every time bucket, empty ones included) is a query-time choice in SLayer; group by time with a date range to get it".into());
+        }
+        let name = self.place(m, model, formula, single.is_some())?;
+        Ok(Resolved {
+            model,
+            name,
+            single,
+        })
+    }
+
+    /// Puts the metric's measure on `model`; the name other formulas there use for it.
+    fn place(
+        &mut self,
+        m: &Metric,
+        model: usize,
+        formula: String,
+        single: bool,
+    ) -> Result<String, String> {
+        let target = &mut self.built.models[model];
+        // A latest-spec simple metric is its own measure: a filter or a default rewrites it.
+        let own = m.declared_on.is_some()
+            && matches!(&m.kind, MetricKind::Simple { measure } if measure.name == m.name);
+        if own {
+            if let Some(me) = target
+                .measures
+                .iter_mut()
+                .find(|x| x.name.as_deref() == Some(&m.name))
+            {
+                me.formula = formula;
+                me.label = m.label.clone().or(me.label.take());
+                me.description = m.description.clone().or(me.description.take());
+                return Ok(m.name.clone());
+            }
+        }
+        // A simple metric named as its own measure is that measure: it gains the metric's words.
+        if single && formula == m.name {
+            if let Some(me) = target
+                .measures
+                .iter_mut()
+                .find(|x| x.name.as_deref() == Some(&m.name))
+            {
+                if m.label.is_some() {
+                    me.label = m.label.clone();
+                }
+                if m.description.is_some() {
+                    me.description = m.description.clone();
+                }
+                return Ok(m.name.clone());
+            }
+        }
+        let taken = |n: &str| {
+            target.columns.iter().any(|c| c.name == n)
+                || target.measures.iter().any(|x| x.name.as_deref() == Some(n))
+        };
+        let mut name = m.name.clone();
+        if taken(&name) {
+            name = format!("{}_metric", m.name);
+            while taken(&name) {
+                name.push_str("_metric");
+            }
+            let message = format!(
+                "model '{}' already has a column or measure named '{}'; imported as '{name}'",
+                target.name, m.name
+            );
+            self.problems
+                .entry(m.name.clone())
+                .or_default()
+                .push((Fate::Lossy, message));
+        }
+        let target = &mut self.built.models[model];
+        let mut me = measure(&name, formula);
+        me.label = m.label.clone();
+        me.description = m.description.clone();
+        if m.hidden {
+            me.extra.insert("meta".into(), json!({"hidden": true}));
+        }
+        target.measures.push(me);
+        Ok(name)
+    }
+
+    /// How a ratio, derived or cumulative formula on `model` names `input` (a metric), with
+    /// `filter` (the metric's own) and the input's filter applied when it can be.
+    fn operand(
+        &mut self,
+        m: &Metric,
+        model: usize,
+        input: &Input,
+        filter: Option<&str>,
+    ) -> Result<String, String> {
+        let resolved = self.resolve(&input.name)?;
+        let filter = and(filter, input.filter.as_deref());
+        match (&resolved.single, filter) {
+            (Some(home), Some(f)) => Ok(self.filtered(m, home, &f, model)),
+            (_, Some(_)) => {
+                self.note(&m.name, Fate::Lossy, format!("input '{}' is not one plain aggregation, so its filter cannot be pushed into it; not applied", input.name));
+                Ok(self.name_on(m, model, &resolved))
+            }
+            (_, None) => Ok(self.name_on(m, model, &resolved)),
+        }
+    }
+
+    fn name_on(&mut self, m: &Metric, model: usize, r: &Resolved) -> String {
+        if r.model == model {
+            return r.name.clone();
+        }
+        match &r.single {
+            Some(home) => self.across(m, model, home),
+            None => {
+                let other = self.built.models[r.model].name.clone();
+                self.note(&m.name, Fate::Lossy, format!("input '{}' is a formula of model '{other}'; a SLayer formula cannot use another model's measure, so it is written as '{other}.{}'", r.name, r.name));
+                format!("{other}.{}", r.name)
+            }
+        }
+    }
+
+    /// One aggregation of another model's column, through the join (`sum(orders.amount)`).
+    fn across(&mut self, m: &Metric, model: usize, home: &MeasureHome) -> String {
+        let other = self.built.models[home.model].name.clone();
+        if !self.built.joined[model].contains(&other)
+            && !self.built.joined[home.model].contains(&self.built.models[model].name)
+        {
+            let here = self.built.models[model].name.clone();
+            self.note(&m.name, Fate::Lossy, format!("its input on model '{other}' is not joined to '{here}' directly; the formula names it through a path SLayer cannot follow yet"));
+        }
+        home.over(&format!("{other}.{}", home.column))
+    }
+
+    /// A filtered copy of a measure's column on `home`'s model (a leaf with a `filter`, as
+    /// SLayer pushes metric filters down), aggregated.
+    fn filtered(&mut self, m: &Metric, home: &MeasureHome, filter: &str, model: usize) -> String {
+        let b = &*self.built;
+        let home_name = b.models[home.model].name.clone();
+        let scope = FilterScope {
+            model: &home_name,
+            own_entities: &b.entities[home.model],
+            owners: &b.owners,
+            time_dimension: b.models[home.model].default_time_dimension.as_deref(),
+        };
+        let (predicate, losses) = translate_filter(filter, &scope);
+        for loss in losses {
+            self.note(&m.name, Fate::Lossy, format!("filter: {loss}"));
+        }
+        let key = (home.model, home.sql.clone(), predicate.clone());
+        let leaf = match self.leaves.get(&key) {
+            Some(leaf) => leaf.clone(),
+            None => {
+                let target = &mut self.built.models[home.model];
+                let mut name = format!("{}_filtered", m.name);
+                while target.columns.iter().any(|c| c.name == name)
+                    || target
+                        .measures
+                        .iter()
+                        .any(|x| x.name.as_deref() == Some(&name))
+                {
+                    name.push_str("_col");
+                }
+                let mut c = column(&name);
+                c.sql = Some(home.sql.clone());
+                c.filter = Some(predicate);
+                c.hidden = true;
+                c.data_type = target
+                    .columns
+                    .iter()
+                    .find(|c| c.name == home.column)
+                    .map(|c| c.data_type)
+                    .unwrap_or_default();
+                target.columns.push(c);
+                self.leaves.insert(key, name.clone());
+                name
+            }
+        };
+        if home.model == model {
+            home.over(&leaf)
+        } else {
+            let leaf_home = MeasureHome {
+                column: leaf,
+                ..home.clone()
+            };
+            self.across(m, model, &leaf_home)
+        }
+    }
+}
+
+fn and(a: Option<&str>, b: Option<&str>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(format!("({a}) AND ({b})")),
+        (Some(x), None) | (None, Some(x)) => Some(x.to_owned()),
+        (None, None) => None,
+    }
+}
+
+fn most_common(models: &[usize]) -> usize {
+    let mut best = (0, models.first().copied().unwrap_or(0));
+    for &m in models {
+        let n = models.iter().filter(|x| **x == m).count();
+        if n > best.0 {
+            best = (n, m);
+        }
+    }
+    best.1
+}
+
+/// `expr` with each input name replaced by its formula, whole identifiers only.
+fn substitute(expr: &str, refs: &HashMap<String, String>) -> String {
+    let word = Regex::new(r"[A-Za-z_][A-Za-z0-9_]*").expect("valid regex");
+    word.replace_all(expr, |c: &regex::Captures| {
+        refs.get(&c[0]).cloned().unwrap_or_else(|| c[0].to_owned())
+    })
+    .into_owned()
+}
+
+const GRAINS: [&str; 8] = [
+    "second", "minute", "hour", "day", "week", "month", "quarter", "year",
+];
+
+/// `1 month` → (1, month), for `time_shift`.
+fn time_shift_args(window: &str) -> Option<(u32, &'static str)> {
+    let mut parts = window.split_whitespace();
+    let (n, unit) = match (parts.next(), parts.next()) {
+        (Some(n), Some(u)) => (n.parse().ok()?, u),
+        (Some(u), None) => (1, u),
+        _ => return None,
+    };
+    let unit = unit.to_ascii_lowercase();
+    let unit = unit.trim_end_matches('s');
+    GRAINS.iter().find(|g| **g == unit).map(|g| (n, *g))
+}
+
+/// `7 days` → `7d`, the trailing window of a SLayer aggregation.
+fn window_arg(window: &str) -> Option<String> {
+    let (n, grain) = time_shift_args(window)?;
+    let unit = match grain {
+        "second" => "s",
+        "minute" => "min",
+        "hour" => "h",
+        "day" => "d",
+        "week" => "w",
+        "month" => "m",
+        "year" => "y",
+        _ => return None,
+    };
+    Some(format!("{n}{unit}"))
+}
+
+fn literal(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("'{}'", s.replace('\'', "''")),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_are_replaced_as_whole_words() {
+        let refs: HashMap<String, String> = [
+            ("revenue".to_owned(), "sum(revenue_col)".to_owned()),
+            ("cost".to_owned(), "order_cost".to_owned()),
+        ]
+        .into();
+        assert_eq!(
+            substitute("revenue - cost + revenue_growth", &refs),
+            "sum(revenue_col) - order_cost + revenue_growth"
+        );
+    }
+
+    #[test]
+    fn windows_and_shifts() {
+        assert_eq!(time_shift_args("1 month"), Some((1, "month")));
+        assert_eq!(time_shift_args("7 days"), Some((7, "day")));
+        assert_eq!(time_shift_args("fortnight"), None);
+        assert_eq!(window_arg("7 days").as_deref(), Some("7d"));
+        assert_eq!(window_arg("2 quarters"), None);
+    }
+}

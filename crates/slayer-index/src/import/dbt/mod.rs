@@ -1,0 +1,435 @@
+//! `slayer-index import dbt PATH`: a dbt project's semantic layer, offline (docs/spec.md §17).
+//! Reads `dbt_project.yml` (its `name`, `model-paths` and `docs-paths`), every YAML file under
+//! the model paths in both the legacy spec and the latest one, `{% docs %}` blocks from `.md`
+//! files, and, when `dbt docs generate` or `dbt compile` left them, `target/manifest.json`
+//! (relations, column descriptions, key tests) and `target/catalog.json` (the warehouse's
+//! column types).
+
+mod convert;
+mod jinja;
+mod metrics;
+mod spec;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use slayer_common::records::{DataType, Datasource};
+
+use crate::error::IndexError;
+use crate::import::{line_of_name, At, Imported, Report, Tally};
+use convert::ColumnDocs;
+use spec::{Metric, SemanticModel};
+
+fn problem(path: &Path, message: impl Into<String>) -> IndexError {
+    IndexError::Project {
+        path: path.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, IndexError> {
+    std::fs::read_to_string(path).map_err(|e| problem(path, format!("cannot read: {e}")))
+}
+
+fn yaml(path: &Path, text: &str) -> Result<Value, IndexError> {
+    match serde_yaml_ng::from_str::<Value>(text) {
+        Ok(v @ (Value::Object(_) | Value::Null)) => Ok(v),
+        Ok(_) => Err(problem(path, "expected a YAML mapping at the top level")),
+        Err(e) => Err(problem(path, format!("invalid YAML: {e}"))),
+    }
+}
+
+/// Files under `dir` with one of `extensions`, recursively, sorted; hidden folders, `target`,
+/// `dbt_packages` and `node_modules` are not entered.
+fn files_under(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) -> Result<(), IndexError> {
+    if !dir.is_dir() {
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| problem(dir, e.to_string()))?
+        .map(|e| e.map(|e| e.path()).map_err(|e| problem(dir, e.to_string())))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for path in entries {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if path.is_dir() {
+            if !name.starts_with('.') && !matches!(name, "target" | "dbt_packages" | "node_modules")
+            {
+                files_under(&path, extensions, out)?;
+            }
+        } else if extensions.iter().any(|x| name.ends_with(x)) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn paths_of(project: &Value, key: &str, default: &str) -> Vec<String> {
+    match project.get(key) {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|i| i.as_str().map(str::to_owned))
+            .collect(),
+        Some(Value::String(s)) => vec![s.clone()],
+        _ => vec![default.to_owned()],
+    }
+}
+
+/// Everything read from the project's files.
+#[derive(Default)]
+struct Read {
+    semantic_models: Vec<SemanticModel>,
+    metrics: Vec<Metric>,
+    docs: ColumnDocs,
+    doc_blocks: HashMap<String, String>,
+    saved_queries: usize,
+}
+
+/// Imports the dbt project at `dir` as the datasource `datasource` (default: the project's
+/// `name`).
+pub fn import(dir: &Path, datasource: Option<&str>) -> Result<Imported, IndexError> {
+    let project_file = dir.join("dbt_project.yml");
+    if !project_file.is_file() {
+        return Err(problem(
+            dir,
+            "not a dbt project: there is no dbt_project.yml here (import slayer, cube and ossie read the other formats)",
+        ));
+    }
+    let project = yaml(&project_file, &read_text(&project_file)?)?;
+    let project_name = project
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let Some(name) = datasource.map(str::to_owned).or(project_name) else {
+        return Err(problem(
+            &project_file,
+            "the project has no name; give the datasource's with --datasource",
+        ));
+    };
+    let mut read = Read::default();
+    let model_paths = paths_of(&project, "model-paths", "models");
+    let mut yaml_files = Vec::new();
+    let mut md_files = Vec::new();
+    for p in &model_paths {
+        files_under(&dir.join(p), &[".yml", ".yaml"], &mut yaml_files)?;
+    }
+    for p in model_paths
+        .iter()
+        .chain(paths_of(&project, "docs-paths", "models").iter())
+    {
+        files_under(&dir.join(p), &[".md"], &mut md_files)?;
+    }
+    md_files.sort();
+    md_files.dedup();
+    for md in &md_files {
+        read.doc_blocks.extend(jinja::doc_blocks(&read_text(md)?));
+    }
+    for file in &yaml_files {
+        read_file(dir, file, &mut read)?;
+    }
+    read_target(dir, &mut read.docs)?;
+    check_unique(&read)?;
+    fill_docs(&mut read);
+
+    let mut tally = Tally::default();
+    for sm in &read.semantic_models {
+        tally.object(
+            "semantic_model",
+            &format!("semantic model '{}'", sm.name),
+            &sm.at,
+            vec![],
+        );
+    }
+    let mut built = convert::build(&read.semantic_models, &name, &read.docs, &mut tally);
+    metrics::add(&read.metrics, &mut built, &mut tally);
+    let _ = convert::at_of;
+    let _ = read.saved_queries;
+    Ok(Imported {
+        datasource: Datasource {
+            name,
+            source_type: None,
+            description: None,
+            extra: serde_json::Map::new(),
+        },
+        models: built.models,
+        issues: tally.issues,
+        report: Report {
+            format: "dbt".into(),
+            project: dir.to_owned(),
+            kinds: tally.kinds,
+        },
+    })
+}
+
+fn read_file(dir: &Path, file: &Path, read: &mut Read) -> Result<(), IndexError> {
+    let text = read_text(file)?;
+    let v = yaml(file, &text)?;
+    let rel = file.strip_prefix(dir).unwrap_or(file).to_owned();
+    let key_line = |key: &str| {
+        text.lines()
+            .position(|l| l.starts_with(&format!("{key}:")))
+            .map_or(1, |i| i + 1)
+    };
+    let line_in = |name: &str, from: usize| line_of_name(&text, name, from);
+    let at = |name: &str, from: usize| At {
+        file: rel.clone(),
+        line: line_of_name(&text, name, from),
+    };
+    let list = |key: &str| -> Result<Vec<Value>, IndexError> {
+        match v.get(key) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(items)) => Ok(items.clone()),
+            Some(o @ Value::Object(_)) if key != "models" => Ok(vec![o.clone()]),
+            Some(_) => Err(problem(file, format!("'{key}' must be a list"))),
+        }
+    };
+    let from = key_line("semantic_models");
+    for item in list("semantic_models")? {
+        let name = spec::text(&item, "name").ok_or_else(|| {
+            problem(
+                file,
+                format!("line {}: a semantic model without a name", from),
+            )
+        })?;
+        let sm_at = at(&name, from);
+        if let Some(sm) = spec::legacy_semantic_model(&item, sm_at, &line_in) {
+            read.semantic_models.push(sm);
+        }
+    }
+    let from = key_line("metrics");
+    for item in list("metrics")? {
+        let name = spec::text(&item, "name")
+            .ok_or_else(|| problem(file, format!("line {from}: a metric without a name")))?;
+        let m_at = at(&name, from);
+        if item.get("type_params").is_some() {
+            read.metrics.extend(spec::legacy_metric(&item, m_at));
+        } else if let Some((metric, _)) = spec::latest_metric(&item, None, m_at) {
+            read.metrics.push(metric);
+        }
+    }
+    read.saved_queries += list("saved_queries")?.len();
+    let from = key_line("models");
+    for item in list("models")? {
+        let Some(model_name) = spec::text(&item, "name") else {
+            continue;
+        };
+        let model_at = at(&model_name, from);
+        for c in item
+            .get("columns")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(column) = spec::text(c, "name") else {
+                continue;
+            };
+            if let Some(d) = spec::text(c, "description") {
+                read.docs
+                    .descriptions
+                    .entry((model_name.clone(), column.clone()))
+                    .or_insert(d);
+            }
+            let tests: Vec<String> = ["data_tests", "tests"]
+                .iter()
+                .filter_map(|k| c.get(*k).and_then(Value::as_array))
+                .flatten()
+                .filter_map(|t| match t {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Object(m) => m.keys().next().cloned(),
+                    _ => None,
+                })
+                .collect();
+            if tests.iter().any(|t| t == "unique") && tests.iter().any(|t| t == "not_null") {
+                read.docs
+                    .keys
+                    .entry(model_name.clone())
+                    .or_default()
+                    .push(column);
+            }
+        }
+        let Some(mut sm) = spec::latest_semantic_model(&item, model_at.clone(), &line_in) else {
+            continue;
+        };
+        for m in item
+            .get("metrics")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(name) = spec::text(m, "name") else {
+                continue;
+            };
+            let m_at = at(&name, model_at.line);
+            if let Some((metric, measure)) = spec::latest_metric(m, Some(&sm.name), m_at) {
+                sm.measures.extend(measure);
+                read.metrics.push(metric);
+            }
+        }
+        read.semantic_models.push(sm);
+    }
+    Ok(())
+}
+
+/// Two semantic models or two metrics of one name: dbt refuses the project, and so do we.
+fn check_unique(read: &Read) -> Result<(), IndexError> {
+    let mut seen: HashMap<&str, &At> = HashMap::new();
+    for sm in &read.semantic_models {
+        if let Some(first) = seen.insert(&sm.name, &sm.at) {
+            return Err(problem(
+                &sm.at.file,
+                format!("line {}: a second semantic model named '{}' (the first is at {}:{}); rename one", sm.at.line, sm.name, first.file.display(), first.line),
+            ));
+        }
+    }
+    let mut seen: HashMap<&str, &At> = HashMap::new();
+    for m in &read.metrics {
+        if let Some(first) = seen.insert(&m.name, &m.at) {
+            return Err(problem(
+                &m.at.file,
+                format!(
+                    "line {}: a second metric named '{}' (the first is at {}:{}); rename one",
+                    m.at.line,
+                    m.name,
+                    first.file.display(),
+                    first.line
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `{{ doc('x') }}` in every description, from the project's `{% docs %}` blocks.
+fn fill_docs(read: &mut Read) {
+    let blocks = &read.doc_blocks;
+    let fill = |d: &mut Option<String>| {
+        if let Some(text) = d.as_mut() {
+            *text = jinja::with_docs(text, blocks).0;
+        }
+    };
+    for sm in &mut read.semantic_models {
+        fill(&mut sm.description);
+        sm.dimensions
+            .iter_mut()
+            .for_each(|x| fill(&mut x.description));
+        sm.entities
+            .iter_mut()
+            .for_each(|x| fill(&mut x.description));
+        sm.measures
+            .iter_mut()
+            .for_each(|x| fill(&mut x.description));
+    }
+    read.metrics
+        .iter_mut()
+        .for_each(|m| fill(&mut m.description));
+    for d in read.docs.descriptions.values_mut() {
+        *d = jinja::with_docs(d, blocks).0;
+    }
+}
+
+/// What `dbt compile` / `dbt docs generate` left in `target/`: the relation each model builds
+/// and its compiled column descriptions (manifest.json), the warehouse's column types
+/// (catalog.json). Compiled facts win over the YAML's.
+fn read_target(dir: &Path, docs: &mut ColumnDocs) -> Result<(), IndexError> {
+    let target = dir.join("target");
+    let json = |name: &str| -> Result<Option<Value>, IndexError> {
+        let path = target.join(name);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        serde_json::from_str(&read_text(&path)?)
+            .map(Some)
+            .map_err(|e| problem(&path, format!("invalid JSON: {e}")))
+    };
+    let mut names: HashMap<String, String> = HashMap::new();
+    if let Some(manifest) = json("manifest.json")? {
+        for (id, node) in manifest
+            .get("nodes")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            if node.get("resource_type").and_then(Value::as_str) != Some("model") {
+                continue;
+            }
+            let Some(name) = node.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            names.insert(id.clone(), name.to_owned());
+            if let Some(relation) = node.get("relation_name").and_then(Value::as_str) {
+                docs.relations.insert(name.to_owned(), relation.to_owned());
+            }
+            for (column, c) in node
+                .get("columns")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(d) = c
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .filter(|d| !d.is_empty())
+                {
+                    docs.descriptions
+                        .insert((name.to_owned(), column.clone()), d.to_owned());
+                }
+            }
+        }
+    }
+    if let Some(catalog) = json("catalog.json")? {
+        for (id, node) in catalog
+            .get("nodes")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let name = names
+                .get(id)
+                .cloned()
+                .or_else(|| id.rsplit('.').next().map(str::to_owned))
+                .unwrap_or_default();
+            for (column, c) in node
+                .get("columns")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(t) = c.get("type").and_then(Value::as_str) {
+                    docs.types.insert(
+                        (name.clone(), column.to_ascii_lowercase()),
+                        warehouse_type(t),
+                    );
+                    docs.types
+                        .insert((name.clone(), column.clone()), warehouse_type(t));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A warehouse's column type as a SLayer type.
+fn warehouse_type(t: &str) -> DataType {
+    let t = t.to_ascii_lowercase();
+    let base = t.split(['(', ' ']).next().unwrap_or_default();
+    match base {
+        "int" | "integer" | "bigint" | "smallint" | "tinyint" | "int2" | "int4" | "int8"
+        | "int64" | "hugeint" | "ubigint" | "uinteger" => DataType::Int,
+        "double" | "float" | "float4" | "float8" | "float64" | "real" | "numeric" | "decimal"
+        | "number" | "money" => DataType::Double,
+        "bool" | "boolean" => DataType::Boolean,
+        "date" => DataType::Date,
+        "timestamp" | "timestamptz" | "datetime" | "timestamp_ntz" | "timestamp_tz"
+        | "timestamp_ltz" => DataType::Timestamp,
+        "text" | "varchar" | "string" | "char" | "character" | "nvarchar" | "bpchar" | "uuid" => {
+            DataType::Text
+        }
+        _ if t.starts_with("timestamp") => DataType::Timestamp,
+        _ if t.starts_with("character varying") => DataType::Text,
+        _ => DataType::Unknown,
+    }
+}

@@ -1,0 +1,264 @@
+//! Importers of the semantic layers teams already keep elsewhere (docs/spec.md §17). Each reads
+//! a project offline and returns the catalog records `load` takes, one [`Issue`] per object it
+//! skipped or mapped with a loss, and counts per kind of object ([`Report`]).
+
+pub mod dbt;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::Map;
+use slayer_common::records::{Column, DataType, Datasource, Measure, Model};
+
+/// What an importer made of a project.
+#[derive(Debug)]
+pub struct Imported {
+    /// The project's datasource record, first on stdout.
+    pub datasource: Datasource,
+    /// One model per semantic model (cube, view, dataset).
+    pub models: Vec<Model>,
+    /// Every object skipped or mapped lossily, in the order met.
+    pub issues: Vec<Issue>,
+    /// Counts per kind of object.
+    pub report: Report,
+}
+
+/// What became of an object that did not map whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fate {
+    /// Imported, but something of it was lost (named in the message).
+    Lossy,
+    /// Not imported at all.
+    Skipped,
+}
+
+/// One object skipped or mapped lossily: where it is, what was lost and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Issue {
+    /// The file, relative to the project folder.
+    pub file: PathBuf,
+    /// 1-based line of the object in the file (0 when unknown).
+    pub line: usize,
+    /// The object: `metric 'revenue'`, `semantic model 'orders'`.
+    pub object: String,
+    /// Lossy or skipped.
+    pub fate: Fate,
+    /// What was lost and why.
+    pub message: String,
+}
+
+impl fmt::Display for Issue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fate = match self.fate {
+            Fate::Lossy => "mapped with a loss",
+            Fate::Skipped => "skipped",
+        };
+        write!(
+            f,
+            "{}:{}: {} {fate}: {}",
+            self.file.display(),
+            self.line,
+            self.object,
+            self.message
+        )
+    }
+}
+
+/// How many objects of one kind were read and what became of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Objects of this kind in the project.
+    pub read: usize,
+    /// Imported whole.
+    pub mapped: usize,
+    /// Imported with a loss.
+    pub lossy: usize,
+    /// Not imported.
+    pub skipped: usize,
+}
+
+/// Counts per kind of object (`semantic_model`, `dimension`, `metric`, …), for `--report`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Report {
+    /// The format read.
+    pub format: String,
+    /// The project folder.
+    pub project: PathBuf,
+    /// Per kind, in name order.
+    pub kinds: BTreeMap<String, Counts>,
+}
+
+impl Report {
+    /// Whether any object was skipped (the import then exits 1).
+    pub fn skipped_any(&self) -> bool {
+        self.kinds.values().any(|c| c.skipped > 0)
+    }
+}
+
+/// Where an object was read: the file and its line.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct At {
+    /// Relative to the project folder.
+    pub file: PathBuf,
+    /// 1-based; 0 when unknown.
+    pub line: usize,
+}
+
+/// Collects what became of each object as an importer goes.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// The issues so far.
+    pub issues: Vec<Issue>,
+    /// The counts so far.
+    pub kinds: BTreeMap<String, Counts>,
+}
+
+impl Tally {
+    /// Records one object of `kind`: mapped whole when `problems` is empty, skipped when any
+    /// problem skips it, else lossy. Each problem becomes an issue.
+    pub fn object(&mut self, kind: &str, object: &str, at: &At, problems: Vec<(Fate, String)>) {
+        let counts = self.kinds.entry(kind.to_owned()).or_default();
+        counts.read += 1;
+        if problems.iter().any(|(fate, _)| *fate == Fate::Skipped) {
+            counts.skipped += 1;
+        } else if problems.is_empty() {
+            counts.mapped += 1;
+        } else {
+            counts.lossy += 1;
+        }
+        for (fate, message) in problems {
+            self.issues.push(Issue {
+                file: at.file.clone(),
+                line: at.line,
+                object: object.to_owned(),
+                fate,
+                message,
+            });
+        }
+    }
+}
+
+/// A column with nothing but its name.
+pub fn column(name: &str) -> Column {
+    Column {
+        name: name.to_owned(),
+        sql: None,
+        data_type: DataType::Unknown,
+        primary_key: false,
+        description: None,
+        label: None,
+        hidden: false,
+        format: None,
+        allowed_aggregations: None,
+        filter: None,
+        sampled: None,
+        sampled_values: None,
+        distinct_count: None,
+        extra: Map::new(),
+    }
+}
+
+/// A named measure.
+pub fn measure(name: &str, formula: String) -> Measure {
+    Measure {
+        name: Some(name.to_owned()),
+        formula,
+        label: None,
+        description: None,
+        extra: Map::new(),
+    }
+}
+
+/// An empty model of `datasource`.
+pub fn model(name: &str, datasource: &str) -> Model {
+    Model {
+        name: name.to_owned(),
+        data_source: datasource.to_owned(),
+        sql_table: None,
+        sql: None,
+        source_queries: None,
+        description: None,
+        hidden: false,
+        default_time_dimension: None,
+        filters: Vec::new(),
+        columns: Vec::new(),
+        measures: Vec::new(),
+        aggregations: Vec::new(),
+        joins: Vec::new(),
+        extra: Map::new(),
+    }
+}
+
+/// Whether `text` is a bare SQL identifier (a column a key or a formula can name).
+pub fn is_identifier(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The 1-based line of the first `name: <name>` (or `- name: <name>`) at or after `from`, or
+/// `from` when there is none: how an object of a YAML file is found for a message.
+pub fn line_of_name(text: &str, name: &str, from: usize) -> usize {
+    for (i, line) in text.lines().enumerate().skip(from.saturating_sub(1)) {
+        let t = line.trim_start().trim_start_matches("- ").trim_start();
+        if let Some(rest) = t.strip_prefix("name:") {
+            let value = rest.trim().trim_matches(|c| c == '"' || c == '\'');
+            if value == name {
+                return i + 1;
+            }
+        }
+    }
+    from
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_found_by_name_after_a_start() {
+        let text = "models:\n  - name: a\n    x: 1\n  - name: 'b'\nmetrics:\n  - name: a\n";
+        assert_eq!(line_of_name(text, "a", 1), 2);
+        assert_eq!(line_of_name(text, "b", 1), 4);
+        assert_eq!(line_of_name(text, "a", 5), 6);
+        assert_eq!(line_of_name(text, "zzz", 3), 3);
+    }
+
+    #[test]
+    fn a_tally_counts_each_object_once() {
+        let mut t = Tally::default();
+        let at = At {
+            file: "m.yml".into(),
+            line: 3,
+        };
+        t.object("metric", "metric 'a'", &at, vec![]);
+        t.object(
+            "metric",
+            "metric 'b'",
+            &at,
+            vec![(Fate::Lossy, "x".into()), (Fate::Lossy, "y".into())],
+        );
+        t.object(
+            "metric",
+            "metric 'c'",
+            &at,
+            vec![(Fate::Skipped, "z".into())],
+        );
+        assert_eq!(
+            t.kinds["metric"],
+            Counts {
+                read: 3,
+                mapped: 1,
+                lossy: 1,
+                skipped: 1
+            }
+        );
+        assert_eq!(t.issues.len(), 3);
+        assert_eq!(t.issues[2].to_string(), "m.yml:3: metric 'c' skipped: z");
+    }
+}

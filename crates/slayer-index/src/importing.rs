@@ -1,0 +1,190 @@
+//! `slayer-index import <format> PATH`: a project of another semantic layer as catalog records,
+//! printed or loaded, with one warning per object skipped or mapped lossily (docs/spec.md §17).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+use slayer_common::exit::ExitStatus;
+use slayer_common::jsonl::{record_from_value, tagged, Record};
+use slayer_common::store::OpenMode;
+use slayer_index::catalog::CatalogBatch;
+use slayer_index::import::{self, Fate, Imported, Issue, Report};
+use slayer_index::project;
+
+use slayer_common::cli::Output;
+
+use crate::cli::ImportFormat;
+use crate::commands::{describe_changes, open_store, sync_index_or_warn};
+use crate::output;
+
+pub fn run(
+    store_path: &Path,
+    format: ImportFormat,
+    path: &Path,
+    datasource: Option<&str>,
+    load: bool,
+    report: Option<&Path>,
+    out: &mut Output,
+) -> Result<ExitStatus> {
+    let mut imported = match format {
+        ImportFormat::Dbt => import::dbt::import(path, datasource)?,
+        ImportFormat::Slayer => slayer_project(path, datasource, out)?,
+    };
+    let records = checked_records(&mut imported);
+    for issue in &imported.issues {
+        out.warn(&issue.to_string());
+    }
+    if let Some(file) = report {
+        let body = json!({
+            "format": imported.report.format,
+            "project": imported.report.project,
+            "datasource": imported.datasource.name,
+            "kinds": imported.report.kinds,
+            "issues": imported.issues,
+        });
+        std::fs::write(file, format!("{}\n", serde_json::to_string_pretty(&body)?))
+            .with_context(|| format!("cannot write the report {}", file.display()))?;
+    }
+    if load {
+        let mut batch = CatalogBatch::default();
+        for record in records {
+            batch.push(0, record)?;
+        }
+        let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
+        let tx = store.write()?;
+        let summary = batch.write(&tx)?;
+        output::docs(out, &summary.docs.changed, "changed")?;
+        tx.commit().context("cannot commit the import")?;
+        out.note(&format!(
+            "imported {} models of {} into datasource '{}': {}",
+            summary.models,
+            path.display(),
+            imported.datasource.name,
+            describe_changes(&summary.docs)
+        ));
+        sync_index_or_warn(&mut store, out);
+    } else {
+        let values: Vec<_> = records
+            .iter()
+            .map(|r| match r {
+                Record::Datasource(ds) => tagged("datasource", ds),
+                Record::Model(m) => tagged("model", m),
+                _ => unreachable!("only catalog records are imported"),
+            })
+            .collect();
+        out.records(&values, |v| v.to_string())?;
+        out.note(&summary_line(&imported.report));
+    }
+    Ok(if imported.report.skipped_any() {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    })
+}
+
+/// `read 6 semantic_model (6 mapped), 19 metric (16 mapped, 3 lossy)`.
+fn summary_line(report: &Report) -> String {
+    let kinds: Vec<String> = report
+        .kinds
+        .iter()
+        .map(|(kind, c)| {
+            let mut parts = vec![format!("{} mapped", c.mapped)];
+            if c.lossy > 0 {
+                parts.push(format!("{} lossy", c.lossy));
+            }
+            if c.skipped > 0 {
+                parts.push(format!("{} skipped", c.skipped));
+            }
+            format!("{} {kind} ({})", c.read, parts.join(", "))
+        })
+        .collect();
+    format!("read {}", kinds.join(", "))
+}
+
+/// The records, each checked as `load` checks it: a model `load` would refuse is skipped here,
+/// with an issue, rather than failing the whole load later.
+fn checked_records(imported: &mut Imported) -> Vec<Record> {
+    let mut records = Vec::new();
+    match record_from_value("datasource", tagged("datasource", &imported.datasource)) {
+        Ok(r) => records.push(r),
+        Err(e) => {
+            imported.issues.push(Issue {
+                file: imported.report.project.clone(),
+                line: 0,
+                object: format!("datasource '{}'", imported.datasource.name),
+                fate: Fate::Skipped,
+                message: format!("{e}; choose another name with --datasource"),
+            });
+            return records;
+        }
+    }
+    for m in imported.models.drain(..) {
+        match record_from_value("model", tagged("model", &m)) {
+            Ok(r) => records.push(r),
+            Err(e) => {
+                if let Some(c) = imported.report.kinds.get_mut("semantic_model") {
+                    c.mapped = c.mapped.saturating_sub(1);
+                    c.skipped += 1;
+                }
+                imported.issues.push(Issue {
+                    file: imported.report.project.clone(),
+                    line: 0,
+                    object: format!("semantic model '{}'", m.name),
+                    fate: Fate::Skipped,
+                    message: e,
+                });
+            }
+        }
+    }
+    records
+}
+
+/// A SLayer YAML project through the same path: its datasources and models (memories are not
+/// catalog records; `import-slayer DIR | slayer-memory import` loads them).
+fn slayer_project(dir: &Path, datasource: Option<&str>, out: &Output) -> Result<Imported> {
+    let mut project = project::read_project(dir)?;
+    if let Some(name) = datasource {
+        for ds in &mut project.datasources {
+            ds.name = name.to_owned();
+        }
+        for m in &mut project.models {
+            m.data_source = name.to_owned();
+        }
+    }
+    if !project.memories.is_empty() {
+        out.note(&format!(
+            "{} memories in {} are not catalog records; `slayer-index import-slayer {} | slayer-memory import -` loads them",
+            project.memories.len(),
+            dir.join("memories").display(),
+            dir.display()
+        ));
+    }
+    let mut tally = import::Tally::default();
+    let at = import::At::default();
+    for m in &project.models {
+        tally.object("model", &format!("model '{}'", m.name), &at, vec![]);
+    }
+    let datasource = project
+        .datasources
+        .first()
+        .cloned()
+        .context("the project has no datasources/*.yaml")?;
+    if project.datasources.len() > 1 {
+        anyhow::bail!(
+            "{} holds {} datasources; `import` reads one (use import-slayer for several)",
+            dir.display(),
+            project.datasources.len()
+        );
+    }
+    Ok(Imported {
+        datasource,
+        models: project.models,
+        issues: tally.issues,
+        report: Report {
+            format: "slayer".into(),
+            project: dir.to_owned(),
+            kinds: tally.kinds,
+        },
+    })
+}

@@ -1,0 +1,227 @@
+//! `import dbt`: dbt projects in both semantic-layer specs, offline, as catalog records; every
+//! skip and loss named; unreadable projects refused with nothing written (docs/spec.md §17).
+
+use std::path::Path;
+
+use predicates::str::contains;
+use serde_json::Value;
+
+use crate::support::{assert_golden, json_lines, TempStore};
+
+fn import(s: &TempStore, args: &[&str]) -> (i32, Vec<Value>, String) {
+    let out = s.cmd(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        json_lines(&out.stdout),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// `model.measure = formula` for every measure, sorted: what the golden files hold besides the
+/// records themselves.
+fn measures(records: &[Value]) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in records.iter().filter(|r| r["kind"] == "model") {
+        for x in m["measures"].as_array().into_iter().flatten() {
+            out.push(format!(
+                "{}.{} = {}",
+                m["name"].as_str().unwrap(),
+                x["name"].as_str().unwrap(),
+                x["formula"].as_str().unwrap()
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn both_specs_of_one_project_import_whole_with_golden_records() {
+    let s = TempStore::new();
+    for spec in ["legacy", "latest"] {
+        let (code, records, stderr) = import(
+            &s,
+            &["import", "dbt", &format!("tests/fixtures/dbt/{spec}")],
+        );
+        assert_eq!(code, 0, "{spec}: {stderr}");
+        assert!(!stderr.contains("warning"), "{spec}: {stderr}");
+        assert_eq!(records[0]["kind"], "datasource");
+        assert_eq!(records[0]["name"], "shop", "the project's name");
+        let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+        assert_golden(&format!("dbt-{spec}.jsonl"), &text);
+    }
+    // The same semantic layer either way: the latest spec's metrics are measures too.
+    let (_, legacy, _) = import(&s, &["import", "dbt", "tests/fixtures/dbt/legacy"]);
+    let (_, latest, _) = import(&s, &["import", "dbt", "tests/fixtures/dbt/latest"]);
+    let shared = |r: &[Value]| -> Vec<String> {
+        measures(r)
+            .into_iter()
+            .filter(|m| {
+                [
+                    "completed_share",
+                    "revenue_per_customer",
+                    "weekly_revenue",
+                    "cumulative_revenue",
+                    "completed_revenue =",
+                ]
+                .iter()
+                .any(|n| m.contains(n))
+            })
+            .collect()
+    };
+    assert_eq!(shared(&legacy), shared(&latest));
+    assert!(measures(&legacy)
+        .contains(&"orders.weekly_revenue = sum(order_total, window='7d')".to_owned()));
+    assert!(measures(&legacy).contains(
+        &"orders.revenue_per_customer = revenue / count_distinct(customers.customer_id)".to_owned()
+    ));
+}
+
+#[test]
+fn a_real_project_maps_every_metric_and_names_what_it_skips() {
+    let s = TempStore::new();
+    let report = s.dir.path().join("report.json");
+    let report_arg = report.to_str().unwrap();
+    let (code, records, stderr) = import(
+        &s,
+        &[
+            "import",
+            "dbt",
+            "tests/fixtures/dbt/autofix/legacy",
+            "--report",
+            report_arg,
+            "--datasource",
+            "jaffle",
+        ],
+    );
+    assert_eq!(code, 1, "an object was skipped: {stderr}");
+    assert!(
+        stderr.contains("warning: models/locations.yml:15: entity 'locations.not_mergeable_entity' skipped: unknown entity type 'categorical'; expected primary, unique, natural or foreign"),
+        "{stderr}"
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(report["datasource"], "jaffle");
+    assert_eq!(report["kinds"]["semantic_model"]["read"], 6);
+    assert_eq!(report["kinds"]["metric"]["read"], 26);
+    assert_eq!(report["kinds"]["metric"]["skipped"], 0);
+    assert_eq!(report["kinds"]["entity"]["skipped"], 1);
+    // Every metric is a named measure somewhere, so search can find it.
+    let names: Vec<String> = measures(&records)
+        .iter()
+        .map(|m| {
+            m.split(" = ")
+                .next()
+                .unwrap()
+                .split('.')
+                .nth(1)
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let yaml = std::fs::read_to_string(crate::support::fixture(
+        "dbt/autofix/legacy/models/order_items.yml",
+    ))
+    .unwrap();
+    for metric in [
+        "food_revenue_pct",
+        "revenue_growth_mom",
+        "order_gross_profit",
+        "cumulative_revenue",
+        "conversion_metric",
+    ] {
+        assert!(yaml.contains(metric));
+        assert!(names.contains(&metric.to_owned()), "{metric} in {names:?}");
+    }
+    // The latest spec's conversion of the same project: its models come from `models:`.
+    let (code, records, stderr) =
+        import(&s, &["import", "dbt", "tests/fixtures/dbt/autofix/latest"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(records.iter().filter(|r| r["kind"] == "model").count(), 6);
+}
+
+#[test]
+fn load_writes_the_records_and_show_tells_a_metric_whole() {
+    let s = TempStore::new();
+    s.cmd(&["import", "dbt", "tests/fixtures/dbt/legacy", "--load"])
+        .assert()
+        .success()
+        .stderr(contains(
+            "imported 2 models of tests/fixtures/dbt/legacy into datasource 'shop'",
+        ));
+    s.cmd(&["show", "shop.orders.completed_share", "--format", "text"])
+        .assert()
+        .success()
+        .stdout(contains("Formula: completed_revenue / nullif(revenue, 0)"))
+        .stdout(contains("Share of revenue from completed orders."));
+}
+
+fn project(dir: &Path, files: &[(&str, &str)]) {
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+const PROJECT: &str = "name: p\nconfig-version: 2\n";
+const ORDERS: &str = "semantic_models:\n  - name: orders\n    model: ref('orders')\n    entities:\n      - name: order\n        type: primary\n        expr: order_id\n      - name: store\n        type: foreign\n        expr: store_id\n    measures:\n      - name: revenue\n        agg: sum\n        expr: amount\n";
+
+#[test]
+fn bad_projects_are_refused_or_named_and_nothing_is_written() {
+    let s = TempStore::new();
+    let dir = s.dir.path().join("proj");
+    let arg = dir.to_str().unwrap();
+    let refused = |what: &str, files: &[(&str, &str)], message: &str| {
+        let _ = std::fs::remove_dir_all(&dir);
+        project(&dir, files);
+        s.cmd(&["import", "dbt", arg, "--load"])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(contains(message));
+        assert!(!s.store.exists(), "{what}: nothing written");
+    };
+    refused(
+        "not dbt",
+        &[("models/x.yml", ORDERS)],
+        "not a dbt project: there is no dbt_project.yml here",
+    );
+    refused(
+        "malformed YAML",
+        &[
+            ("dbt_project.yml", PROJECT),
+            ("models/orders.yml", "semantic_models:\n  - name: [oops\n"),
+        ],
+        "models/orders.yml: invalid YAML: ",
+    );
+    refused(
+        "duplicate",
+        &[("dbt_project.yml", PROJECT), ("models/a.yml", ORDERS), ("models/b.yml", ORDERS)],
+        "models/b.yml: line 2: a second semantic model named 'orders' (the first is at models/a.yml:2); rename one",
+    );
+
+    // Objects that cannot be mapped are named, the rest imported.
+    let _ = std::fs::remove_dir_all(&dir);
+    project(
+        &dir,
+        &[
+            ("dbt_project.yml", PROJECT),
+            ("models/orders.yml", ORDERS),
+            ("models/metrics.yml", "metrics:\n  - name: odd\n    type: histogram\n    type_params:\n      measure: revenue\n  - name: revenue\n    type: simple\n    type_params:\n      measure: revenue\n"),
+        ],
+    );
+    let (code, records, stderr) = import(&s, &["import", "dbt", arg]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: models/metrics.yml:2: metric 'odd' skipped: unknown metric type 'histogram'"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("warning: models/orders.yml:8: entity 'orders.store' mapped with a loss: no semantic model has 'store' as its primary, unique or natural entity, so no join is made"),
+        "{stderr}"
+    );
+    assert_eq!(records.len(), 2, "the datasource and the model");
+    assert_eq!(measures(&records), ["orders.revenue = sum(amount)"]);
+}
