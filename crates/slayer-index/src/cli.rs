@@ -27,6 +27,8 @@ pub enum ImportFormat {
     Slayer,
     /// A dbt project's semantic layer, both specs.
     Dbt,
+    /// An Apache Ossie (Open Semantic Interchange) document, or a folder of them.
+    Ossie,
 }
 
 /// The command line: the shared flags and one of [`Command`].
@@ -79,6 +81,7 @@ are for `slayer-memory import`."
   $ slayer-index import dbt tests/fixtures/dbt/legacy | slayer-index load | wc -l
   $ slayer-index import dbt tests/fixtures/dbt/latest --load --report /dev/null | wc -l
   $ slayer-index import slayer examples/shop/slayer --report /dev/null | wc -l
+  $ slayer-index import ossie tests/fixtures/ossie/shop.yaml --load | wc -l
 
 Prints the datasource record, then one model record per semantic model (the input of `load`,
 and of `slayer-profile --models -` to fill types and samples from the warehouse). Every object
@@ -88,7 +91,8 @@ warnings as JSON. Exit 0 when everything mapped, 1 when anything was skipped, 2 
 project cannot be read (nothing is written).
 
 Formats: dbt (legacy semantic_models/metrics and the latest spec's semantic_model:, with
-target/manifest.json and catalog.json when present), slayer (a SLayer YAML project).")]
+target/manifest.json and catalog.json when present), ossie (Apache Ossie 0.1.1 and
+0.2.0.dev0 documents, validated against their schema), slayer (a SLayer YAML project).")]
     Import {
         /// The project's format.
         #[arg(value_enum, value_name = "FORMAT")]
@@ -105,6 +109,10 @@ target/manifest.json and catalog.json when present), slayer (a SLayer YAML proje
         /// Write counts per kind and every warning as JSON to this file.
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
+        /// ossie: the SQL dialect whose expressions are read (then ANSI_SQL, SNOWFLAKE,
+        /// DATABRICKS, BIGQUERY, the first present).
+        #[arg(long, default_value = "ANSI_SQL")]
+        dialect: String,
     },
     /// Delete a datasource, model, leaf or memory and cascade to docs, embeddings and memory tags.
     #[command(after_help = "Examples:

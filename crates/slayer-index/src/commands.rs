@@ -36,11 +36,15 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
             datasource,
             load,
             report,
+            dialect,
         } => crate::importing::run(
             store,
-            layer,
-            &path,
-            datasource.as_deref(),
+            crate::importing::Source {
+                layer,
+                path: &path,
+                datasource: datasource.as_deref(),
+                dialect: &dialect,
+            },
             load,
             report.as_deref(),
             &mut out,

@@ -18,17 +18,25 @@ use crate::cli::ImportFormat;
 use crate::commands::{describe_changes, open_store, sync_index_or_warn};
 use crate::output;
 
+/// What to import.
+pub struct Source<'a> {
+    pub layer: ImportFormat,
+    pub path: &'a Path,
+    pub datasource: Option<&'a str>,
+    pub dialect: &'a str,
+}
+
 pub fn run(
     store_path: &Path,
-    format: ImportFormat,
-    path: &Path,
-    datasource: Option<&str>,
+    source: Source,
     load: bool,
     report: Option<&Path>,
     out: &mut Output,
 ) -> Result<ExitStatus> {
-    let mut imported = match format {
+    let (path, datasource) = (source.path, source.datasource);
+    let mut imported = match source.layer {
         ImportFormat::Dbt => import::dbt::import(path, datasource)?,
+        ImportFormat::Ossie => import::ossie::import(path, datasource, source.dialect)?,
         ImportFormat::Slayer => slayer_project(path, datasource, out)?,
     };
     let records = checked_records(&mut imported);

@@ -3,6 +3,8 @@
 //! skipped or mapped with a loss, and counts per kind of object ([`Report`]).
 
 pub mod dbt;
+pub mod ossie;
+pub mod schema;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -4,6 +4,7 @@ mod bad_input;
 mod help_examples;
 mod import;
 mod import_dbt;
+mod import_ossie;
 #[path = "../../../../tests/kit/mod.rs"]
 mod kit;
 mod load;

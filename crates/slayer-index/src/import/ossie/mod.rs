@@ -1,0 +1,519 @@
+//! `slayer-index import ossie PATH`: an Apache Ossie (Open Semantic Interchange) document, or a
+//! folder of them, offline (docs/spec.md §17.4). Each document is validated against the
+//! bundled schema of its `version` (0.1.1 or 0.2.0.dev0) first; datasets become models, fields
+//! columns (typed by `datatype`, else by `is_time`), relationships joins, metrics named
+//! measures whose SQL aggregates become SLayer formulas.
+
+mod sql;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+use slayer_common::records::{DataType, Datasource, Join, Model};
+
+use crate::error::IndexError;
+use crate::import::{column, line_of_name, model, schema, At, Fate, Imported, Report, Tally};
+
+const SCHEMA_0_2: &str = include_str!("osi-schema-0.2.0.dev0.json");
+const SCHEMA_0_1: &str = include_str!("osi-schema-0.1.1.json");
+
+/// SQL dialects, in the order a field's expression is taken when `--dialect`'s is missing.
+pub const SQL_DIALECTS: [&str; 4] = ["ANSI_SQL", "SNOWFLAKE", "DATABRICKS", "BIGQUERY"];
+
+fn problem(path: &Path, message: impl Into<String>) -> IndexError {
+    IndexError::Project {
+        path: path.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// The schema a document's `version` names, and whether the version was known.
+fn schema_for(version: Option<&str>) -> (Value, bool) {
+    let (text, known) = match version {
+        Some("0.1.1" | "0.1.0" | "1.0") => (SCHEMA_0_1, true),
+        Some("0.2.0.dev0") => (SCHEMA_0_2, true),
+        _ => (SCHEMA_0_2, false),
+    };
+    (
+        serde_json::from_str(text).expect("the bundled schema is JSON"),
+        known,
+    )
+}
+
+/// Imports the Ossie document at `path` (or every `.yaml`/`.yml`/`.json` under a folder).
+pub fn import(
+    path: &Path,
+    datasource: Option<&str>,
+    dialect: &str,
+) -> Result<Imported, IndexError> {
+    let files = if path.is_dir() {
+        let mut files = Vec::new();
+        collect(path, &mut files)?;
+        files
+    } else if path.is_file() {
+        vec![path.to_owned()]
+    } else {
+        return Err(problem(path, "no such file or folder"));
+    };
+    let base = if path.is_dir() {
+        path
+    } else {
+        path.parent().unwrap_or(Path::new(""))
+    };
+    let mut docs = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| problem(file, format!("cannot read: {e}")))?;
+        let value: Value = if file.extension().is_some_and(|e| e == "json") {
+            serde_json::from_str(&text).map_err(|e| problem(file, format!("invalid JSON: {e}")))?
+        } else {
+            serde_yaml_ng::from_str(&text)
+                .map_err(|e| problem(file, format!("invalid YAML: {e}")))?
+        };
+        if value.get("semantic_model").is_none() {
+            if path.is_dir() {
+                continue; // another kind of file in the folder
+            }
+            return Err(problem(file, "not an Ossie document: there is no top-level semantic_model (import dbt, cube and slayer read the other formats)"));
+        }
+        let version = value
+            .get("version")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let (schema, known) = schema_for(version.as_deref());
+        let errors = schema::validate(&schema, &value);
+        if !errors.is_empty() {
+            let shown: Vec<&String> = errors.iter().take(20).collect();
+            return Err(problem(
+                file,
+                format!(
+                    "does not follow the Ossie {} schema ({} violations):\n  {}",
+                    if known {
+                        version.as_deref().unwrap_or_default()
+                    } else {
+                        "0.2.0.dev0"
+                    },
+                    errors.len(),
+                    shown
+                        .iter()
+                        .map(|e| e.as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n  ")
+                ),
+            ));
+        }
+        let rel = file.strip_prefix(base).unwrap_or(file).to_owned();
+        docs.push((rel, text, value, known, version));
+    }
+    if docs.is_empty() {
+        return Err(problem(
+            path,
+            "no Ossie document here (a YAML or JSON file with a top-level semantic_model)",
+        ));
+    }
+    let mut tally = Tally::default();
+    let mut unknown_versions = Vec::new();
+    let first_name = docs[0].2["semantic_model"][0]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let name = datasource.map(str::to_owned).unwrap_or(first_name);
+    let mut models: Vec<Model> = Vec::new();
+    let mut seen: HashMap<String, (PathBuf, usize)> = HashMap::new();
+    let mut pending_joins = Vec::new();
+    let mut pending_metrics = Vec::new();
+    for (file, text, doc, known, version) in &docs {
+        if !known {
+            unknown_versions.push(format!(
+                "{} ({})",
+                file.display(),
+                version.as_deref().unwrap_or("no version")
+            ));
+        }
+        for sm in doc["semantic_model"].as_array().into_iter().flatten() {
+            let sm_name = sm["name"].as_str().unwrap_or_default();
+            let sm_line = line_of_name(text, sm_name, 1);
+            let at = At {
+                file: file.clone(),
+                line: sm_line,
+            };
+            tally.object(
+                "semantic_model",
+                &format!("semantic model '{sm_name}'"),
+                &at,
+                vec![],
+            );
+            for ds in sm["datasets"].as_array().into_iter().flatten() {
+                let ds_name = ds["name"].as_str().unwrap_or_default();
+                let ds_at = At {
+                    file: file.clone(),
+                    line: line_of_name(text, ds_name, sm_line),
+                };
+                if let Some((f, l)) = seen.get(ds_name) {
+                    return Err(problem(
+                        &ds_at.file,
+                        format!("line {}: a second dataset named '{ds_name}' (the first is at {}:{l}); rename one", ds_at.line, f.display()),
+                    ));
+                }
+                seen.insert(ds_name.to_owned(), (ds_at.file.clone(), ds_at.line));
+                models.push(dataset(ds, &name, dialect, text, &ds_at, &mut tally));
+            }
+            for r in sm["relationships"].as_array().into_iter().flatten() {
+                let r_name = r["name"].as_str().unwrap_or_default();
+                pending_joins.push((
+                    r.clone(),
+                    At {
+                        file: file.clone(),
+                        line: line_of_name(text, r_name, sm_line),
+                    },
+                ));
+            }
+            for m in sm["metrics"].as_array().into_iter().flatten() {
+                let m_name = m["name"].as_str().unwrap_or_default();
+                pending_metrics.push((
+                    m.clone(),
+                    At {
+                        file: file.clone(),
+                        line: line_of_name(text, m_name, sm_line),
+                    },
+                ));
+            }
+        }
+    }
+    for (r, at) in pending_joins {
+        relationship(&r, &mut models, &at, &mut tally);
+    }
+    for (m, at) in pending_metrics {
+        sql::metric(&m, &mut models, dialect, &at, &mut tally);
+    }
+    for v in unknown_versions {
+        tally.issues.push(crate::import::Issue {
+            file: PathBuf::from(v),
+            line: 0,
+            object: "document".into(),
+            fate: Fate::Lossy,
+            message: "its version is not 0.1.1 or 0.2.0.dev0; read as 0.2.0.dev0".into(),
+        });
+    }
+    Ok(Imported {
+        datasource: Datasource {
+            name,
+            source_type: None,
+            description: None,
+            extra: Map::new(),
+        },
+        models,
+        issues: tally.issues,
+        report: Report {
+            format: "ossie".into(),
+            project: path.to_owned(),
+            kinds: tally.kinds,
+        },
+    })
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), IndexError> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| problem(dir, e.to_string()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        let hidden = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with('.'));
+        if hidden {
+            continue;
+        }
+        if p.is_dir() {
+            collect(&p, out)?;
+        } else if p
+            .extension()
+            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+        {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// `description`, then `ai_context`'s instructions, synonyms and examples: the text search reads,
+/// so a question using a synonym finds the object.
+pub fn described(v: &Value) -> Option<String> {
+    let mut parts: Vec<String> = v["description"]
+        .as_str()
+        .map(|d| d.trim().to_owned())
+        .into_iter()
+        .collect();
+    match &v["ai_context"] {
+        Value::String(s) => parts.push(s.trim().to_owned()),
+        Value::Object(c) => {
+            if let Some(i) = c.get("instructions").and_then(Value::as_str) {
+                parts.push(i.trim().to_owned());
+            }
+            let list = |key: &str| -> Vec<String> {
+                c.get(key)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            };
+            let synonyms = list("synonyms");
+            if !synonyms.is_empty() {
+                parts.push(format!("Synonyms: {}.", synonyms.join(", ")));
+            }
+            let examples = list("examples");
+            if !examples.is_empty() {
+                parts.push(format!("Examples: {}.", examples.join("; ")));
+            }
+        }
+        _ => {}
+    }
+    let parts: Vec<String> = parts.into_iter().filter(|p| !p.is_empty()).collect();
+    (!parts.is_empty()).then(|| parts.join("\n"))
+}
+
+/// `custom_extensions` (and `ai_context`) kept in `meta`, each extension's `data` parsed when
+/// it is JSON.
+fn meta_of(v: &Value) -> Option<Value> {
+    let mut meta = Map::new();
+    if let Some(exts) = v["custom_extensions"].as_array() {
+        let kept: Vec<Value> = exts
+            .iter()
+            .map(|e| {
+                let data = e["data"]
+                    .as_str()
+                    .and_then(|d| serde_json::from_str::<Value>(d).ok())
+                    .unwrap_or(e["data"].clone());
+                json!({"vendor_name": e["vendor_name"], "data": data})
+            })
+            .collect();
+        meta.insert("custom_extensions".into(), Value::Array(kept));
+    }
+    if !v["ai_context"].is_null() {
+        meta.insert("ai_context".into(), v["ai_context"].clone());
+    }
+    (!meta.is_empty()).then_some(Value::Object(meta))
+}
+
+/// An expression's text in `dialect`, else in the first SQL dialect it has.
+pub fn expression(v: &Value, dialect: &str) -> Option<(String, String)> {
+    let dialects = v["expression"]["dialects"].as_array()?;
+    let find = |d: &str| {
+        dialects
+            .iter()
+            .find(|x| x["dialect"] == d)
+            .and_then(|x| x["expression"].as_str())
+            .map(|e| (d.to_owned(), e.trim().to_owned()))
+    };
+    find(dialect).or_else(|| SQL_DIALECTS.iter().find_map(|d| find(d)))
+}
+
+fn datatype(v: &Value) -> Option<DataType> {
+    Some(match v["datatype"].as_str()? {
+        "String" => DataType::Text,
+        "Integer" => DataType::Int,
+        "Decimal" | "Float" => DataType::Double,
+        "Boolean" => DataType::Boolean,
+        "Date" => DataType::Date,
+        "DateTime" | "DateTimeTz" => DataType::Timestamp,
+        _ => DataType::Unknown,
+    })
+}
+
+fn is_query(source: &str) -> bool {
+    let s = source.trim_start().to_ascii_lowercase();
+    s.starts_with('(')
+        || s.starts_with("select")
+        || s.starts_with("with ")
+        || source.trim().contains(char::is_whitespace)
+}
+
+fn dataset(
+    ds: &Value,
+    datasource: &str,
+    dialect: &str,
+    text: &str,
+    at: &At,
+    tally: &mut Tally,
+) -> Model {
+    let name = ds["name"].as_str().unwrap_or_default();
+    let mut m = model(name, datasource);
+    let source = ds["source"].as_str().unwrap_or_default();
+    if is_query(source) {
+        m.sql = Some(
+            source
+                .trim()
+                .trim_start_matches('(')
+                .trim_end_matches(')')
+                .trim()
+                .to_owned(),
+        );
+    } else {
+        m.sql_table = Some(source.to_owned());
+    }
+    m.description = described(ds);
+    if let Some(meta) = meta_of(ds) {
+        m.extra.insert("meta".into(), meta);
+    }
+    if let Some(keys) = ds["unique_keys"].as_array() {
+        m.extra.entry("meta").or_insert(json!({}))["unique_keys"] = Value::Array(keys.clone());
+    }
+    let primary: Vec<&str> = ds["primary_key"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    for f in ds["fields"].as_array().into_iter().flatten() {
+        let field = f["name"].as_str().unwrap_or_default();
+        let object = format!("field '{name}.{field}'");
+        let f_at = At {
+            file: at.file.clone(),
+            line: line_of_name(text, field, at.line),
+        };
+        let mut c = column(field);
+        let mut problems = Vec::new();
+        match expression(f, dialect) {
+            Some((_, e)) => {
+                if e != field {
+                    c.sql = Some(e);
+                }
+            }
+            None => {
+                let first = f["expression"]["dialects"][0]["dialect"]
+                    .as_str()
+                    .unwrap_or("?");
+                problems.push((
+                    Fate::Lossy,
+                    format!("no SQL expression (only {first}); the column reads its name"),
+                ));
+                c.extra
+                    .insert("meta".into(), json!({"expression": f["expression"]}));
+            }
+        }
+        let is_time = f["dimension"]["is_time"].as_bool();
+        c.data_type = datatype(f).unwrap_or(if is_time == Some(true) {
+            DataType::Timestamp
+        } else {
+            DataType::Unknown
+        });
+        if is_time == Some(true) && m.default_time_dimension.is_none() {
+            m.default_time_dimension = Some(field.to_owned());
+        }
+        c.label = f["label"].as_str().map(str::to_owned);
+        c.description = described(f);
+        c.primary_key =
+            primary.contains(&field) || primary.contains(&c.sql.as_deref().unwrap_or(field));
+        if let Some(meta) = meta_of(f) {
+            c.extra.insert("meta".into(), meta);
+        }
+        if m.columns.iter().any(|x| x.name == c.name) {
+            tally.object(
+                "field",
+                &object,
+                &f_at,
+                vec![(
+                    Fate::Skipped,
+                    "a second field of that name in the dataset".into(),
+                )],
+            );
+            continue;
+        }
+        m.columns.push(c);
+        tally.object("field", &object, &f_at, problems);
+    }
+    for key in &primary {
+        if !m
+            .columns
+            .iter()
+            .any(|c| c.name == *key || c.sql.as_deref() == Some(key))
+        {
+            let mut c = column(key);
+            c.primary_key = true;
+            c.hidden = true;
+            m.columns.push(c);
+        }
+    }
+    tally.object("dataset", &format!("dataset '{name}'"), at, vec![]);
+    m
+}
+
+fn relationship(r: &Value, models: &mut [Model], at: &At, tally: &mut Tally) {
+    let name = r["name"].as_str().unwrap_or_default();
+    let object = format!("relationship '{name}'");
+    let (from, to) = (
+        r["from"].as_str().unwrap_or_default(),
+        r["to"].as_str().unwrap_or_default(),
+    );
+    let cols = |k: &str| -> Vec<String> {
+        r[k].as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    let (fc, tc) = (cols("from_columns"), cols("to_columns"));
+    let skip = |tally: &mut Tally, why: String| {
+        tally.object("relationship", &object, at, vec![(Fate::Skipped, why)])
+    };
+    if fc.len() != tc.len() {
+        return skip(
+            tally,
+            format!(
+                "from_columns has {} columns and to_columns {}; they pair by position",
+                fc.len(),
+                tc.len()
+            ),
+        );
+    }
+    let Some(to_index) = models.iter().position(|m| m.name == to) else {
+        return skip(tally, format!("'to' names no dataset '{to}'"));
+    };
+    let Some(from_index) = models.iter().position(|m| m.name == from) else {
+        return skip(tally, format!("'from' names no dataset '{from}'"));
+    };
+    let column_of = |m: &Model, key: &str| {
+        m.columns
+            .iter()
+            .find(|c| c.name == key || c.sql.as_deref() == Some(key))
+            .map(|c| c.name.clone())
+    };
+    let mut pairs = Vec::new();
+    for (f, t) in fc.iter().zip(&tc) {
+        let target = column_of(&models[to_index], t).unwrap_or_else(|| t.clone());
+        let source = match column_of(&models[from_index], f) {
+            Some(c) => c,
+            None => {
+                let mut c = column(f);
+                c.hidden = true;
+                models[from_index].columns.push(c);
+                f.clone()
+            }
+        };
+        pairs.push((source, target));
+    }
+    let m = &mut models[from_index];
+    let mut extra = Map::new();
+    extra.insert("name".into(), json!(name));
+    extra.insert("join_type".into(), json!("left"));
+    extra.insert("cardinality".into(), json!("many_to_one"));
+    if let Some(d) = described(r) {
+        extra.insert("description".into(), json!(d));
+    }
+    let mut problems = Vec::new();
+    if m.joins.iter().any(|j| j.target_model == to) {
+        problems.push((Fate::Lossy, format!("'{from}' already joins '{to}' another way; SLayer picks one join per pair of models, so this one is kept by its name only")));
+    }
+    m.joins.push(Join {
+        target_model: to.to_owned(),
+        join_pairs: pairs,
+        extra,
+    });
+    tally.object("relationship", &object, at, problems);
+}
