@@ -6,6 +6,7 @@
 //! - [`bm25`]: channel 1, BM25Plus over canonical tags with implicit self-references.
 //! - [`lexical`]: channel 2, the persistent tantivy index, queried leniently, datasource-filtered
 //!   with the subset's own statistics.
+//! - [`measure_card`]: a measure with its filters and every column it can be grouped by.
 //! - [`dense`]: channel 3, cosine over the active embedding model's rows, scanned in the
 //!   store's vector sidecar; [`ranked`]: its ranking, sorted only as deep as fusion reads.
 //! - [`fuse`]: fusion by reciprocal rank (k = 60) or by normalised score, weighted per
@@ -37,6 +38,7 @@ pub mod fuse;
 pub mod hits;
 pub mod inputs;
 pub mod lexical;
+pub mod measure_card;
 pub mod model_evidence;
 pub mod plan;
 pub mod ranked;

@@ -16,6 +16,7 @@ use slayer_common::records::Tier;
 use slayer_common::store::{catalog, docs, memories, OpenMode, Store};
 use slayer_memory::service::{self, SaveRequest};
 use slayer_memory::write;
+use slayer_search::measure_card::measure_card;
 use slayer_search::results::{flatten, render_flat_text};
 use slayer_search::search::{Context, Request, ALL_CHANNELS};
 use slayer_search::tuning::Tuning;
@@ -324,12 +325,20 @@ impl Worker<'_> {
                 "== {} ({}) ==\n{}\n",
                 id, stored.doc.doc_kind, stored.doc.text
             ));
-            found.push(json!({
+            let mut doc = json!({
                 "id": id,
                 "kind": stored.doc.doc_kind,
                 "datasource": stored.doc.datasource,
                 "text": stored.doc.text,
-            }));
+            });
+            // A measure (a metric) comes whole: filters, and what it can be grouped by.
+            if stored.doc.doc_kind == "measure" {
+                if let Some(card) = measure_card(conn, id).map_err(message)? {
+                    text.push_str(&card.to_text());
+                    doc["measure"] = serde_json::to_value(&card).map_err(message)?;
+                }
+            }
+            found.push(doc);
         }
         Ok(Reply {
             structured: json!({ "docs": found }),

@@ -254,3 +254,65 @@ fn the_search_tool_plans_with_the_callers_terms() {
     assert_eq!(result["isError"], true, "{result}");
     assert!(result.to_string().contains("anchor"), "{result}");
 }
+
+#[test]
+fn show_of_a_metric_tells_its_model_formula_filter_and_every_grouping() {
+    // A dbt project's metric, imported: what dbt-mcp's get_dimensions answers, in one call.
+    let f = Fixture::new();
+    let mut import = crate::kit::command("slayer-index");
+    import.env("SLAYER_STORE", &f.store).args([
+        "import",
+        "dbt",
+        "tests/fixtures/dbt/legacy",
+        "--load",
+        "-q",
+    ]);
+    assert_eq!(crate::kit::output(import, None).code, 0);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "show", "arguments": {"ids": ["shop.orders.completed_revenue"]}}});
+    let replies = session(
+        &f,
+        &[
+            initialize("2025-06-18"),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+            call.to_string(),
+        ],
+    );
+    let result = &reply(&replies, 2)["result"];
+    let card = &result["structuredContent"]["docs"][0]["measure"];
+    assert_eq!(card["model"], "shop.orders");
+    assert_eq!(card["formula"], "sum(completed_revenue_filtered)");
+    assert_eq!(
+        card["filters"],
+        json!(["completed_revenue_filtered: status = 'completed'"])
+    );
+    assert_eq!(card["time_dimension"], "ordered_at");
+    let paths: Vec<&str> = card["group_by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["path"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "status",
+        "ordered_at",
+        "order_id",
+        "customers.tier",
+        "customers.customer_id",
+    ] {
+        assert!(paths.contains(&expected), "{expected} in {paths:?}");
+    }
+    assert!(
+        !paths.contains(&"completed_revenue_filtered"),
+        "hidden leaves are not groupings"
+    );
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("Filters: completed_revenue_filtered: status = 'completed'\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Group by: ordered_at, status, is_large, order_id (key), "),
+        "{text}"
+    );
+}
