@@ -29,6 +29,8 @@ pub enum ImportFormat {
     Dbt,
     /// An Apache Ossie (Open Semantic Interchange) document, or a folder of them.
     Ossie,
+    /// A Cube data model: YAML model files with cubes: and views:.
+    Cube,
 }
 
 /// The command line: the shared flags and one of [`Command`].
@@ -91,8 +93,10 @@ warnings as JSON. Exit 0 when everything mapped, 1 when anything was skipped, 2 
 project cannot be read (nothing is written).
 
 Formats: dbt (legacy semantic_models/metrics and the latest spec's semantic_model:, with
-target/manifest.json and catalog.json when present), ossie (Apache Ossie 0.1.1 and
-0.2.0.dev0 documents, validated against their schema), slayer (a SLayer YAML project).")]
+target/manifest.json and catalog.json when present), cube (YAML and JavaScript model files,
+the JavaScript parsed and never run: `slayer-index import cube ./model --load`), ossie (Apache
+Ossie 0.1.1 and 0.2.0.dev0 documents, validated against their schema), slayer (a SLayer YAML
+project).")]
     Import {
         /// The project's format.
         #[arg(value_enum, value_name = "FORMAT")]

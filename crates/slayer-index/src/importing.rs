@@ -37,6 +37,7 @@ pub fn run(
     let mut imported = match source.layer {
         ImportFormat::Dbt => import::dbt::import(path, datasource)?,
         ImportFormat::Ossie => import::ossie::import(path, datasource, source.dialect)?,
+        ImportFormat::Cube => import::cube::import(path, datasource)?,
         ImportFormat::Slayer => slayer_project(path, datasource, out)?,
     };
     let records = checked_records(&mut imported);

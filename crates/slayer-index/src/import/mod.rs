@@ -2,6 +2,7 @@
 //! a project offline and returns the catalog records `load` takes, one [`Issue`] per object it
 //! skipped or mapped with a loss, and counts per kind of object ([`Report`]).
 
+pub mod cube;
 pub mod dbt;
 pub mod ossie;
 pub mod schema;

@@ -3,6 +3,7 @@
 mod bad_input;
 mod help_examples;
 mod import;
+mod import_cube;
 mod import_dbt;
 mod import_ossie;
 #[path = "../../../../tests/kit/mod.rs"]

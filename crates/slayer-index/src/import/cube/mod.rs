@@ -1,0 +1,329 @@
+//! `slayer-index import cube PATH`: a Cube data model, offline (docs/spec.md §17.6). Reads the
+//! YAML model files (`cubes:`, `views:`) and the JavaScript ones (`cube()`, `view()`, read
+//! statically by `js.rs`) under PATH; `extends` is flattened (the child's
+//! members win), each cube becomes a model (`cube.rs`) and each view a model over its root
+//! cube's source with the members it includes (`view.rs`).
+
+mod cubes;
+mod js;
+mod refs;
+mod view;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use slayer_common::records::{Datasource, Model};
+
+use crate::error::IndexError;
+use crate::import::{line_of_name, At, Fate, Imported, Report, Tally};
+
+fn problem(path: &Path, message: impl Into<String>) -> IndexError {
+    IndexError::Project {
+        path: path.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// A cube or view as read, with where it was.
+#[derive(Debug, Clone)]
+pub struct Definition {
+    /// Its name.
+    pub name: String,
+    /// Everything under it, `extends` flattened in.
+    pub body: Value,
+    /// Where it starts.
+    pub at: At,
+    /// The file's text, to find members' lines.
+    pub text: std::rc::Rc<String>,
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), IndexError> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| problem(dir, e.to_string()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if name.starts_with('.') || matches!(name, "node_modules" | "target" | "dist") {
+            continue;
+        }
+        if p.is_dir() {
+            collect(&p, out)?;
+        } else if name.ends_with(".yml")
+            || name.ends_with(".yaml")
+            || (name.ends_with(".js") && !name.ends_with(".sql.js"))
+        {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// A list under `key` (YAML lists; a JS mapping of name → body becomes the same list).
+pub fn members(body: &Value, key: &str) -> Vec<Value> {
+    match body.get(key) {
+        Some(Value::Array(items)) => items.clone(),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(name, v)| {
+                let mut v = v.clone();
+                if let Value::Object(m) = &mut v {
+                    m.entry("name").or_insert(Value::String(name.clone()));
+                }
+                v
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Imports the Cube model files under `path` (a folder, or one file).
+pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexError> {
+    let files = if path.is_dir() {
+        let mut files = Vec::new();
+        collect(path, &mut files)?;
+        files
+    } else if path.is_file() {
+        vec![path.to_owned()]
+    } else {
+        return Err(problem(path, "no such file or folder"));
+    };
+    let base = if path.is_dir() {
+        path
+    } else {
+        path.parent().unwrap_or(Path::new(""))
+    };
+    let mut cubes: Vec<Definition> = Vec::new();
+    let mut views: Vec<Definition> = Vec::new();
+    let mut dynamic: Vec<(At, String)> = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| problem(file, format!("cannot read: {e}")))?;
+        let rel = file.strip_prefix(base).unwrap_or(file).to_owned();
+        if file.extension().is_some_and(|e| e == "js") {
+            let model = js::read(&text).map_err(|e| problem(file, e))?;
+            if model.definitions.is_empty() && model.dynamic.is_empty() {
+                if path.is_dir() {
+                    continue; // the server's configuration (cube.js), a helper
+                }
+                return Err(problem(
+                    file,
+                    "not a Cube model file: it calls neither cube() nor view()",
+                ));
+            }
+            let text = std::rc::Rc::new(text);
+            for (kind, name, body, line) in model.definitions {
+                let at = At {
+                    file: rel.clone(),
+                    line,
+                };
+                let d = Definition {
+                    name,
+                    body,
+                    at,
+                    text: text.clone(),
+                };
+                if kind == "cube" {
+                    cubes.push(d)
+                } else {
+                    views.push(d)
+                }
+            }
+            for (line, what) in model.dynamic {
+                dynamic.push((
+                    At {
+                        file: rel.clone(),
+                        line,
+                    },
+                    what,
+                ));
+            }
+            continue;
+        }
+        let value: Value = match serde_yaml_ng::from_str(&text) {
+            Ok(v) => v,
+            Err(e) if text.contains("{{") || text.contains("{%") => {
+                return Err(problem(file, format!("invalid YAML: {e} (the file holds Jinja; render the model with Cube first)")));
+            }
+            Err(e) => return Err(problem(file, format!("invalid YAML: {e}"))),
+        };
+        if value.get("cubes").is_none() && value.get("views").is_none() {
+            if path.is_dir() {
+                continue; // a configuration file of the project
+            }
+            return Err(problem(file, "not a Cube model file: there is no top-level cubes: or views: (import dbt, ossie and slayer read the other formats)"));
+        }
+        let text = std::rc::Rc::new(text);
+        for (key, into) in [("cubes", &mut cubes), ("views", &mut views)] {
+            for body in members(&value, key) {
+                let Some(name) = body.get("name").and_then(Value::as_str).map(str::to_owned) else {
+                    return Err(problem(
+                        file,
+                        format!("a {} without a name", &key[..key.len() - 1]),
+                    ));
+                };
+                let at = At {
+                    file: rel.clone(),
+                    line: line_of_name(&text, &name, 1),
+                };
+                into.push(Definition {
+                    name,
+                    body,
+                    at,
+                    text: text.clone(),
+                });
+            }
+        }
+    }
+    if cubes.is_empty() && views.is_empty() {
+        return Err(problem(path, "no Cube model here (YAML files with cubes: or views:, JavaScript files calling cube() or view())"));
+    }
+    let mut seen: HashMap<&str, &At> = HashMap::new();
+    for d in cubes.iter().chain(&views) {
+        if let Some(first) = seen.insert(&d.name, &d.at) {
+            return Err(problem(
+                &d.at.file,
+                format!(
+                    "line {}: a second cube or view named '{}' (the first is at {}:{}); rename one",
+                    d.at.line,
+                    d.name,
+                    first.file.display(),
+                    first.line
+                ),
+            ));
+        }
+    }
+    let name = datasource.map(str::to_owned).unwrap_or_else(|| {
+        path.canonicalize()
+            .ok()
+            .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "cube".into())
+    });
+    let mut tally = Tally::default();
+    for (at, what) in dynamic {
+        tally.object("javascript", "JavaScript", &at, vec![(Fate::Skipped, what)]);
+    }
+    let cubes = flatten_extends(cubes, &mut tally);
+    let views = flatten_extends(views, &mut tally);
+    let mut models: Vec<Model> = Vec::new();
+    for c in &cubes {
+        if let Some(m) = cubes::model(c, &name, &mut tally) {
+            models.push(m);
+        }
+    }
+    cubes::join(&cubes, &mut models, &mut tally);
+    for v in &views {
+        if let Some(m) = view::model(v, &name, &models, &mut tally) {
+            models.push(m);
+        }
+    }
+    Ok(Imported {
+        datasource: Datasource {
+            name,
+            source_type: None,
+            description: None,
+            extra: Map::new(),
+        },
+        models,
+        issues: tally.issues,
+        report: Report {
+            format: "cube".into(),
+            project: path.to_owned(),
+            kinds: tally.kinds,
+        },
+    })
+}
+
+/// Each definition with what it `extends` merged in: lists of members by name, the child's
+/// entries winning; a cycle or an unknown parent is named and left unflattened.
+fn flatten_extends(defs: Vec<Definition>, tally: &mut Tally) -> Vec<Definition> {
+    let by_name: BTreeMap<String, Definition> =
+        defs.iter().map(|d| (d.name.clone(), d.clone())).collect();
+    defs.into_iter()
+        .map(|d| {
+            let mut chain = vec![d.name.clone()];
+            let mut body = d.body.clone();
+            let mut parent = extends_of(&body);
+            while let Some(p) = parent {
+                if chain.contains(&p) {
+                    tally.issues.push(issue(
+                        &d,
+                        format!(
+                            "extends '{p}' in a cycle ({}); flattened without it",
+                            chain.join(" → ")
+                        ),
+                    ));
+                    break;
+                }
+                let Some(pd) = by_name.get(&p) else {
+                    tally.issues.push(issue(
+                        &d,
+                        format!(
+                            "extends '{p}', which is not in the project; its members are missing"
+                        ),
+                    ));
+                    break;
+                };
+                chain.push(p);
+                body = merge(&pd.body, &body);
+                parent = extends_of(&pd.body);
+            }
+            if let Value::Object(m) = &mut body {
+                m.remove("extends");
+            }
+            Definition { body, ..d }
+        })
+        .collect()
+}
+
+fn issue(d: &Definition, message: String) -> crate::import::Issue {
+    crate::import::Issue {
+        file: d.at.file.clone(),
+        line: d.at.line,
+        object: format!("cube '{}'", d.name),
+        fate: Fate::Lossy,
+        message,
+    }
+}
+
+fn extends_of(body: &Value) -> Option<String> {
+    let text = body.get("extends")?.as_str()?;
+    Some(
+        text.trim()
+            .trim_start_matches("${")
+            .trim_start_matches('{')
+            .trim_end_matches('}')
+            .to_owned(),
+    )
+}
+
+/// `parent` overlaid with `child`: member lists merged by name (child wins), other keys the
+/// child's when set.
+fn merge(parent: &Value, child: &Value) -> Value {
+    let mut out = parent.clone();
+    let (Value::Object(o), Value::Object(c)) = (&mut out, child) else {
+        return child.clone();
+    };
+    for (k, v) in c {
+        match k.as_str() {
+            "dimensions" | "measures" | "segments" | "joins" | "pre_aggregations"
+            | "hierarchies" => {
+                let mut merged = members(parent, k);
+                for m in members(child, k) {
+                    let name = m.get("name").cloned();
+                    match merged.iter_mut().find(|x| x.get("name") == name.as_ref()) {
+                        Some(slot) => *slot = m,
+                        None => merged.push(m),
+                    }
+                }
+                o.insert(k.clone(), Value::Array(merged));
+            }
+            _ => {
+                o.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    out
+}

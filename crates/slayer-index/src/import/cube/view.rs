@@ -1,0 +1,192 @@
+//! A Cube view as a model: its root cube's source and joins, and the members each `cubes:`
+//! entry includes (`join_path`, `includes` / `excludes`, `prefix`, `alias`, member aliases),
+//! joined members read through the join path (`users.city`, `sum(users.amount)`).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde_json::Value;
+use slayer_common::records::Model;
+
+use super::cubes::{cube_measure, dimension};
+use super::{members, Definition};
+use crate::import::{measure, model as new_model, Fate, Tally};
+
+static SIMPLE_AGG: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\w+)\((\*|\w+)(.*)\)$").expect("valid regex"));
+
+pub fn model(
+    v: &Definition,
+    datasource: &str,
+    models: &[Model],
+    tally: &mut Tally,
+) -> Option<Model> {
+    let object = format!("view '{}'", v.name);
+    let entries = members(&v.body, "cubes");
+    let root_name = entries
+        .first()
+        .and_then(|e| e.get("join_path").and_then(Value::as_str))
+        .map(|p| p.split('.').next().unwrap_or_default().to_owned());
+    let Some(root) = root_name
+        .as_deref()
+        .and_then(|r| models.iter().find(|m| m.name == r))
+    else {
+        // A view of view-level members only has no table to read.
+        tally.object(
+            "view",
+            &object,
+            &v.at,
+            vec![(
+                Fate::Skipped,
+                format!(
+                    "its root cube {} is not in the project",
+                    root_name.unwrap_or_else(|| "(none)".into())
+                ),
+            )],
+        );
+        return None;
+    };
+    let mut m = new_model(&v.name, datasource);
+    m.sql_table = root.sql_table.clone();
+    m.sql = root.sql.clone();
+    m.joins = root.joins.clone();
+    m.description = v
+        .body
+        .get("description")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    m.hidden = v.body.get("public").and_then(Value::as_bool) == Some(false)
+        || v.body.get("shown").and_then(Value::as_bool) == Some(false);
+    m.extra.insert(
+        "meta".into(),
+        serde_json::json!({"cube_kind": "view", "root": root.name}),
+    );
+    let mut problems = Vec::new();
+    for e in &entries {
+        let path = e
+            .get("join_path")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let segments: Vec<&str> = path.split('.').collect();
+        let cube_name = segments.last().copied().unwrap_or_default();
+        let relative = segments[1..].join(".");
+        let Some(cube) = models.iter().find(|x| x.name == cube_name) else {
+            problems.push((
+                Fate::Lossy,
+                format!("join_path '{path}' names no cube '{cube_name}'; its members are left out"),
+            ));
+            continue;
+        };
+        let prefix = e.get("prefix").and_then(Value::as_bool).unwrap_or(false);
+        let entry_alias = e.get("alias").and_then(Value::as_str).unwrap_or(cube_name);
+        let excludes: Vec<&str> = e
+            .get("excludes")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let wanted: Vec<(String, String)> = match e.get("includes") {
+            Some(Value::String(s)) if s == "*" => cube
+                .columns
+                .iter()
+                .filter(|c| !c.hidden)
+                .map(|c| c.name.clone())
+                .chain(cube.measures.iter().filter_map(|x| x.name.clone()))
+                .map(|n| (n.clone(), n))
+                .collect(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(|i| match i {
+                    Value::String(n) => Some((n.clone(), n.clone())),
+                    Value::Object(o) => {
+                        let n = o.get("name")?.as_str()?.to_owned();
+                        let alias = o
+                            .get("alias")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                            .unwrap_or(n.clone());
+                        Some((n, alias))
+                    }
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (member, alias) in wanted
+            .into_iter()
+            .filter(|(n, _)| !excludes.contains(&n.as_str()))
+        {
+            let name = if prefix {
+                format!("{entry_alias}_{alias}")
+            } else {
+                alias
+            };
+            if m.columns.iter().any(|c| c.name == name)
+                || m.measures.iter().any(|x| x.name.as_deref() == Some(&name))
+            {
+                problems.push((
+                    Fate::Lossy,
+                    format!("'{name}' is included twice; the first is kept"),
+                ));
+                continue;
+            }
+            if let Some(c) = cube.columns.iter().find(|c| c.name == member) {
+                let mut c = c.clone();
+                c.name = name;
+                if !relative.is_empty() {
+                    c.sql = Some(format!("{relative}.{member}"));
+                    c.primary_key = false;
+                } else if c.sql.is_none() && c.name != member {
+                    c.sql = Some(member.clone());
+                }
+                m.columns.push(c);
+            } else if let Some(x) = cube
+                .measures
+                .iter()
+                .find(|x| x.name.as_deref() == Some(&member))
+            {
+                let formula = if relative.is_empty() {
+                    x.formula.clone()
+                } else if let Some(c) = SIMPLE_AGG.captures(&x.formula) {
+                    format!("{}({relative}.{}{})", &c[1], &c[2], &c[3])
+                } else {
+                    problems.push((Fate::Lossy, format!("measure '{member}' of '{cube_name}' is a formula of other measures; a view cannot re-aggregate it through the join, so it is written '{relative}.{member}'")));
+                    format!("{relative}.{member}")
+                };
+                // A root measure reads root columns by name: those it needs come along, hidden
+                // when the view leaves them out.
+                if relative.is_empty() {
+                    for word in formula.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                        if m.columns.iter().any(|c| c.name == word) {
+                            continue;
+                        }
+                        if let Some(c) = cube.columns.iter().find(|c| c.name == word) {
+                            let mut c = c.clone();
+                            c.hidden = true;
+                            m.columns.push(c);
+                        }
+                    }
+                }
+                let mut me = measure(&name, formula);
+                me.label = x.label.clone();
+                me.description = x.description.clone();
+                m.measures.push(me);
+            } else {
+                problems.push((
+                    Fate::Lossy,
+                    format!("includes '{member}', which cube '{cube_name}' does not have"),
+                ));
+            }
+        }
+    }
+    // Members defined on the view itself.
+    for dim in members(&v.body, "dimensions") {
+        dimension(v, &dim, &mut m, tally);
+    }
+    for x in members(&v.body, "measures") {
+        cube_measure(v, &x, &mut m, tally);
+    }
+    tally.object("view", &object, &v.at, problems);
+    Some(m)
+}

@@ -1,0 +1,165 @@
+//! `import cube`: Cube data models in YAML and JavaScript (read with a parser, never run),
+//! offline; dynamic JavaScript named, unreadable files refused (docs/spec.md §17.6).
+
+use predicates::str::contains;
+use serde_json::Value;
+
+use crate::support::{assert_golden, json_lines, TempStore};
+
+fn import(s: &TempStore, args: &[&str]) -> (i32, Vec<Value>, String) {
+    let out = s.cmd(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        json_lines(&out.stdout),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn model<'a>(records: &'a [Value], name: &str) -> &'a Value {
+    records
+        .iter()
+        .find(|r| r["kind"] == "model" && r["name"] == name)
+        .unwrap_or_else(|| panic!("no model {name}"))
+}
+
+fn names(m: &Value, key: &str) -> Vec<String> {
+    m[key]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| x["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn yaml_and_javascript_models_import_with_golden_records() {
+    let s = TempStore::new();
+    let (code, records, stderr) = import(
+        &s,
+        &[
+            "import",
+            "cube",
+            "tests/fixtures/cube",
+            "--datasource",
+            "shop",
+        ],
+    );
+    assert_eq!(code, 1, "a spread in customers.js is skipped: {stderr}");
+    assert!(
+        stderr.contains("warning: model/cubes/customers.js:30: JavaScript skipped: cube 'customers'.dimensions: a spread (...) is computed when the model runs; left out"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "measure 'orders.revenue_share' mapped with a loss: its SQL aggregates columns itself"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("cube.js"),
+        "the server's configuration is passed over: {stderr}"
+    );
+    let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+    assert_golden("cube-shop.jsonl", &text);
+
+    let orders = model(&records, "orders");
+    // extends: the base cube's members first, then the child's.
+    assert_eq!(
+        names(orders, "columns")[..3],
+        ["id", "created_at", "status"]
+    );
+    let joins = orders["joins"].as_array().unwrap();
+    assert_eq!(
+        joins[0]["join_pairs"],
+        serde_json::json!([["customer_id", "id"], ["region", "region"]])
+    );
+    let customers = model(&records, "customers");
+    assert_eq!(
+        customers["sql_table"], "public.customers",
+        "sqlTable read as sql_table"
+    );
+    assert_eq!(
+        names(customers, "measures"),
+        ["count", "lifetimeValue"],
+        "member names keep their case"
+    );
+    assert_eq!(
+        customers["measures"][1]["formula"], "avg(lifetime_value)",
+        "an arrow function's template"
+    );
+    let sales = model(&records, "sales");
+    assert!(names(sales, "columns").contains(&"customers_region".to_owned()));
+    assert!(names(sales, "columns").contains(&"shop_city".to_owned()));
+    assert!(names(sales, "measures").contains(&"customers_ltv".to_owned()));
+}
+
+#[test]
+fn the_same_model_in_yaml_and_javascript_gives_the_same_cubes() {
+    let s = TempStore::new();
+    let (_, yaml, _) = import(
+        &s,
+        &[
+            "import",
+            "cube",
+            "tests/fixtures/cube-folders/folders.yml",
+            "--datasource",
+            "d",
+        ],
+    );
+    let (_, js, _) = import(
+        &s,
+        &[
+            "import",
+            "cube",
+            "tests/fixtures/cube-folders/folders.js",
+            "--datasource",
+            "d",
+        ],
+    );
+    for name in ["orders", "test_view", "test_view2"] {
+        let (a, b) = (model(&yaml, name), model(&js, name));
+        let sorted = |m: &Value, k: &str| {
+            let mut n = names(m, k);
+            n.sort();
+            n
+        };
+        assert_eq!(sorted(a, "columns"), sorted(b, "columns"), "{name}");
+        assert_eq!(sorted(a, "measures"), sorted(b, "measures"), "{name}");
+    }
+}
+
+#[test]
+fn unreadable_models_are_refused_and_nothing_is_written() {
+    let s = TempStore::new();
+    let dir = s.dir.path().join("m");
+    let arg = dir.to_str().unwrap();
+    let refused = |files: &[(&str, &str)], message: &str| {
+        let _ = std::fs::remove_dir_all(&dir);
+        for (name, text) in files {
+            std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        s.cmd(&["import", "cube", arg, "--load"])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(contains(message));
+        assert!(!s.store.exists());
+    };
+    refused(
+        &[("a.js", "cube(`a`, { sql: `x` ")],
+        "a.js: not JavaScript this importer can parse: ",
+    );
+    refused(
+        &[("a.yml", "cubes:\n  - name: [a\n")],
+        "a.yml: invalid YAML: ",
+    );
+    refused(
+        &[
+            ("a.yml", "cubes:\n  - name: a\n    sql_table: t\n"),
+            ("b.js", "cube(`a`, { sqlTable: `t` });\n"),
+        ],
+        "b.js: line 1: a second cube or view named 'a' (the first is at a.yml:2); rename one",
+    );
+    refused(&[("notes.txt", "hello")], "no Cube model here");
+}
