@@ -207,7 +207,7 @@ fn bad_projects_are_refused_or_named_and_nothing_is_written() {
         &[
             ("dbt_project.yml", PROJECT),
             ("models/orders.yml", ORDERS),
-            ("models/metrics.yml", "metrics:\n  - name: odd\n    type: histogram\n    type_params:\n      measure: revenue\n  - name: revenue\n    type: simple\n    type_params:\n      measure: revenue\n"),
+            ("models/metrics.yml", "metrics:\n  - name: odd\n    type: histogram\n    type_params:\n      measure: revenue\n  - name: revenue\n    description: \"{{ var('currency') }} taken\"\n    type: simple\n    type_params:\n      measure: revenue\n"),
         ],
     );
     let (code, records, stderr) = import(&s, &["import", "dbt", arg]);
@@ -222,6 +222,103 @@ fn bad_projects_are_refused_or_named_and_nothing_is_written() {
         stderr.contains("warning: models/orders.yml:8: entity 'orders.store' mapped with a loss: no semantic model has 'store' as its primary, unique or natural entity, so no join is made"),
         "{stderr}"
     );
+    assert!(stderr.contains("warning: models/metrics.yml:6: metric 'revenue' mapped with a loss: its description holds Jinja that cannot be evaluated offline; kept as text"), "{stderr}");
     assert_eq!(records.len(), 2, "the datasource and the model");
     assert_eq!(measures(&records), ["orders.revenue = sum(amount)"]);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_compiled_project_s_names_types_and_tests_win_over_its_yaml() {
+    let s = TempStore::new();
+    let dir = s.dir.path().join("shop");
+    copy_dir(&crate::support::fixture("dbt/legacy"), &dir);
+    std::fs::create_dir_all(dir.join("target")).unwrap();
+    std::fs::write(
+        dir.join("target/semantic_manifest.json"),
+        r#"{"semantic_models": [{"name": "orders", "node_relation": {"relation_name": "\"shop\".\"analytics\".\"fct_orders\""}}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("target/manifest.json"),
+        r#"{"nodes": {"model.shop.dim_customers": {"resource_type": "model", "name": "dim_customers", "relation_name": "\"shop\".\"analytics\".\"dim_customers\"", "columns": {"tier": {"description": "Compiled: standard, plus or vip."}}}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("target/catalog.json"),
+        r#"{"nodes": {"model.shop.dim_customers": {"columns": {"customer_id": {"type": "BIGINT"}, "signed_up_at": {"type": "TIMESTAMP WITH TIME ZONE"}}}}}"#,
+    )
+    .unwrap();
+    // A relationships test joins the models no entity joins.
+    let yaml = dir.join("semantic/customers.yml");
+    let text = std::fs::read_to_string(&yaml).unwrap();
+    std::fs::write(&yaml, text.replace("        type: primary\n        expr: customer_id\n", "        type: primary\n        expr: customer_id\n      - name: store\n        type: foreign\n        expr: store_id\n")).unwrap();
+    std::fs::write(
+        dir.join("semantic/stores.yml"),
+        "models:\n  - name: dim_customers\n    columns:\n      - name: home_store_id\n        data_tests:\n          - relationships:\n              to: ref('fct_orders')\n              field: order_id\n",
+    )
+    .unwrap();
+    let (code, records, stderr) = import(&s, &["import", "dbt", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let model = |name: &str| records.iter().find(|r| r["name"] == name).unwrap().clone();
+    assert_eq!(
+        model("orders")["sql_table"],
+        "\"shop\".\"analytics\".\"fct_orders\""
+    );
+    let customers = model("customers");
+    assert_eq!(
+        customers["sql_table"],
+        "\"shop\".\"analytics\".\"dim_customers\""
+    );
+    let column = |name: &str| {
+        customers["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        column("tier")["description"],
+        "standard or vip.",
+        "the semantic model's own words first"
+    );
+    assert_eq!(column("customer_id")["type"], "INT");
+    assert_eq!(column("signed_up_at")["type"], "TIMESTAMP");
+    let joins: Vec<(String, Value)> = customers["joins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["target_model"].as_str().unwrap().to_owned(),
+                j["join_pairs"].clone(),
+            )
+        })
+        .collect();
+    assert!(
+        joins.contains(&(
+            "orders".to_owned(),
+            serde_json::json!([["home_store_id", "order_id"]])
+        )),
+        "{joins:?}"
+    );
+    assert!(
+        stderr
+            .contains("entity 'customers.store' mapped with a loss: no semantic model has 'store'"),
+        "{stderr}"
+    );
 }

@@ -52,6 +52,10 @@ pub struct ColumnDocs {
     pub descriptions: HashMap<(String, String), String>,
     pub keys: HashMap<String, Vec<String>>,
     pub relations: HashMap<String, String>,
+    /// Semantic model → the relation `target/semantic_manifest.json` compiled it to.
+    pub semantic_relations: HashMap<String, String>,
+    /// dbt model → `(column, other dbt model, its column)` from `relationships` tests.
+    pub references: HashMap<String, Vec<(String, String, String)>>,
     pub types: HashMap<(String, String), DataType>,
 }
 
@@ -91,8 +95,9 @@ pub fn build(
         built.by_name.insert(sm.name.clone(), i);
         let mut m = model(&sm.name, datasource);
         m.sql_table = Some(
-            docs.relations
-                .get(&sm.dbt_model)
+            docs.semantic_relations
+                .get(&sm.name)
+                .or(docs.relations.get(&sm.dbt_model))
                 .cloned()
                 .unwrap_or(sm.dbt_model.clone()),
         );
@@ -325,7 +330,50 @@ pub fn build(
         built.models.push(m);
     }
     join(semantic_models, &mut built, tally);
+    join_tested(semantic_models, docs, &mut built);
     built
+}
+
+/// `relationships` tests (`to: ref('customers')`, `field: id`) join the semantic models of the
+/// two dbt models, where no entity already does.
+fn join_tested(semantic_models: &[SemanticModel], docs: &ColumnDocs, built: &mut Built) {
+    for (i, sm) in semantic_models.iter().enumerate() {
+        for (key, other, field) in docs.references.get(&sm.dbt_model).into_iter().flatten() {
+            let Some(target) = semantic_models
+                .iter()
+                .find(|t| &t.dbt_model == other && t.name != sm.name)
+            else {
+                continue;
+            };
+            if built.models[i]
+                .joins
+                .iter()
+                .any(|j| j.target_model == target.name)
+            {
+                continue;
+            }
+            let Some(t) = built.by_name.get(&target.name).copied() else {
+                continue;
+            };
+            let has = |m: &Model, c: &str| m.columns.iter().any(|x| x.name == c && x.sql.is_none());
+            if !has(&built.models[t], field) {
+                continue;
+            }
+            if !has(&built.models[i], key) {
+                let mut c = column(key);
+                c.hidden = true;
+                built.models[i].columns.push(c);
+            }
+            push_join(
+                &mut built.models[i],
+                &target.name,
+                key,
+                field,
+                "many_to_one",
+            );
+            built.joined[i].push(target.name.clone());
+        }
+    }
 }
 
 /// The column reading `expr` (by name, else by SQL), or a new one named `expr` when it is a

@@ -2,8 +2,8 @@
 //! Reads `dbt_project.yml` (its `name`, `model-paths` and `docs-paths`), every YAML file under
 //! the model paths in both the legacy spec and the latest one, `{% docs %}` blocks from `.md`
 //! files, and, when `dbt docs generate` or `dbt compile` left them, `target/manifest.json`
-//! (relations, column descriptions, key tests) and `target/catalog.json` (the warehouse's
-//! column types).
+//! (relations, column descriptions), `target/semantic_manifest.json` (each semantic model's
+//! compiled relation) and `target/catalog.json` (the warehouse's column types).
 
 mod convert;
 mod jinja;
@@ -146,6 +146,7 @@ pub fn import(dir: &Path, datasource: Option<&str>) -> Result<Imported, IndexErr
     }
     let mut built = convert::build(&read.semantic_models, &name, &read.docs, &mut tally);
     metrics::add(&read.metrics, &mut built, &mut tally);
+    jinja_left(&read, &mut tally);
     let _ = convert::at_of;
     let _ = read.saved_queries;
     Ok(Imported {
@@ -243,6 +244,22 @@ fn read_file(dir: &Path, file: &Path, read: &mut Read) -> Result<(), IndexError>
                     _ => None,
                 })
                 .collect();
+            for t in ["data_tests", "tests"]
+                .iter()
+                .filter_map(|k| c.get(*k).and_then(Value::as_array))
+                .flatten()
+            {
+                if let Some(r) = t.get("relationships") {
+                    let r = r.get("arguments").unwrap_or(r);
+                    if let (Some(to), Some(field)) = (spec::text(r, "to"), spec::text(r, "field")) {
+                        read.docs
+                            .references
+                            .entry(model_name.clone())
+                            .or_default()
+                            .push((column.clone(), spec::ref_name(&to), field));
+                    }
+                }
+            }
             if tests.iter().any(|t| t == "unique") && tests.iter().any(|t| t == "not_null") {
                 read.docs
                     .keys
@@ -272,6 +289,54 @@ fn read_file(dir: &Path, file: &Path, read: &mut Read) -> Result<(), IndexError>
         read.semantic_models.push(sm);
     }
     Ok(())
+}
+
+/// Descriptions still holding Jinja once the doc blocks are in (a macro, a variable, a doc
+/// block not in the project) keep it as text; each is named.
+fn jinja_left(read: &Read, tally: &mut Tally) {
+    let mut found: Vec<(String, At)> = Vec::new();
+    let mut check = |object: String, d: &Option<String>, at: &At| {
+        if d.as_deref()
+            .is_some_and(|d| d.contains("{{") || d.contains("{%"))
+        {
+            found.push((object, at.clone()));
+        }
+    };
+    for sm in &read.semantic_models {
+        check(
+            format!("semantic model '{}'", sm.name),
+            &sm.description,
+            &sm.at,
+        );
+        for x in &sm.dimensions {
+            check(
+                format!("dimension '{}.{}'", sm.name, x.name),
+                &x.description,
+                &x.at,
+            );
+        }
+        for x in &sm.measures {
+            check(
+                format!("measure '{}.{}'", sm.name, x.name),
+                &x.description,
+                &x.at,
+            );
+        }
+    }
+    for m in &read.metrics {
+        check(format!("metric '{}'", m.name), &m.description, &m.at);
+    }
+    for (object, at) in found {
+        tally.object(
+            "description",
+            &object,
+            &at,
+            vec![(
+                crate::import::Fate::Lossy,
+                "its description holds Jinja that cannot be evaluated offline; kept as text".into(),
+            )],
+        );
+    }
 }
 
 /// Two semantic models or two metrics of one name: dbt refuses the project, and so do we.
@@ -377,6 +442,24 @@ fn read_target(dir: &Path, docs: &mut ColumnDocs) -> Result<(), IndexError> {
                     docs.descriptions
                         .insert((name.to_owned(), column.clone()), d.to_owned());
                 }
+            }
+        }
+    }
+    if let Some(semantic) = json("semantic_manifest.json")? {
+        for sm in semantic
+            .get("semantic_models")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = sm.get("name").and_then(Value::as_str);
+            let relation = sm
+                .get("node_relation")
+                .and_then(|r| r.get("relation_name"))
+                .and_then(Value::as_str);
+            if let (Some(name), Some(relation)) = (name, relation) {
+                docs.semantic_relations
+                    .insert(name.to_owned(), relation.to_owned());
             }
         }
     }
