@@ -9,7 +9,7 @@ pub mod schema;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Map;
@@ -193,6 +193,92 @@ pub fn model(name: &str, datasource: &str) -> Model {
         joins: Vec::new(),
         extra: Map::new(),
     }
+}
+
+/// An unreadable project: the file (or folder) and what is wrong; exit 2, nothing written.
+pub fn problem(path: &Path, message: impl Into<String>) -> crate::error::IndexError {
+    crate::error::IndexError::Project {
+        path: path.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// The files of a project to read: `path` itself when it is a file, else every file under it
+/// (recursively, in name order) that `wanted` accepts, hidden folders and `skip` folders not
+/// entered; and the folder file names are given relative to.
+pub fn project_files(
+    path: &Path,
+    wanted: &dyn Fn(&str) -> bool,
+    skip: &[&str],
+) -> Result<(Vec<PathBuf>, PathBuf), crate::error::IndexError> {
+    if path.is_file() {
+        let base = path.parent().unwrap_or(Path::new("")).to_owned();
+        return Ok((vec![path.to_owned()], base));
+    }
+    if !path.is_dir() {
+        return Err(problem(path, "no such file or folder"));
+    }
+    let mut out = Vec::new();
+    walk(path, wanted, skip, &mut out)?;
+    Ok((out, path.to_owned()))
+}
+
+fn walk(
+    dir: &Path,
+    wanted: &dyn Fn(&str) -> bool,
+    skip: &[&str],
+    out: &mut Vec<PathBuf>,
+) -> Result<(), crate::error::IndexError> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| problem(dir, e.to_string()))?
+        .map(|e| e.map(|e| e.path()).map_err(|e| problem(dir, e.to_string())))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if p.is_dir() {
+            if !name.starts_with('.') && !skip.contains(&name) {
+                walk(&p, wanted, skip, out)?;
+            }
+        } else if wanted(name) {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// The standard time grains, smallest first.
+pub const GRAINS: [&str; 8] = [
+    "second", "minute", "hour", "day", "week", "month", "quarter", "year",
+];
+
+/// `1 month`, `7 days`, `week` → (1, month), (7, day), (1, week).
+pub fn count_and_grain(window: &str) -> Option<(u32, &'static str)> {
+    let mut parts = window.split_whitespace();
+    let (n, unit) = match (parts.next(), parts.next()) {
+        (Some(n), Some(u)) => (n.parse().ok()?, u),
+        (Some(u), None) => (1, u),
+        _ => return None,
+    };
+    let unit = unit.to_ascii_lowercase();
+    let unit = unit.trim_end_matches('s');
+    GRAINS.iter().find(|g| **g == unit).map(|g| (n, *g))
+}
+
+/// `7 days` → `7d`: the trailing window of a SLayer aggregation (`sum(x, window='7d')`).
+pub fn window_arg(window: &str) -> Option<String> {
+    let (n, grain) = count_and_grain(window)?;
+    let unit = match grain {
+        "second" => "s",
+        "minute" => "min",
+        "hour" => "h",
+        "day" => "d",
+        "week" => "w",
+        "month" => "m",
+        "year" => "y",
+        _ => return None,
+    };
+    Some(format!("{n}{unit}"))
 }
 
 /// Whether `text` is a bare SQL identifier (a column a key or a formula can name).

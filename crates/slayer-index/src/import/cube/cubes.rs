@@ -8,7 +8,7 @@ use slayer_common::records::{DataType, Join, Model, NumberFormat, NumberFormatTy
 use super::refs::{join_pairs, translate};
 use super::{members, Definition};
 use crate::import::{
-    column, is_identifier, line_of_name, measure, model as new_model, At, Fate, Tally,
+    column, is_identifier, line_of_name, measure, model as new_model, window_arg, At, Fate, Tally,
 };
 
 fn text(v: &Value, key: &str) -> Option<String> {
@@ -400,24 +400,6 @@ fn leaf(m: &mut Model, measure_name: &str, sql: &str, filters: &[String]) -> Str
     c.hidden = true;
     m.columns.push(c);
     name
-}
-
-/// `7 day` / `1 month` → `7d` / `1m`.
-fn window_arg(trailing: &str) -> Option<String> {
-    let mut parts = trailing.split_whitespace();
-    let n: u32 = parts.next()?.parse().ok()?;
-    let unit = parts.next()?.trim_end_matches('s');
-    let u = match unit {
-        "second" => "s",
-        "minute" => "min",
-        "hour" => "h",
-        "day" => "d",
-        "week" => "w",
-        "month" => "m",
-        "year" => "y",
-        _ => return None,
-    };
-    Some(format!("{n}{u}"))
 }
 
 /// Joins: an ANDed equality of this cube's columns with another's becomes a join.

@@ -10,20 +10,13 @@ mod refs;
 mod view;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value};
 use slayer_common::records::{Datasource, Model};
 
 use crate::error::IndexError;
-use crate::import::{line_of_name, At, Fate, Imported, Report, Tally};
-
-fn problem(path: &Path, message: impl Into<String>) -> IndexError {
-    IndexError::Project {
-        path: path.to_owned(),
-        message: message.into(),
-    }
-}
+use crate::import::{line_of_name, problem, project_files, At, Fate, Imported, Report, Tally};
 
 /// A cube or view as read, with where it was.
 #[derive(Debug, Clone)]
@@ -36,29 +29,6 @@ pub struct Definition {
     pub at: At,
     /// The file's text, to find members' lines.
     pub text: std::rc::Rc<String>,
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), IndexError> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| problem(dir, e.to_string()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for p in entries {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        if name.starts_with('.') || matches!(name, "node_modules" | "target" | "dist") {
-            continue;
-        }
-        if p.is_dir() {
-            collect(&p, out)?;
-        } else if name.ends_with(".yml")
-            || name.ends_with(".yaml")
-            || (name.ends_with(".js") && !name.ends_with(".sql.js"))
-        {
-            out.push(p);
-        }
-    }
-    Ok(())
 }
 
 /// A list under `key` (YAML lists; a JS mapping of name → body becomes the same list).
@@ -81,20 +51,13 @@ pub fn members(body: &Value, key: &str) -> Vec<Value> {
 
 /// Imports the Cube model files under `path` (a folder, or one file).
 pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexError> {
-    let files = if path.is_dir() {
-        let mut files = Vec::new();
-        collect(path, &mut files)?;
-        files
-    } else if path.is_file() {
-        vec![path.to_owned()]
-    } else {
-        return Err(problem(path, "no such file or folder"));
+    let model_file = |name: &str| {
+        name.ends_with(".yml")
+            || name.ends_with(".yaml")
+            || (name.ends_with(".js") && !name.ends_with(".sql.js"))
     };
-    let base = if path.is_dir() {
-        path
-    } else {
-        path.parent().unwrap_or(Path::new(""))
-    };
+    let (files, base) = project_files(path, &model_file, &["node_modules", "target", "dist"])?;
+    let base = base.as_path();
     let mut cubes: Vec<Definition> = Vec::new();
     let mut views: Vec<Definition> = Vec::new();
     let mut dynamic: Vec<(At, String)> = Vec::new();

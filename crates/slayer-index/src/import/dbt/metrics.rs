@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::convert::{Built, MeasureHome};
 use super::jinja::{translate_filter, FilterScope};
 use super::spec::{Input, Metric, MetricKind};
-use crate::import::{column, measure, Fate, Tally};
+use crate::import::{column, count_and_grain, measure, window_arg, Fate, Tally};
 
 /// A resolved metric: its model and the formula that computes it there.
 #[derive(Debug, Clone)]
@@ -152,7 +152,7 @@ impl<'a> Resolver<'a> {
                 for i in inputs {
                     let mut text = self.operand(m, model, i, None)?;
                     if let Some(w) = &i.offset_window {
-                        match time_shift_args(w) {
+                        match count_and_grain(w) {
                             Some((n, grain)) => text = format!("time_shift({text}, -{n}, '{grain}')"),
                             None => self.note(&m.name, Fate::Lossy, format!("offset_window '{w}' of input '{}' is not a count and a standard grain; not applied", i.name)),
                         }
@@ -479,39 +479,6 @@ fn substitute(expr: &str, refs: &HashMap<String, String>) -> String {
     .into_owned()
 }
 
-const GRAINS: [&str; 8] = [
-    "second", "minute", "hour", "day", "week", "month", "quarter", "year",
-];
-
-/// `1 month` → (1, month), for `time_shift`.
-fn time_shift_args(window: &str) -> Option<(u32, &'static str)> {
-    let mut parts = window.split_whitespace();
-    let (n, unit) = match (parts.next(), parts.next()) {
-        (Some(n), Some(u)) => (n.parse().ok()?, u),
-        (Some(u), None) => (1, u),
-        _ => return None,
-    };
-    let unit = unit.to_ascii_lowercase();
-    let unit = unit.trim_end_matches('s');
-    GRAINS.iter().find(|g| **g == unit).map(|g| (n, *g))
-}
-
-/// `7 days` → `7d`, the trailing window of a SLayer aggregation.
-fn window_arg(window: &str) -> Option<String> {
-    let (n, grain) = time_shift_args(window)?;
-    let unit = match grain {
-        "second" => "s",
-        "minute" => "min",
-        "hour" => "h",
-        "day" => "d",
-        "week" => "w",
-        "month" => "m",
-        "year" => "y",
-        _ => return None,
-    };
-    Some(format!("{n}{unit}"))
-}
-
 fn literal(v: &Value) -> String {
     match v {
         Value::String(s) => format!("'{}'", s.replace('\'', "''")),
@@ -538,9 +505,9 @@ mod tests {
 
     #[test]
     fn windows_and_shifts() {
-        assert_eq!(time_shift_args("1 month"), Some((1, "month")));
-        assert_eq!(time_shift_args("7 days"), Some((7, "day")));
-        assert_eq!(time_shift_args("fortnight"), None);
+        assert_eq!(count_and_grain("1 month"), Some((1, "month")));
+        assert_eq!(count_and_grain("7 days"), Some((7, "day")));
+        assert_eq!(count_and_grain("fortnight"), None);
         assert_eq!(window_arg("7 days").as_deref(), Some("7d"));
         assert_eq!(window_arg("2 quarters"), None);
     }

@@ -17,16 +17,9 @@ use serde_json::Value;
 use slayer_common::records::{DataType, Datasource};
 
 use crate::error::IndexError;
-use crate::import::{line_of_name, At, Imported, Report, Tally};
+use crate::import::{line_of_name, problem, project_files, At, Imported, Report, Tally};
 use convert::ColumnDocs;
 use spec::{Metric, SemanticModel};
-
-fn problem(path: &Path, message: impl Into<String>) -> IndexError {
-    IndexError::Project {
-        path: path.to_owned(),
-        message: message.into(),
-    }
-}
 
 fn read_text(path: &Path) -> Result<String, IndexError> {
     std::fs::read_to_string(path).map_err(|e| problem(path, format!("cannot read: {e}")))
@@ -40,30 +33,11 @@ fn yaml(path: &Path, text: &str) -> Result<Value, IndexError> {
     }
 }
 
-/// Files under `dir` with one of `extensions`, recursively, sorted; hidden folders, `target`,
-/// `dbt_packages` and `node_modules` are not entered.
+/// Files under `dir` with one of `extensions` (none when there is no such folder).
 fn files_under(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) -> Result<(), IndexError> {
-    if !dir.is_dir() {
-        return Ok(());
-    }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| problem(dir, e.to_string()))?
-        .map(|e| e.map(|e| e.path()).map_err(|e| problem(dir, e.to_string())))
-        .collect::<Result<_, _>>()?;
-    entries.sort();
-    for path in entries {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if path.is_dir() {
-            if !name.starts_with('.') && !matches!(name, "target" | "dbt_packages" | "node_modules")
-            {
-                files_under(&path, extensions, out)?;
-            }
-        } else if extensions.iter().any(|x| name.ends_with(x)) {
-            out.push(path);
-        }
+    if dir.is_dir() {
+        let wanted = |name: &str| extensions.iter().any(|x| name.ends_with(x));
+        out.extend(project_files(dir, &wanted, &["target", "dbt_packages", "node_modules"])?.0);
     }
     Ok(())
 }

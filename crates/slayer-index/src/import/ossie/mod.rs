@@ -13,20 +13,15 @@ use serde_json::{json, Map, Value};
 use slayer_common::records::{DataType, Datasource, Join, Model};
 
 use crate::error::IndexError;
-use crate::import::{column, line_of_name, model, schema, At, Fate, Imported, Report, Tally};
+use crate::import::{
+    column, line_of_name, model, problem, project_files, schema, At, Fate, Imported, Report, Tally,
+};
 
 const SCHEMA_0_2: &str = include_str!("osi-schema-0.2.0.dev0.json");
 const SCHEMA_0_1: &str = include_str!("osi-schema-0.1.1.json");
 
 /// SQL dialects, in the order a field's expression is taken when `--dialect`'s is missing.
 pub const SQL_DIALECTS: [&str; 4] = ["ANSI_SQL", "SNOWFLAKE", "DATABRICKS", "BIGQUERY"];
-
-fn problem(path: &Path, message: impl Into<String>) -> IndexError {
-    IndexError::Project {
-        path: path.to_owned(),
-        message: message.into(),
-    }
-}
 
 /// The schema a document's `version` names, and whether the version was known.
 fn schema_for(version: Option<&str>) -> (Value, bool) {
@@ -47,20 +42,9 @@ pub fn import(
     datasource: Option<&str>,
     dialect: &str,
 ) -> Result<Imported, IndexError> {
-    let files = if path.is_dir() {
-        let mut files = Vec::new();
-        collect(path, &mut files)?;
-        files
-    } else if path.is_file() {
-        vec![path.to_owned()]
-    } else {
-        return Err(problem(path, "no such file or folder"));
-    };
-    let base = if path.is_dir() {
-        path
-    } else {
-        path.parent().unwrap_or(Path::new(""))
-    };
+    let document = |name: &str| [".yaml", ".yml", ".json"].iter().any(|x| name.ends_with(x));
+    let (files, base) = project_files(path, &document, &[])?;
+    let base = base.as_path();
     let mut docs = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file)
@@ -211,32 +195,6 @@ pub fn import(
             kinds: tally.kinds,
         },
     })
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), IndexError> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| problem(dir, e.to_string()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for p in entries {
-        let hidden = p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with('.'));
-        if hidden {
-            continue;
-        }
-        if p.is_dir() {
-            collect(&p, out)?;
-        } else if p
-            .extension()
-            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
-        {
-            out.push(p);
-        }
-    }
-    Ok(())
 }
 
 /// `description`, then `ai_context`'s instructions, synonyms and examples: the text search reads,
