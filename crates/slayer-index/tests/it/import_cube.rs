@@ -116,7 +116,23 @@ fn the_same_model_in_yaml_and_javascript_gives_the_same_cubes() {
             "d",
         ],
     );
-    for name in ["orders", "test_view", "test_view2"] {
+    // test_view3 extends test_view2: its cubes entries are merged by join path (users replaced).
+    let v3 = model(&yaml, "test_view3");
+    let mut v3_columns = names(v3, "columns");
+    v3_columns.sort();
+    assert!(
+        v3_columns.contains(&"renamed_orders_status".to_owned()),
+        "{v3_columns:?}"
+    );
+    assert!(
+        v3_columns.contains(&"users_city".to_owned()),
+        "{v3_columns:?}"
+    );
+    assert!(
+        !v3_columns.contains(&"users_age".to_owned()),
+        "{v3_columns:?}"
+    );
+    for name in ["orders", "test_view", "test_view2", "test_view3"] {
         let (a, b) = (model(&yaml, name), model(&js, name));
         let sorted = |m: &Value, k: &str| {
             let mut n = names(m, k);

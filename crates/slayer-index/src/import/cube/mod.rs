@@ -262,8 +262,8 @@ fn extends_of(body: &Value) -> Option<String> {
     )
 }
 
-/// `parent` overlaid with `child`: member lists merged by name (child wins), other keys the
-/// child's when set.
+/// `parent` overlaid with `child`: member lists merged by name, a view's `cubes:` by join path
+/// (child wins), other keys the child's when set.
 fn merge(parent: &Value, child: &Value) -> Value {
     let mut out = parent.clone();
     let (Value::Object(o), Value::Object(c)) = (&mut out, child) else {
@@ -272,11 +272,13 @@ fn merge(parent: &Value, child: &Value) -> Value {
     for (k, v) in c {
         match k.as_str() {
             "dimensions" | "measures" | "segments" | "joins" | "pre_aggregations"
-            | "hierarchies" => {
+            | "hierarchies" | "cubes" => {
+                // A view's `cubes:` entries are keyed by their join path.
+                let key = if k == "cubes" { "join_path" } else { "name" };
                 let mut merged = members(parent, k);
                 for m in members(child, k) {
-                    let name = m.get("name").cloned();
-                    match merged.iter_mut().find(|x| x.get("name") == name.as_ref()) {
+                    let name = m.get(key).cloned();
+                    match merged.iter_mut().find(|x| x.get(key) == name.as_ref()) {
                         Some(slot) => *slot = m,
                         None => merged.push(m),
                     }
