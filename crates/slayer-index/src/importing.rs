@@ -132,14 +132,20 @@ fn checked_records(imported: &mut Imported) -> Vec<Record> {
         match record_from_value("model", tagged("model", &m)) {
             Ok(r) => records.push(r),
             Err(e) => {
-                if let Some(c) = imported.report.kinds.get_mut("semantic_model") {
-                    c.mapped = c.mapped.saturating_sub(1);
+                let kind = model_kind(&imported.report.format, &m);
+                if let Some(c) = imported.report.kinds.get_mut(kind) {
+                    // Counted as imported (whole or lossy) when read; it is not.
+                    if c.mapped > 0 {
+                        c.mapped -= 1;
+                    } else {
+                        c.lossy = c.lossy.saturating_sub(1);
+                    }
                     c.skipped += 1;
                 }
                 imported.issues.push(Issue {
                     file: imported.report.project.clone(),
                     line: 0,
-                    object: format!("semantic model '{}'", m.name),
+                    object: format!("{} '{}'", kind.replace('_', " "), m.name),
                     fate: Fate::Skipped,
                     message: e,
                 });
@@ -147,6 +153,24 @@ fn checked_records(imported: &mut Imported) -> Vec<Record> {
         }
     }
     records
+}
+
+/// The report's kind for the object a model was made from.
+fn model_kind(format: &str, m: &slayer_common::records::Model) -> &'static str {
+    match format {
+        "dbt" => "semantic_model",
+        "ossie" => "dataset",
+        "cube"
+            if m.extra
+                .get("meta")
+                .and_then(|x| x.get("cube_kind"))
+                .is_some() =>
+        {
+            "view"
+        }
+        "cube" => "cube",
+        _ => "model",
+    }
 }
 
 /// A SLayer YAML project through the same path: its datasources and models (memories are not

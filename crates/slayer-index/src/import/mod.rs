@@ -28,6 +28,34 @@ pub struct Imported {
     pub report: Report,
 }
 
+impl Imported {
+    /// The models of the datasource `name` read by `format` from `project`, with what the
+    /// tally saw.
+    pub fn of(
+        format: &str,
+        project: &Path,
+        name: String,
+        models: Vec<Model>,
+        tally: Tally,
+    ) -> Imported {
+        Imported {
+            datasource: Datasource {
+                name,
+                source_type: None,
+                description: None,
+                extra: Map::new(),
+            },
+            models,
+            issues: tally.issues,
+            report: Report {
+                format: format.to_owned(),
+                project: project.to_owned(),
+                kinds: tally.kinds,
+            },
+        }
+    }
+}
+
 /// What became of an object that did not map whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

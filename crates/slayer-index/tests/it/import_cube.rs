@@ -4,16 +4,7 @@
 use predicates::str::contains;
 use serde_json::Value;
 
-use crate::support::{assert_golden, json_lines, TempStore};
-
-fn import(s: &TempStore, args: &[&str]) -> (i32, Vec<Value>, String) {
-    let out = s.cmd(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        json_lines(&out.stdout),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use crate::support::{assert_golden, import, TempStore};
 
 fn model<'a>(records: &'a [Value], name: &str) -> &'a Value {
     records
@@ -178,4 +169,34 @@ fn unreadable_models_are_refused_and_nothing_is_written() {
         "b.js: line 1: a second cube or view named 'a' (the first is at a.yml:2); rename one",
     );
     refused(&[("notes.txt", "hello")], "no Cube model here");
+}
+
+#[test]
+fn a_model_load_would_refuse_is_skipped_and_counted_under_its_own_kind() {
+    let s = TempStore::new();
+    let file = s.dir.path().join("m.yml");
+    std::fs::write(
+        &file,
+        "cubes:\n  - name: ok\n    sql_table: t\n  - name: bad.name\n    sql_table: u\n",
+    )
+    .unwrap();
+    let report = s.dir.path().join("r.json");
+    let (code, records, stderr) = import(
+        &s,
+        &[
+            "import",
+            "cube",
+            file.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("cube 'bad.name' skipped"), "{stderr}");
+    assert_eq!(records.iter().filter(|r| r["kind"] == "model").count(), 1);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(
+        report["kinds"]["cube"],
+        serde_json::json!({"read": 2, "mapped": 1, "lossy": 0, "skipped": 1})
+    );
 }

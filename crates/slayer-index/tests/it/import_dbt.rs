@@ -6,16 +6,7 @@ use std::path::Path;
 use predicates::str::contains;
 use serde_json::Value;
 
-use crate::support::{assert_golden, json_lines, TempStore};
-
-fn import(s: &TempStore, args: &[&str]) -> (i32, Vec<Value>, String) {
-    let out = s.cmd(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        json_lines(&out.stdout),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use crate::support::{assert_golden, import, TempStore};
 
 /// `model.measure = formula` for every measure, sorted: what the golden files hold besides the
 /// records themselves.

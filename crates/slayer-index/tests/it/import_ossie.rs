@@ -5,16 +5,7 @@
 use predicates::str::contains;
 use serde_json::Value;
 
-use crate::support::{assert_golden, json_lines, TempStore};
-
-fn import(s: &TempStore, args: &[&str]) -> (i32, Vec<Value>, String) {
-    let out = s.cmd(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        json_lines(&out.stdout),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use crate::support::{assert_golden, import, TempStore};
 
 fn formulas(records: &[Value]) -> Vec<String> {
     let mut out = Vec::new();

@@ -85,3 +85,13 @@ pub fn assert_golden(name: &str, actual: &str) {
         "golden {name} differs (UPDATE_GOLDENS=1 rewrites it)"
     );
 }
+
+/// `slayer-index <args>` on this store: the exit code, the records on stdout, the stderr.
+pub fn import(s: &TempStore, args: &[&str]) -> (i32, Vec<serde_json::Value>, String) {
+    let out = s.cmd(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        json_lines(&out.stdout),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}

@@ -12,11 +12,11 @@ mod view;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use serde_json::{Map, Value};
-use slayer_common::records::{Datasource, Model};
+use serde_json::Value;
+use slayer_common::records::Model;
 
 use crate::error::IndexError;
-use crate::import::{line_of_name, problem, project_files, At, Fate, Imported, Report, Tally};
+use crate::import::{line_of_name, problem, project_files, At, Fate, Imported, Tally};
 
 /// A cube or view as read, with where it was.
 #[derive(Debug, Clone)]
@@ -182,21 +182,7 @@ pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexEr
             models.push(m);
         }
     }
-    Ok(Imported {
-        datasource: Datasource {
-            name,
-            source_type: None,
-            description: None,
-            extra: Map::new(),
-        },
-        models,
-        issues: tally.issues,
-        report: Report {
-            format: "cube".into(),
-            project: path.to_owned(),
-            kinds: tally.kinds,
-        },
-    })
+    Ok(Imported::of("cube", path, name, models, tally))
 }
 
 /// Each definition with what it `extends` merged in: lists of members by name, the child's

@@ -47,8 +47,9 @@ pub fn translate(sql: &str, this: &str) -> String {
 pub fn join_pairs(sql: &str, this: &str) -> Option<(String, Vec<(String, String)>)> {
     let mut other_cube: Option<String> = None;
     let mut pairs = Vec::new();
-    let splitter = Regex::new(r"(?i)\s+and\s+").expect("valid regex");
-    for term in splitter.split(sql.trim()) {
+    static AND: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)\s+and\s+").expect("valid regex"));
+    for term in AND.split(sql.trim()) {
         let term = term.trim().trim_start_matches('(').trim_end_matches(')');
         let (a, b) = term.split_once('=')?;
         let side = |s: &str| -> Option<(String, String)> {

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use slayer_common::records::{DataType, Join, Model};
 
 use super::spec::{EntityKind, SemanticModel};
-use crate::import::{column, is_identifier, measure, model, At, Fate, Tally};
+use crate::import::{column, is_identifier, measure, model, Fate, Tally};
 
 /// What the metrics need to know about a measure: where it lives and how it aggregates.
 #[derive(Debug, Clone)]
@@ -262,9 +262,8 @@ pub fn build(
                     problems.push((Fate::Lossy, "a discrete or approximate percentile, imported as the exact continuous one".into()));
                 }
             }
-            if let Some(nad) = &x.non_additive {
+            if x.non_additive.is_some() {
                 problems.push((Fate::Lossy, "non_additive_dimension (a semi-additive measure) has no SLayer form; imported as a plain aggregation, the dimension kept in its meta".into()));
-                let _ = nad;
             }
             let (sql, data_type) = if x.agg == "sum_boolean" {
                 (
@@ -503,9 +502,4 @@ fn push_join(m: &mut Model, target: &str, from: &str, to: &str, cardinality: &st
         join_pairs: vec![pair],
         extra,
     });
-}
-
-/// Where an object without a line of its own is reported: its semantic model.
-pub fn at_of(sm: &SemanticModel) -> At {
-    sm.at.clone()
 }

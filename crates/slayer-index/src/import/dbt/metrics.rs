@@ -7,6 +7,7 @@
 //! `<model>.<metric>` and reported as lossy.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use regex::Regex;
 use serde_json::{json, Value};
@@ -472,8 +473,9 @@ fn most_common(models: &[usize]) -> usize {
 
 /// `expr` with each input name replaced by its formula, whole identifiers only.
 fn substitute(expr: &str, refs: &HashMap<String, String>) -> String {
-    let word = Regex::new(r"[A-Za-z_][A-Za-z0-9_]*").expect("valid regex");
-    word.replace_all(expr, |c: &regex::Captures| {
+    static WORD: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"[A-Za-z_][A-Za-z0-9_]*").expect("valid regex"));
+    WORD.replace_all(expr, |c: &regex::Captures| {
         refs.get(&c[0]).cloned().unwrap_or_else(|| c[0].to_owned())
     })
     .into_owned()

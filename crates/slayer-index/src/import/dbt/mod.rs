@@ -14,10 +14,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use slayer_common::records::{DataType, Datasource};
+use slayer_common::records::DataType;
 
 use crate::error::IndexError;
-use crate::import::{line_of_name, problem, project_files, At, Imported, Report, Tally};
+use crate::import::{line_of_name, problem, project_files, At, Imported, Tally};
 use convert::ColumnDocs;
 use spec::{Metric, SemanticModel};
 
@@ -60,7 +60,6 @@ struct Read {
     metrics: Vec<Metric>,
     docs: ColumnDocs,
     doc_blocks: HashMap<String, String>,
-    saved_queries: usize,
 }
 
 /// Imports the dbt project at `dir` as the datasource `datasource` (default: the project's
@@ -121,23 +120,7 @@ pub fn import(dir: &Path, datasource: Option<&str>) -> Result<Imported, IndexErr
     let mut built = convert::build(&read.semantic_models, &name, &read.docs, &mut tally);
     metrics::add(&read.metrics, &mut built, &mut tally);
     jinja_left(&read, &mut tally);
-    let _ = convert::at_of;
-    let _ = read.saved_queries;
-    Ok(Imported {
-        datasource: Datasource {
-            name,
-            source_type: None,
-            description: None,
-            extra: serde_json::Map::new(),
-        },
-        models: built.models,
-        issues: tally.issues,
-        report: Report {
-            format: "dbt".into(),
-            project: dir.to_owned(),
-            kinds: tally.kinds,
-        },
-    })
+    Ok(Imported::of("dbt", dir, name, built.models, tally))
 }
 
 fn read_file(dir: &Path, file: &Path, read: &mut Read) -> Result<(), IndexError> {
@@ -186,7 +169,6 @@ fn read_file(dir: &Path, file: &Path, read: &mut Read) -> Result<(), IndexError>
             read.metrics.push(metric);
         }
     }
-    read.saved_queries += list("saved_queries")?.len();
     let from = key_line("models");
     for item in list("models")? {
         let Some(model_name) = spec::text(&item, "name") else {

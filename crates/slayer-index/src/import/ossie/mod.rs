@@ -8,13 +8,14 @@ mod sql;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
 use serde_json::{json, Map, Value};
-use slayer_common::records::{DataType, Datasource, Join, Model};
+use slayer_common::records::{DataType, Join, Model};
 
 use crate::error::IndexError;
 use crate::import::{
-    column, line_of_name, model, problem, project_files, schema, At, Fate, Imported, Report, Tally,
+    column, line_of_name, model, problem, project_files, schema, At, Fate, Imported, Tally,
 };
 
 const SCHEMA_0_2: &str = include_str!("osi-schema-0.2.0.dev0.json");
@@ -24,16 +25,16 @@ const SCHEMA_0_1: &str = include_str!("osi-schema-0.1.1.json");
 pub const SQL_DIALECTS: [&str; 4] = ["ANSI_SQL", "SNOWFLAKE", "DATABRICKS", "BIGQUERY"];
 
 /// The schema a document's `version` names, and whether the version was known.
-fn schema_for(version: Option<&str>) -> (Value, bool) {
-    let (text, known) = match version {
-        Some("0.1.1" | "0.1.0" | "1.0") => (SCHEMA_0_1, true),
-        Some("0.2.0.dev0") => (SCHEMA_0_2, true),
-        _ => (SCHEMA_0_2, false),
-    };
-    (
-        serde_json::from_str(text).expect("the bundled schema is JSON"),
-        known,
-    )
+fn schema_for(version: Option<&str>) -> (&'static Value, bool) {
+    static V0_1: LazyLock<Value> =
+        LazyLock::new(|| serde_json::from_str(SCHEMA_0_1).expect("the bundled schema is JSON"));
+    static V0_2: LazyLock<Value> =
+        LazyLock::new(|| serde_json::from_str(SCHEMA_0_2).expect("the bundled schema is JSON"));
+    match version {
+        Some("0.1.1" | "0.1.0" | "1.0") => (&V0_1, true),
+        Some("0.2.0.dev0") => (&V0_2, true),
+        _ => (&V0_2, false),
+    }
 }
 
 /// Imports the Ossie document at `path` (or every `.yaml`/`.yml`/`.json` under a folder).
@@ -66,7 +67,7 @@ pub fn import(
             .and_then(Value::as_str)
             .map(str::to_owned);
         let (schema, known) = schema_for(version.as_deref());
-        let errors = schema::validate(&schema, &value);
+        let errors = schema::validate(schema, &value);
         if !errors.is_empty() {
             let shown: Vec<&String> = errors.iter().take(20).collect();
             return Err(problem(
@@ -180,21 +181,7 @@ pub fn import(
             message: "its version is not 0.1.1 or 0.2.0.dev0; read as 0.2.0.dev0".into(),
         });
     }
-    Ok(Imported {
-        datasource: Datasource {
-            name,
-            source_type: None,
-            description: None,
-            extra: Map::new(),
-        },
-        models,
-        issues: tally.issues,
-        report: Report {
-            format: "ossie".into(),
-            project: path.to_owned(),
-            kinds: tally.kinds,
-        },
-    })
+    Ok(Imported::of("ossie", path, name, models, tally))
 }
 
 /// `description`, then `ai_context`'s instructions, synonyms and examples: the text search reads,
