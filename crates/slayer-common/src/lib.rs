@@ -6,6 +6,7 @@
 //! - [`jsonl`]: reading records with `line N: …` errors, writing one record per line.
 //! - [`store`]: the SQLite store (WAL, busy timeout, schema version and migrations).
 //! - [`exit`]: the exit codes every binary uses.
+//! - [`env`]: the registry of every environment variable slayer reads.
 //! - [`limits`]: what one request may carry, and `slayer.toml`'s `[limits]`.
 //! - [`secrets`]: URLs shown with their secrets masked, and messages scrubbed of them.
 //! - [`mapped`] and [`simd`]: read-only memory maps and the dense search's AVX2 kernels, the
@@ -18,6 +19,7 @@
 
 pub mod canonical;
 pub mod cli;
+pub mod env;
 pub mod exit;
 pub mod jsonl;
 pub mod limits;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Parser;
 use slayer_common::cli::CommonArgs;
 use slayer_common::records::Tier;
+use slayer_search::request::Channel;
 
 fn parse_tier(name: &str) -> Result<Tier, String> {
     Tier::parse(name)
@@ -56,26 +57,22 @@ pub struct Cli {
     /// Only this datasource (its statistics too).
     #[arg(long)]
     pub datasource: Option<String>,
-    /// Cap of the memories bucket.
-    #[arg(long, default_value_t = 5)]
-    pub max_memories: usize,
-    /// Cap of the example_queries bucket.
-    #[arg(long, default_value_t = 2)]
-    pub max_example_queries: usize,
-    /// Cap of the entities bucket.
-    #[arg(long, default_value_t = 5)]
-    pub max_entities: usize,
+    /// Cap of the memories bucket (default 5).
+    #[arg(long)]
+    pub max_memories: Option<usize>,
+    /// Cap of the example_queries bucket (default 2).
+    #[arg(long)]
+    pub max_example_queries: Option<usize>,
+    /// Cap of the entities bucket (default 5).
+    #[arg(long)]
+    pub max_entities: Option<usize>,
     /// Add each channel's rank, raw score and contribution to every hit.
     #[arg(long)]
     pub explain: bool,
-    /// The channels that run, comma-separated (default: all). For ablations and debugging.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "entities,text,dense"
-    )]
-    pub channels: Vec<slayer_search::search::Channel>,
+    /// The channels that run, comma-separated: entities, text, dense (default: all). For
+    /// ablations and debugging.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub channels: Option<Vec<Channel>>,
     /// Override parts of the ranking, as JSON (docs/spec.md §8.6): `memory_fusion`,
     /// `entity_fusion` (rrf|score), `memory_weights`, `entity_weights` ({entities, text, dense}),
     /// `name_weight`, `model_evidence` ({models, leaves, window, model_weight, leaf_weight}).
@@ -86,8 +83,9 @@ pub struct Cli {
     /// SLAYER_LLM_MODEL, or pseudo-relevance feedback), gates the terms against the index,
     /// retrieves in two budgeted passes, applies negatives, reranks and blends; `--explain`
     /// shows every step. A question that is an entity's name is looked up exactly.
-    #[arg(long, value_enum, default_value = "off")]
-    pub plan: slayer_search::plan::PlanMode,
+    /// Default: off.
+    #[arg(long, value_enum)]
+    pub plan: Option<slayer_search::plan::PlanMode>,
     /// Your own expansion terms, as JSON or @FILE: {"anchors": [..], "phrases": [..],
     /// "synonyms": [..], "negatives": {"hard": [..], "soft": [..]}, "exceptions":
     /// [{"negative": "test", "allow": ["ab test"]}]}. Used with --plan auto.
@@ -120,7 +118,7 @@ pub struct Cli {
     #[arg(long, value_delimiter = ',', value_name = "ID,...")]
     pub expand_ids: Vec<String>,
     /// Read one JSON request per line (the flags' fields) and write one response per line.
-    #[arg(long, value_name = "FILE|-", conflicts_with_all = ["entity", "query", "question", "datasource", "inject"])]
+    #[arg(long, value_name = "FILE|-", conflicts_with_all = ["entity", "query", "question", "datasource", "inject", "expand_ids"])]
     pub batch: Option<PathBuf>,
 }
 

@@ -8,14 +8,15 @@ use slayer_index::pyfmt::repr_str as py_repr;
 use slayer_memory::extract::query_entities;
 use slayer_memory::resolve::{Catalog, Lookup, Resolution, ResolveError};
 
-use crate::corpus::Scope;
-use crate::response::Request;
-use crate::search::Context;
-use crate::warnings::Warnings;
+use crate::corpus::{Corpus, Scope};
+use crate::output::warnings::Warnings;
+use crate::request::Request;
+use crate::scoping::MemoryFilter;
 use crate::SearchError;
+use slayer_common::limits::Limits;
 
 /// What a request's inputs resolved to.
-pub struct Inputs<'a> {
+pub(crate) struct Inputs<'a> {
     /// Canonical ids, de-duplicated in order: the response's `resolved_input_entities`.
     pub canonical: Vec<String>,
     /// The catalog they were resolved against; empty (never parsed) without entities or query.
@@ -28,7 +29,7 @@ pub struct Inputs<'a> {
 
 impl Inputs<'_> {
     /// No entities, no query, no question: the recency fallback answers.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         !self.has_refs && self.question.is_none()
     }
 }
@@ -37,8 +38,8 @@ impl Inputs<'_> {
 /// project's or agent's memory, or a soft-deleted one, does not exist for it (the same message
 /// as an id that names nothing, so a search cannot probe for them).
 struct OwnedMemories<'c, 'x> {
-    corpus: &'c crate::corpus::Corpus<'x>,
-    filter: &'c crate::scoping::MemoryFilter,
+    corpus: &'c Corpus<'x>,
+    filter: &'c MemoryFilter,
 }
 
 impl Lookup for OwnedMemories<'_, '_> {
@@ -56,56 +57,53 @@ static NO_CATALOG: Catalog = Catalog {
     models: Vec::new(),
 };
 
-impl Context<'_> {
-    /// Resolves the entity refs, then the query's entities (warnings in that order); a
-    /// `memory:` ref resolves only to a memory `filter`'s owner may see.
-    pub(crate) fn resolve_inputs<'a>(
-        &'a self,
-        req: &'a Request,
-        filter: &crate::scoping::MemoryFilter,
-        warnings: &mut Warnings,
-    ) -> Result<Inputs<'a>, SearchError> {
-        let owned = OwnedMemories {
-            corpus: &self.corpus,
-            filter,
-        };
-        let lookup: &dyn Lookup = &owned;
-        let has_refs = !req.entities.is_empty() || req.query.is_some();
-        let catalog = if has_refs {
-            self.corpus.catalog()?
-        } else {
-            &NO_CATALOG
-        };
-        let mut canonical: Vec<String> = Vec::new();
-        let mut take = |resolved: Result<Resolution, ResolveError>,
-                        dropped: &dyn Fn(String) -> String|
-         -> Result<(), SearchError> {
-            match resolved {
-                Ok(r) => {
-                    for c in r.canonical_forms {
-                        if !canonical.contains(&c) {
-                            canonical.push(c);
-                        }
+/// Resolves the entity refs, then the query's entities (warnings in that order); a `memory:`
+/// ref resolves only to a memory `filter`'s owner may see; a question over the limit is cut.
+pub(crate) fn resolve_inputs<'a>(
+    corpus: &'a Corpus<'_>,
+    limits: &Limits,
+    req: &'a Request,
+    filter: &MemoryFilter,
+    warnings: &mut Warnings,
+) -> Result<Inputs<'a>, SearchError> {
+    let owned = OwnedMemories { corpus, filter };
+    let lookup: &dyn Lookup = &owned;
+    let has_refs = !req.entities.is_empty() || req.query.is_some();
+    let catalog = if has_refs {
+        corpus.catalog()?
+    } else {
+        &NO_CATALOG
+    };
+    let mut canonical: Vec<String> = Vec::new();
+    let mut take = |resolved: Result<Resolution, ResolveError>,
+                    dropped: &dyn Fn(String) -> String|
+     -> Result<(), SearchError> {
+        match resolved {
+            Ok(r) => {
+                for c in r.canonical_forms {
+                    if !canonical.contains(&c) {
+                        canonical.push(c);
                     }
-                    r.warnings.into_iter().for_each(|w| warnings.push(w));
                 }
-                Err(ResolveError::Invalid(e)) => warnings.push(dropped(e)),
-                Err(e) => return Err(SearchError::Memory(e.into())),
+                r.warnings.into_iter().for_each(|w| warnings.push(w));
             }
-            Ok(())
-        };
-        for raw in &req.entities {
-            take(catalog.resolve(raw, None, lookup), &|e| {
-                format!("entity {} dropped: {e}", py_repr(raw))
-            })?;
+            Err(ResolveError::Invalid(e)) => warnings.push(dropped(e)),
+            Err(e) => return Err(SearchError::Memory(e.into())),
         }
-        if let Some(q) = &req.query {
-            take(query_entities(q, catalog, lookup), &|e| {
-                format!("query input dropped: {e}")
-            })?;
-        }
-        let max = self.limits.question_bytes;
-        let question = req.question.as_deref().map(|q| {
+        Ok(())
+    };
+    for raw in &req.entities {
+        take(catalog.resolve(raw, None, lookup), &|e| {
+            format!("entity {} dropped: {e}", py_repr(raw))
+        })?;
+    }
+    if let Some(q) = &req.query {
+        take(query_entities(q, catalog, lookup), &|e| {
+            format!("query input dropped: {e}")
+        })?;
+    }
+    let max = limits.question_bytes;
+    let question = req.question.as_deref().map(|q| {
             let kept = slayer_common::limits::cut(q, max);
             if kept.len() < q.len() {
                 warnings.push(format!(
@@ -116,17 +114,27 @@ impl Context<'_> {
             }
             kept
         });
-        Ok(Inputs {
-            canonical,
-            catalog,
-            question: question.filter(|q| !q.trim().is_empty()),
-            has_refs,
-        })
-    }
+    Ok(Inputs {
+        canonical,
+        catalog,
+        question: question.filter(|q| !q.trim().is_empty()),
+        has_refs,
+    })
+}
+
+/// A question that may be an entity's name or dotted path: trimmed, without quotes or a
+/// trailing `?`, lowercased; `None` when it has spaces (a sentence, not a name).
+pub(crate) fn bare_name(question: &str) -> Option<String> {
+    let name = question
+        .trim()
+        .trim_end_matches('?')
+        .trim_matches(|c| c == '"' || c == '\'' || c == '`')
+        .trim();
+    (!name.is_empty() && !name.contains(char::is_whitespace)).then(|| name.to_lowercase())
 }
 
 /// Named `memory:` inputs that exist but lie outside the datasource: a warning each.
-pub fn warn_off_datasource_memories(
+pub(crate) fn warn_off_datasource_memories(
     inputs: &Inputs<'_>,
     scope: &Scope<'_, '_>,
     warnings: &mut Warnings,
@@ -147,7 +155,7 @@ pub fn warn_off_datasource_memories(
 /// The entity inputs the entity side ranks first (channel 1's named ranking), in input order.
 /// One outside the datasource, on a hidden model or column, or whose doc is gone is dropped
 /// with a warning: an input problem, so warned about even with the entities channel off.
-pub fn named_entities(
+pub(crate) fn named_entities(
     inputs: &Inputs<'_>,
     scope: &Scope<'_, '_>,
     warnings: &mut Warnings,

@@ -11,14 +11,17 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Parser;
 use slayer_common::cli::{Format, JsonArg, UsageError};
+use slayer_common::env;
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::{read_lines_within, write_line, ReadError};
 use slayer_common::limits::Limits;
 use slayer_common::store::{OpenMode, Store};
+use slayer_search::context::Context;
+use slayer_search::output::response::render_text;
 use slayer_search::plan::config::PlanConfig;
 use slayer_search::plan::terms::Injected;
 use slayer_search::plan::Planner;
-use slayer_search::search::{render_text, Context, Request};
+use slayer_search::request::{MemoryDefaults, Request, RequestFields};
 use slayer_search::tuning::Tuning;
 use slayer_search::SearchError;
 
@@ -49,10 +52,7 @@ fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
     slayer_memory::parse_query_arg(arg).map_err(UsageError)
 }
 
-fn parse_tuning(arg: Option<&str>) -> Result<Tuning, UsageError> {
-    let Some(arg) = arg else {
-        return Ok(Tuning::default());
-    };
+fn parse_tuning(arg: &str) -> Result<Tuning, UsageError> {
     serde_json::from_str(arg).map_err(|e| UsageError(format!("--tuning: {e}")))
 }
 
@@ -63,84 +63,90 @@ fn parse_injected(arg: &str) -> Result<Injected, UsageError> {
         .map_err(|e| UsageError(format!("{}: {e}", given.source("--inject"))))
 }
 
-fn run(cli: Cli) -> Result<ExitStatus> {
-    if let Some(Command::Mcp) = cli.command {
-        mcp::serve(&cli.common.store)?;
-        return Ok(ExitStatus::Success);
-    }
-    let tuning = parse_tuning(cli.tuning.as_deref())?;
-    let injected = cli.inject.as_deref().map(parse_injected).transpose()?;
-    let mut output = cli.common.output.output(Format::Json)?;
-    let store_path = &cli.common.store;
-    let plan_config = PlanConfig::load(cli.plan_config.as_deref(), store_path)
-        .map_err(|e| UsageError(e.to_string()))?;
-    let started = std::time::Instant::now();
-    let store = Store::open(store_path, OpenMode::ReadOnly).map_err(SearchError::Store)?;
-    let mut ctx = Context::new(store.conn(), store_path, Planner::new(plan_config))?;
-    ctx.limits = Limits::load(store_path).map_err(|e| UsageError(e.to_string()))?;
-    let opened = started.elapsed();
-    if let Some(batch) = &cli.batch {
-        let mut out = BufWriter::new(io::stdout().lock());
-        let mut defaults = serde_json::Map::new();
-        defaults.insert("max_memories".into(), cli.max_memories.into());
-        defaults.insert("max_example_queries".into(), cli.max_example_queries.into());
-        defaults.insert("max_entities".into(), cli.max_entities.into());
-        defaults.insert("explain".into(), cli.explain.into());
-        defaults.insert("channels".into(), serde_json::to_value(&cli.channels)?);
-        defaults.insert("tuning".into(), serde_json::to_value(tuning)?);
-        defaults.insert("plan".into(), serde_json::to_value(cli.plan)?);
-        if let Some(rerank) = cli.rerank {
-            defaults.insert("rerank".into(), serde_json::to_value(rerank)?);
-        }
-        if !cli.tiers.is_empty() {
-            defaults.insert("tiers".into(), serde_json::to_value(&cli.tiers)?);
-        }
-        if let Some(floor) = cli.confidence_floor {
-            defaults.insert("confidence_floor".into(), floor.into());
-        }
-        for (key, value) in [("project", &cli.project), ("agent", &cli.agent)] {
-            if let Some(v) = value {
-                defaults.insert(key.into(), v.clone().into());
-            }
-        }
-        let _reembed = slayer_search::reembed::start(store_path);
-        let status = run_batch(&mut ctx, batch, &defaults, &mut out)?;
-        out.flush()?;
-        report_timings(&output, &ctx, opened, started);
-        return Ok(status);
-    }
-    let request = Request {
-        entities: cli.entity.clone(),
-        query: cli.query.as_deref().map(parse_query).transpose()?,
-        question: cli.question.clone(),
-        datasource: cli.datasource.clone(),
+/// The settings flags (caps, channels, tuning, plan, rerank, filters): the defaults of every
+/// `--batch` line, and of the one search otherwise.
+fn settings_of(cli: &Cli) -> Result<RequestFields, UsageError> {
+    Ok(RequestFields {
         max_memories: cli.max_memories,
         max_example_queries: cli.max_example_queries,
         max_entities: cli.max_entities,
-        explain: cli.explain,
+        explain: cli.explain.then_some(true),
         channels: cli.channels.clone(),
-        tuning,
+        tuning: cli.tuning.as_deref().map(parse_tuning).transpose()?,
         plan: cli.plan,
-        injected,
         rerank: cli.rerank,
         tiers: (!cli.tiers.is_empty()).then(|| cli.tiers.clone()),
         confidence_floor: cli.confidence_floor,
         project: cli.project.clone(),
         agent: cli.agent.clone(),
-        expand_ids: cli.expand_ids.clone(),
+        ..RequestFields::default()
+    })
+}
+
+/// The inputs flags of the one search (`--batch` lines carry their own).
+fn inputs_of(cli: &Cli) -> Result<RequestFields, UsageError> {
+    Ok(RequestFields {
+        entities: Some(cli.entity.clone()),
+        query: cli.query.as_deref().map(parse_query).transpose()?,
+        question: cli.question.clone(),
+        datasource: cli.datasource.clone(),
+        injected: cli.inject.as_deref().map(parse_injected).transpose()?,
+        expand_ids: Some(cli.expand_ids.clone()),
+        ..RequestFields::default()
+    })
+}
+
+fn run(cli: Cli) -> Result<ExitStatus> {
+    if let Some(Command::Mcp) = cli.command {
+        mcp::serve(&cli.common.store)?;
+        return Ok(ExitStatus::Success);
+    }
+    let settings = Request::default().with(settings_of(&cli)?);
+    let request = match cli.batch {
+        Some(_) => None,
+        None => Some(settings.clone().with(inputs_of(&cli)?)),
+    };
+    let mut output = cli.common.output.output(Format::Json)?;
+    let store_path = &cli.common.store;
+    let plan_config = PlanConfig::load(cli.plan_config.as_deref(), store_path)
+        .map_err(|e| UsageError(e.to_string()))?;
+    let memory_defaults = memory_defaults()?;
+    let started = std::time::Instant::now();
+    let store = Store::open(store_path, OpenMode::ReadOnly).map_err(SearchError::Store)?;
+    let planner = Planner::new(plan_config, env::var);
+    let mut ctx = Context::new(store.conn(), store_path, planner)?;
+    ctx.limits = Limits::load(store_path).map_err(|e| UsageError(e.to_string()))?;
+    ctx.memory_defaults = memory_defaults;
+    let opened = started.elapsed();
+    let Some(request) = request else {
+        let batch = cli.batch.as_deref().unwrap_or(std::path::Path::new("-"));
+        let mut out = BufWriter::new(io::stdout().lock());
+        let _reembed = slayer_search::reembed::start(store_path);
+        let status = run_batch(&mut ctx, batch, &settings, &mut out)?;
+        out.flush()?;
+        report_timings(&output, &ctx, opened, started);
+        return Ok(status);
     };
     let searched = std::time::Instant::now();
     let response = ctx.search(&request)?;
-    ctx.dense.timings.add("search", searched.elapsed());
+    ctx.timings.add("search", searched.elapsed());
     let written = std::time::Instant::now();
     let text = match output.format() {
         Format::Text => render_text(&response),
         Format::Json | Format::Jsonl => String::new(),
     };
     output.result(&serde_json::to_value(&response)?, &text)?;
-    ctx.dense.timings.add("output", written.elapsed());
+    ctx.timings.add("output", written.elapsed());
     report_timings(&output, &ctx, opened, started);
     Ok(ExitStatus::Success)
+}
+
+/// The memory filter's defaults from `SLAYER_CONFIDENCE_FLOOR` and `SLAYER_HIGH_ORDER_SEARCH`.
+pub(crate) fn memory_defaults() -> Result<MemoryDefaults, SearchError> {
+    MemoryDefaults::from_values(
+        env::var(env::CONFIDENCE_FLOOR).as_deref(),
+        env::var(env::HIGH_ORDER_SEARCH).as_deref(),
+    )
 }
 
 /// With `SLAYER_TIMINGS` set, one `timings` record on stderr: milliseconds per stage (the
@@ -151,14 +157,14 @@ fn report_timings(
     opened: std::time::Duration,
     started: std::time::Instant,
 ) {
-    if std::env::var_os("SLAYER_TIMINGS").is_none_or(|v| v.is_empty()) {
+    if env::var(env::TIMINGS).is_none_or(|v| v.is_empty()) {
         return;
     }
     let ms = |d: std::time::Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
     let record = serde_json::json!({
         "kind": "timings",
         "store_open": ms(opened),
-        "stages": ctx.dense.timings.to_json(),
+        "stages": ctx.timings.to_json(),
         "main": ms(started.elapsed()),
     });
     output.note(&record.to_string());
@@ -171,7 +177,7 @@ fn report_timings(
 fn run_batch(
     ctx: &mut Context<'_>,
     file: &std::path::Path,
-    defaults: &serde_json::Map<String, serde_json::Value>,
+    settings: &Request,
     out: &mut impl Write,
 ) -> Result<ExitStatus> {
     let input: Box<dyn BufRead> = if file.as_os_str() == "-" {
@@ -184,7 +190,7 @@ fn run_batch(
     let mut failed = false;
     for line in read_lines_within(input, ctx.limits.request_bytes) {
         let result = match line {
-            Ok((no, text)) => batch_request(&text, defaults)
+            Ok((no, text)) => batch_request(&text, settings)
                 .map_err(|e| (no, format!("line {no}: bad request: {e}")))
                 .and_then(|req| {
                     // Another process may have written since the last line: a store that
@@ -226,15 +232,7 @@ fn run_batch(
 }
 
 /// A `--batch` line as a request, its missing fields taken from the flags.
-fn batch_request(
-    text: &str,
-    defaults: &serde_json::Map<String, serde_json::Value>,
-) -> Result<Request, serde_json::Error> {
-    let mut value: serde_json::Value = serde_json::from_str(text)?;
-    if let serde_json::Value::Object(fields) = &mut value {
-        for (key, default) in defaults {
-            fields.entry(key.clone()).or_insert_with(|| default.clone());
-        }
-    }
-    serde_json::from_value(value)
+fn batch_request(text: &str, settings: &Request) -> Result<Request, serde_json::Error> {
+    let fields: RequestFields = serde_json::from_str(text)?;
+    Ok(settings.clone().with(fields))
 }

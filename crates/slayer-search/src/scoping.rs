@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use slayer_common::records::{Standing, Tier};
 
 /// Entries trusted less than this are skipped unless the request says otherwise (seed 003).
-pub const DEFAULT_CONFIDENCE_FLOOR: f64 = 0.3;
+pub(crate) const DEFAULT_CONFIDENCE_FLOOR: f64 = 0.3;
 
 /// What a request may see of the memories.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,12 +2,14 @@
 //! record on stderr when the process ends): the breakdown the dense channel's benchmark reports.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-/// Time per stage, summed over a process's searches, in the order stages first ran.
-#[derive(Debug, Default)]
+/// Time per stage, summed over a process's searches, in the order stages first ran. A clone
+/// is a handle to the same laps (the context's and its dense channel's).
+#[derive(Debug, Default, Clone)]
 pub struct Timings {
-    laps: RefCell<Vec<(&'static str, Duration)>>,
+    laps: Rc<RefCell<Vec<(&'static str, Duration)>>>,
 }
 
 impl Timings {

@@ -5,9 +5,109 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::fuse::{Fusion, Method, Weights};
-use crate::model_evidence::ModelEvidence;
 use crate::SearchError;
+
+/// How one side's rankings combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Reciprocal rank fusion: a ranking adds `weight / (K + rank)`.
+    Rrf,
+    /// Score fusion: a ranking adds `weight × raw / best`, its raw score over its best one (a
+    /// ranking without raw scores adds `weight`, a full match; one whose best is not positive
+    /// adds nothing).
+    Score,
+}
+
+/// Each channel's weight in one side's fusion, named as `--channels` names the channels. A
+/// channel left out of a weights object weighs 1.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Weights {
+    /// Channel 1: BM25 over memory tags (memories), the named refs (entities).
+    pub entities: f64,
+    /// Channel 2: the full-text index.
+    pub text: f64,
+    /// Channel 3: dense similarity.
+    pub dense: f64,
+}
+
+impl Weights {
+    /// Every channel weighs 1.
+    pub const ONE: Weights = Weights {
+        entities: 1.0,
+        text: 1.0,
+        dense: 1.0,
+    };
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights::ONE
+    }
+}
+
+/// How one side fuses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fusion {
+    /// Reciprocal rank or score.
+    pub method: Method,
+    /// Per-channel weights.
+    pub weights: Weights,
+}
+
+impl Fusion {
+    /// Plain reciprocal rank fusion, every weight 1: the original's.
+    pub const RRF: Fusion = Fusion {
+        method: Method::Rrf,
+        weights: Weights::ONE,
+    };
+}
+
+/// How model-level evidence is drawn and applied.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelEvidence {
+    /// How many of the fused list's first entries the evidence is read from and reordered;
+    /// fixed, so that a smaller entity cap still gives a prefix of a larger one.
+    pub window: usize,
+    /// How many of a model's best leaves add to its evidence.
+    pub leaves: usize,
+    /// How many models of the derived ranking take part in fusion.
+    pub models: usize,
+    /// The derived ranking's weight for a model.
+    pub model_weight: f64,
+    /// The derived ranking's weight for the leaves of a model that takes part.
+    pub leaf_weight: f64,
+}
+
+impl Default for ModelEvidence {
+    fn default() -> Self {
+        ModelEvidence {
+            window: 100,
+            leaves: 2,
+            models: 3,
+            model_weight: 2.0,
+            leaf_weight: 0.2,
+        }
+    }
+}
+
+impl ModelEvidence {
+    /// No model-level evidence: the fused order as it is.
+    pub const OFF: ModelEvidence = ModelEvidence {
+        window: 0,
+        leaves: 0,
+        models: 0,
+        model_weight: 0.0,
+        leaf_weight: 0.0,
+    };
+
+    /// Whether it changes anything.
+    pub fn is_on(&self) -> bool {
+        self.models > 0 && self.window > 0 && (self.model_weight > 0.0 || self.leaf_weight > 0.0)
+    }
+}
 
 /// Every tunable part; a field left out keeps its default.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]

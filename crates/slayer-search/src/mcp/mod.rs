@@ -7,6 +7,8 @@
 //! failed calls are tool results with `isError: true`; an unknown tool is a protocol error.
 //! Nothing but protocol messages goes to stdout.
 
+mod measure_card;
+mod results;
 mod tools;
 mod wire;
 mod worker;

@@ -9,7 +9,7 @@ use rmcp::model::{Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use slayer_search::search::Channel;
+use slayer_search::request::Channel;
 
 /// `search`'s arguments.
 #[derive(Debug, Default, Deserialize, JsonSchema)]

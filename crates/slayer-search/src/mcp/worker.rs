@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
+use super::measure_card::measure_card;
+use super::results::{flatten, render_flat_text};
 use serde_json::{json, Value};
 use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_common::cli::error_message_on;
@@ -16,10 +18,8 @@ use slayer_common::records::Tier;
 use slayer_common::store::{catalog, docs, memories, OpenMode, Store};
 use slayer_memory::service::{self, SaveRequest};
 use slayer_memory::write;
-use slayer_search::measure_card::measure_card;
-use slayer_search::results::{flatten, render_flat_text};
-use slayer_search::search::{Context, Request, ALL_CHANNELS};
-use slayer_search::tuning::Tuning;
+use slayer_search::context::Context;
+use slayer_search::request::{Request, RequestFields};
 use tokio::sync::oneshot;
 
 use super::tools::{
@@ -90,10 +90,18 @@ pub fn start(
                     return;
                 }
             };
-            let planner = slayer_search::plan::Planner::new(config);
+            let planner = slayer_search::plan::Planner::new(config, slayer_common::env::var);
+            let memory_defaults = match crate::memory_defaults() {
+                Ok(defaults) => defaults,
+                Err(e) => {
+                    let _ = ready.send(Err(e.into()));
+                    return;
+                }
+            };
             let mut worker = match Context::new(store.conn(), &path, planner) {
                 Ok(mut ctx) => {
                     ctx.limits = limits;
+                    ctx.memory_defaults = memory_defaults;
                     Worker {
                         ctx,
                         path: &path,
@@ -190,34 +198,29 @@ impl Worker<'_> {
             ),
         };
         let cap = usize::try_from(max_results).unwrap_or(usize::MAX);
-        let request = Request {
-            entities: args.entities.unwrap_or_default(),
+        let tiers = args
+            .tiers
+            .map(|names| names.iter().map(|n| Tier::parse(n)).collect())
+            .transpose()?;
+        // The MCP tool's own defaults: each cap is `max_results`.
+        let request = Request::default().with(RequestFields {
+            entities: args.entities,
             query,
             question: args.question,
             datasource: args.datasource,
-            max_memories: args.max_memories.unwrap_or(cap),
-            max_example_queries: args.max_example_queries.unwrap_or(cap),
-            max_entities: args.max_entities.unwrap_or(cap),
-            explain: args.explain.unwrap_or(false),
-            channels: args.channels.unwrap_or_else(|| ALL_CHANNELS.to_vec()),
-            tuning: Tuning::default(),
-            plan: args.plan.unwrap_or_default(),
+            max_memories: Some(args.max_memories.unwrap_or(cap)),
+            max_example_queries: Some(args.max_example_queries.unwrap_or(cap)),
+            max_entities: Some(args.max_entities.unwrap_or(cap)),
+            explain: args.explain,
+            channels: args.channels,
+            plan: args.plan,
             injected: args.injected,
-            rerank: None,
-            tiers: args
-                .tiers
-                .map(|names| {
-                    names
-                        .iter()
-                        .map(|n| Tier::parse(n))
-                        .collect::<Result<Vec<_>, _>>()
-                })
-                .transpose()?,
+            tiers,
             confidence_floor: args.confidence_floor,
             project: args.project,
             agent: args.agent,
-            expand_ids: vec![],
-        };
+            ..RequestFields::default()
+        });
         let response = self.ctx.search(&request).map_err(message)?;
         let flat =
             flatten(self.ctx.conn, response, cap, args.compact.unwrap_or(true)).map_err(message)?;

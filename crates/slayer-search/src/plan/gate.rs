@@ -43,7 +43,7 @@ pub enum Source {
 
 /// A term proposed to the gate.
 #[derive(Debug, Clone)]
-pub struct Proposed {
+pub(crate) struct Proposed {
     /// As written.
     pub text: String,
     /// What it would do.
@@ -110,7 +110,7 @@ pub struct Gated {
 
 /// Gates proposals in order (earlier sources win duplicates). `df` gives a term's document
 /// frequency in the index (one token: a term lookup; several: a phrase count).
-pub fn gate(
+pub(crate) fn gate(
     proposals: &[Proposed],
     config: &PlanConfig,
     words: &mut IndexWords,
@@ -146,27 +146,10 @@ pub fn gate(
                 .filter(|(_, p)| !matches!(p.role, Role::Anchor | Role::Phrase)),
         );
     let mut decisions: Vec<(usize, Decision)> = Vec::new();
-    let [shortest, longest] = config.term_length;
     for (at, p) in order {
         let normal = normalize(&p.text);
         let text = normal.join(" ");
-        let reason = if normal.is_empty() {
-            Some("empty")
-        } else if !folded(&p.text)
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || " _.-/'".contains(c))
-        {
-            Some("charset")
-        } else {
-            let max = if p.role == Role::Phrase {
-                2 * longest
-            } else {
-                longest
-            };
-            let n = text.chars().count();
-            (n < shortest || n > max).then_some("length")
-        };
-        if let Some(reason) = reason {
+        if let Some(reason) = screen(p, &normal, &text, config.term_length) {
             decisions.push((at, decide(p, Some(reason), false, None)));
             continue;
         }
@@ -223,7 +206,47 @@ pub fn gate(
             }
         }
     }
-    // The band: relative to the anchors' (geometric) mean frequency, over those that occur.
+    apply_band(&mut out, synonyms, &mut decisions, config);
+    decisions.sort_by_key(|(at, _)| *at);
+    out.decisions = decisions.into_iter().map(|(_, d)| d).collect();
+    out
+}
+
+/// Why a proposal's shape rules it out before the index is asked: empty, outside the charset,
+/// too short or too long (a phrase may be twice as long).
+fn screen(
+    p: &Proposed,
+    normal: &[String],
+    text: &str,
+    [shortest, longest]: [usize; 2],
+) -> Option<&'static str> {
+    if normal.is_empty() {
+        return Some("empty");
+    }
+    if !folded(&p.text)
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || " _.-/'".contains(c))
+    {
+        return Some("charset");
+    }
+    let max = if p.role == Role::Phrase {
+        2 * longest
+    } else {
+        longest
+    };
+    let n = text.chars().count();
+    (n < shortest || n > max).then_some("length")
+}
+
+/// The synonyms' band: relative to the anchors' (geometric) mean frequency, over those that
+/// occur; a synonym outside it, a negative one, one that matches nothing or one past the cap
+/// is dropped (its decision says why).
+fn apply_band(
+    out: &mut Gated,
+    synonyms: Vec<(PlanTerm, usize)>,
+    decisions: &mut [(usize, Decision)],
+    config: &PlanConfig,
+) {
     let occurring: Vec<f64> = out
         .anchors
         .iter()
@@ -259,9 +282,6 @@ pub fn gate(
             out.synonyms.push(term);
         }
     }
-    decisions.sort_by_key(|(at, _)| *at);
-    out.decisions = decisions.into_iter().map(|(_, d)| d).collect();
-    out
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ pub enum RerankApi {
 
 /// Where and how to reach the reranker.
 #[derive(Clone)]
-pub struct RerankSettings {
+pub(crate) struct RerankSettings {
     /// The full endpoint URL, e.g. `http://localhost:8080/rerank` or `https://api.cohere.com/v2/rerank`.
     pub url: String,
     /// Sent as `model` in the Cohere shape when set; TEI serves one model and gets none.
@@ -65,7 +65,7 @@ impl std::fmt::Debug for RerankSettings {
 /// the response leaves out gets the lowest returned score minus 1, so the order stays total;
 /// an index out of range or repeated, or a score that is missing or not finite, is an error.
 /// The error is a one-line warning starting with `planner: rerank failed: `.
-pub fn rerank(
+pub(crate) fn rerank(
     settings: &RerankSettings,
     query: &str,
     documents: &[String],

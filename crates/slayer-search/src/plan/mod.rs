@@ -19,19 +19,24 @@
 
 pub mod config;
 pub mod explain;
-pub mod gate;
-pub mod http;
-pub mod http_rerank;
+pub(crate) mod gate;
+pub(crate) mod http;
+pub(crate) mod http_rerank;
 pub mod llm;
-pub mod negatives;
-pub mod passes;
-pub mod prf;
-pub mod rerank;
-pub mod run;
+pub(crate) mod negatives;
+pub(crate) mod passes;
+pub(crate) mod prf;
+pub(crate) mod rerank;
+pub(crate) mod run;
 pub mod terms;
-pub mod words;
+pub(crate) mod words;
 
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
+
+use crate::channels::dense::Dense;
+use crate::channels::lexical::TextIndex;
+use crate::corpus::Corpus;
 
 /// Whether a question is planned.
 #[derive(
@@ -55,7 +60,7 @@ pub enum PlanMode {
     Auto,
 }
 
-/// The planner as a process holds it: its configuration and the LLM settings read from the
+/// The planner as a process holds it: its configuration and the settings read from the
 /// environment once.
 pub struct Planner {
     /// The configuration in force.
@@ -63,20 +68,53 @@ pub struct Planner {
     /// `SLAYER_LLM_MODEL` and friends: `Ok(None)` when no LLM is configured, `Err` (the
     /// warning) when the variable is malformed.
     pub llm: Result<Option<llm::LlmSettings>, String>,
+    /// The HTTP reranker's key, from the variable the configuration names
+    /// (`reranker.api_key_env`).
+    pub rerank_api_key: Option<String>,
 }
 
 impl Planner {
-    /// With this configuration and the LLM the environment names.
-    pub fn new(config: config::PlanConfig) -> Planner {
+    /// With this configuration; `env` reads the environment (the binary's, or a test's).
+    pub fn new(config: config::PlanConfig, env: impl Fn(&str) -> Option<String>) -> Planner {
+        let rerank_api_key = env(&config.reranker.api_key_env).filter(|k| !k.is_empty());
         Planner {
-            config,
             llm: llm::LlmSettings::from_env(),
+            config,
+            rerank_api_key,
         }
     }
 }
 
 impl Default for Planner {
     fn default() -> Self {
-        Planner::new(config::PlanConfig::default())
+        Planner {
+            config: config::PlanConfig::default(),
+            llm: Ok(None),
+            rerank_api_key: None,
+        }
     }
+}
+
+/// What one planned question asks: the question, the caller's terms, the reranker choice and
+/// the name field's weight.
+pub(crate) struct PlanAsk<'a> {
+    /// The question (cut to the limit, not blank).
+    pub(crate) question: &'a str,
+    /// Terms the caller expanded the question with.
+    pub(crate) injected: Option<&'a terms::Injected>,
+    /// The request's reranker (default: the configuration's).
+    pub(crate) rerank: Option<config::RerankProvider>,
+    /// A question word in an entity's name scores this much more.
+    pub(crate) name_weight: f32,
+}
+
+/// What the planner reads: its configuration, the store (docs for pass D, the LLM cache), the
+/// catalog (navigational questions), the full-text index and the dense channel (pass D, the
+/// local reranker).
+pub(crate) struct PlanSources<'a> {
+    pub(crate) planner: &'a Planner,
+    pub(crate) conn: &'a Connection,
+    pub(crate) corpus: &'a Corpus<'a>,
+    pub(crate) text: &'a TextIndex,
+    pub(crate) dense: &'a Dense,
 }

@@ -15,7 +15,7 @@ use crate::plan::terms::Exception;
 use crate::plan::words::{occurs_at, IndexWords, Positioned};
 
 /// The negatives of one plan, compiled.
-pub struct Negatives {
+pub(crate) struct Negatives {
     patterns: Vec<Regex>,
     hard: Vec<Vec<Positioned>>,
     soft: Vec<(String, Vec<Positioned>)>,
@@ -28,7 +28,7 @@ pub struct Negatives {
 
 /// What the negatives made of one candidate.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     /// The hard pattern or term that dropped it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dropped_by: Option<String>,
@@ -56,7 +56,7 @@ fn sequence(tokens: &[String]) -> Vec<Positioned> {
 impl Negatives {
     /// The configuration's patterns and exceptions with the plan's negatives and exceptions.
     /// Patterns were checked when the configuration was read.
-    pub fn new(
+    pub(crate) fn new(
         config: &PlanConfig,
         gated: &Gated,
         plan_exceptions: &[Exception],
@@ -105,7 +105,7 @@ impl Negatives {
     }
 
     /// Judges one candidate.
-    pub fn judge(&self, c: &Candidate, words: &mut IndexWords) -> Verdict {
+    pub(crate) fn judge(&self, c: &Candidate, words: &mut IndexWords) -> Verdict {
         let mut verdict = self.hard_verdict(c, words);
         if verdict.dropped_by.is_some() {
             return verdict;
@@ -125,7 +125,7 @@ impl Negatives {
     }
 
     /// What drops a candidate, if anything: the hard patterns and terms alone.
-    pub fn drops(&self, c: &Candidate, words: &mut IndexWords) -> Option<String> {
+    pub(crate) fn drops(&self, c: &Candidate, words: &mut IndexWords) -> Option<String> {
         self.hard_verdict(c, words).dropped_by
     }
 

@@ -11,7 +11,7 @@ use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
 use slayer_index::fulltext::FullText;
 
-use crate::lexical::{scored, Side};
+use crate::channels::lexical::{scored, Side};
 use crate::plan::config::PlanConfig;
 use crate::plan::gate::{Gated, PlanTerm};
 
@@ -28,7 +28,7 @@ pub enum Pass {
 
 /// A retrieved doc, with what negatives, shaping and the blend read.
 #[derive(Debug, Clone)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// The doc id (canonical id, or `memory:<id>`).
     pub id: String,
     /// The doc kind.
@@ -59,7 +59,7 @@ pub struct PassReport {
 
 /// Both passes' candidates, merged.
 #[derive(Debug, Clone, Default)]
-pub struct Retrieved {
+pub(crate) struct Retrieved {
     /// A's then B's, de-duplicated, capped.
     pub candidates: Vec<Candidate>,
     /// Pass A.
@@ -72,7 +72,7 @@ pub struct Retrieved {
 const MAX_JOINT_ANCHOR_TOKENS: usize = 4;
 
 /// One side of the index (and the datasource) as the passes query it.
-pub struct SideIndex<'a> {
+pub(crate) struct SideIndex<'a> {
     /// The index.
     pub fulltext: &'a FullText,
     /// Its searcher.
@@ -91,7 +91,7 @@ pub struct SideIndex<'a> {
 
 /// Pass A's matches, best first, and its query as shown. Feedback only adds synonyms, so
 /// the same pass A serves pseudo-relevance feedback and retrieval.
-pub struct PassA {
+pub(crate) struct PassA {
     hits: Vec<(f32, DocAddress)>,
     query: String,
 }
@@ -121,7 +121,7 @@ impl SideIndex<'_> {
     }
 
     /// Runs pass A (anchors and phrases).
-    pub fn pass_a(&self, gated: &Gated) -> tantivy::Result<PassA> {
+    pub(crate) fn pass_a(&self, gated: &Gated) -> tantivy::Result<PassA> {
         let (clauses, query) = self.builder().pass_a(gated);
         Ok(PassA {
             hits: self.run(clauses)?,
@@ -131,7 +131,7 @@ impl SideIndex<'_> {
 
     /// Pass A's first `n` docs, best first: what pseudo-relevance feedback reads (after the
     /// negatives have had their say).
-    pub fn top(&self, a: &PassA, n: usize) -> tantivy::Result<Vec<Candidate>> {
+    pub(crate) fn top(&self, a: &PassA, n: usize) -> tantivy::Result<Vec<Candidate>> {
         a.hits
             .iter()
             .take(n)
@@ -140,7 +140,7 @@ impl SideIndex<'_> {
     }
 
     /// Runs pass B (synonyms) and merges it with pass A under the budgets.
-    pub fn retrieve(&self, gated: &Gated, a: &PassA) -> tantivy::Result<Retrieved> {
+    pub(crate) fn retrieve(&self, gated: &Gated, a: &PassA) -> tantivy::Result<Retrieved> {
         let (words_b, query_b) = self.builder().pass_b(gated);
         let hits_a = &a.hits;
         let budgets = self.config.budgets;
@@ -291,7 +291,7 @@ impl Builder<'_> {
 
 /// A pass-A candidate with this id, kind and text (the tests of the later stages).
 #[cfg(test)]
-pub fn test_candidate(id: &str, kind: &str, text: &str) -> Candidate {
+pub(crate) fn test_candidate(id: &str, kind: &str, text: &str) -> Candidate {
     Candidate {
         id: id.into(),
         kind: kind.into(),
@@ -303,7 +303,12 @@ pub fn test_candidate(id: &str, kind: &str, text: &str) -> Candidate {
 
 /// Documents of the whole index holding a term (one token) or a phrase (several, in order
 /// within the slop): the frequency gating compares.
-pub fn doc_freq(fulltext: &FullText, searcher: &Searcher, tokens: &[String], slop: u32) -> u64 {
+pub(crate) fn doc_freq(
+    fulltext: &FullText,
+    searcher: &Searcher,
+    tokens: &[String],
+    slop: u32,
+) -> u64 {
     let field = fulltext.fields().text;
     match tokens {
         [] => 0,

@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use crate::plan::words::{normalize, IndexWords};
 
 /// A feedback doc: its text and its pass-A score.
-pub struct FeedbackDoc<'d> {
+pub(crate) struct FeedbackDoc<'d> {
     /// The doc text.
     pub text: &'d str,
     /// Its BM25 score.
@@ -19,7 +19,7 @@ pub struct FeedbackDoc<'d> {
 /// The `n` best feedback terms, as `(surface word, weight)`, best first (ties: first seen).
 /// `exclude` holds index terms that must not come back (the anchors); `idf` gives a term's
 /// inverse document frequency in the index.
-pub fn feedback_terms(
+pub(crate) fn feedback_terms(
     docs: &[FeedbackDoc<'_>],
     n: usize,
     exclude: &dyn Fn(&str) -> bool,
@@ -67,7 +67,7 @@ pub fn feedback_terms(
 /// label (`Description: `), the lines that only carry types and SQL plumbing dropped, list
 /// markers (`(column)`) removed. Feedback from the labels would propose `description` and
 /// `text` for every question.
-pub fn authored_text(doc: &str) -> String {
+pub(crate) fn authored_text(doc: &str) -> String {
     const PLUMBING: &[&str] = &[
         "Type",
         "sql_table",
@@ -111,7 +111,10 @@ const NEGATIONS: &[&str] = &[
 /// The question's words split into the ones it asks for and the ones it negates: `find pii
 /// tables, not test` → (`find pii tables`, [`test`]). Stopwords after a negation are skipped
 /// (`not the test ones` negates `test`).
-pub fn split_negations(question: &str, words: &mut IndexWords) -> (Vec<String>, Vec<String>) {
+pub(crate) fn split_negations(
+    question: &str,
+    words: &mut IndexWords,
+) -> (Vec<String>, Vec<String>) {
     let mut wanted = Vec::new();
     let mut negated = Vec::new();
     let mut negating = false;

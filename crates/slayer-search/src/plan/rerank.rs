@@ -27,7 +27,10 @@ fn line_value<'t>(text: &'t str, label: &str) -> Option<&'t str> {
 
 /// The seed's block for one candidate. `column_description` gives a model's column's
 /// description (from its own doc), where there is one.
-pub fn shape(c: &Candidate, column_description: &mut dyn FnMut(&str) -> Option<String>) -> String {
+pub(crate) fn shape(
+    c: &Candidate,
+    column_description: &mut dyn FnMut(&str) -> Option<String>,
+) -> String {
     if c.kind == "memory" {
         let (body, tags) = match c.text.rsplit_once("\nTagged entities: ") {
             Some((body, tags)) => (body, Some(tags)),
@@ -85,7 +88,7 @@ pub fn shape(c: &Candidate, column_description: &mut dyn FnMut(&str) -> Option<S
 
 /// How many of the plan's anchors and phrases a candidate holds in its high-signal fields:
 /// an entity's id, title line, description and label; a memory's text.
-pub fn anchor_hits(c: &Candidate, gated: &Gated, words: &mut IndexWords) -> usize {
+pub(crate) fn anchor_hits(c: &Candidate, gated: &Gated, words: &mut IndexWords) -> usize {
     let high = if c.kind == "memory" {
         c.text.clone()
     } else {
@@ -110,7 +113,7 @@ pub fn anchor_hits(c: &Candidate, gated: &Gated, words: &mut IndexWords) -> usiz
 /// The retrieval's own judgement, for want of a reranker: each pass's BM25 score over that
 /// pass's best, pass-B candidates scaled to sit below every pass-A one (the synonyms' pool is
 /// de-boosted by its budget, never promoted by its scores), pass-D ones 0.
-pub fn retrieval_scores(candidates: &[&Candidate]) -> Vec<f64> {
+pub(crate) fn retrieval_scores(candidates: &[&Candidate]) -> Vec<f64> {
     let best = |pass| {
         candidates
             .iter()
@@ -140,7 +143,7 @@ pub fn retrieval_scores(candidates: &[&Candidate]) -> Vec<f64> {
 
 /// The local reranker's score: the mean of the min–max normalised cosines and the retrieval
 /// scores.
-pub fn with_retrieval(cosines: &[f64], retrieval: &[f64]) -> Vec<f64> {
+pub(crate) fn with_retrieval(cosines: &[f64], retrieval: &[f64]) -> Vec<f64> {
     normalize(cosines)
         .iter()
         .zip(retrieval)
@@ -150,7 +153,7 @@ pub fn with_retrieval(cosines: &[f64], retrieval: &[f64]) -> Vec<f64> {
 
 /// Min–max normalisation to [0, 1]; all equal → all 1 (nothing to tell them apart, and none
 /// should lose its weight).
-pub fn normalize(values: &[f64]) -> Vec<f64> {
+pub(crate) fn normalize(values: &[f64]) -> Vec<f64> {
     let (min, max) = values
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
@@ -169,7 +172,12 @@ pub fn normalize(values: &[f64]) -> Vec<f64> {
 }
 
 /// The final scores: `rerank·normalize(rerank) + anchors·hits/max hits − negatives·penalty`.
-pub fn blend(rerank: &[f64], anchor_hits: &[usize], penalties: &[f64], weights: Blend) -> Vec<f64> {
+pub(crate) fn blend(
+    rerank: &[f64],
+    anchor_hits: &[usize],
+    penalties: &[f64],
+    weights: Blend,
+) -> Vec<f64> {
     let rerank = normalize(rerank);
     let most = anchor_hits.iter().copied().max().unwrap_or(0);
     rerank

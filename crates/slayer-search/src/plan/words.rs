@@ -9,7 +9,7 @@ use slayer_index::fulltext::FullText;
 
 /// A term's words after the seed's normalisation: `PhoneNumber`, `phone_number` and
 /// `Phone number` are all `["phone", "number"]`; `Café` is `["cafe"]`.
-pub fn normalize(term: &str) -> Vec<String> {
+pub(crate) fn normalize(term: &str) -> Vec<String> {
     let mut fold = folder();
     let mut words = Vec::new();
     for (from, to) in alphanumeric_runs(term) {
@@ -24,7 +24,7 @@ pub fn normalize(term: &str) -> Vec<String> {
 }
 
 /// Lower case and ASCII folding of the whole text, punctuation kept (for charset checks).
-pub fn folded(text: &str) -> String {
+pub(crate) fn folded(text: &str) -> String {
     fold_one(&mut folder(), text)
 }
 
@@ -45,13 +45,13 @@ fn fold_one(fold: &mut TextAnalyzer, text: &str) -> String {
 }
 
 /// The index's analyzer (stopwords dropped, stems joined), with token positions.
-pub struct IndexWords {
+pub(crate) struct IndexWords {
     analyzer: TextAnalyzer,
 }
 
 /// One analyzed token and its position in the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Positioned {
+pub(crate) struct Positioned {
     /// The index term.
     pub text: String,
     /// Its position (stopwords leave gaps, as in the index).
@@ -60,7 +60,7 @@ pub struct Positioned {
 
 impl IndexWords {
     /// The analyzer of the index's text field.
-    pub fn of(fulltext: &FullText) -> IndexWords {
+    pub(crate) fn of(fulltext: &FullText) -> IndexWords {
         let analyzer = fulltext
             .index()
             .tokenizer_for_field(fulltext.fields().text)
@@ -69,19 +69,20 @@ impl IndexWords {
     }
 
     /// The analyzer itself, without an index (tests).
-    pub fn standalone() -> IndexWords {
+    #[cfg(test)]
+    pub(crate) fn standalone() -> IndexWords {
         IndexWords {
             analyzer: slayer_index::analysis::analyzer(),
         }
     }
 
     /// The index terms of a text, in order.
-    pub fn terms(&mut self, text: &str) -> Vec<String> {
+    pub(crate) fn terms(&mut self, text: &str) -> Vec<String> {
         self.positioned(text).into_iter().map(|t| t.text).collect()
     }
 
     /// The index terms of a text, each with the text it was read from.
-    pub fn with_surface(&mut self, text: &str) -> Vec<(String, String)> {
+    pub(crate) fn with_surface(&mut self, text: &str) -> Vec<(String, String)> {
         let mut stream = self.analyzer.token_stream(text);
         let mut out = Vec::new();
         while let Some(token) = stream.next() {
@@ -95,7 +96,7 @@ impl IndexWords {
     }
 
     /// The index terms of a text with their positions.
-    pub fn positioned(&mut self, text: &str) -> Vec<Positioned> {
+    pub(crate) fn positioned(&mut self, text: &str) -> Vec<Positioned> {
         let mut stream = self.analyzer.token_stream(text);
         let mut out = Vec::new();
         while let Some(token) = stream.next() {
@@ -110,7 +111,7 @@ impl IndexWords {
 
 /// Whether `needle` (a sequence of terms with relative positions) occurs in `hay` so that its
 /// term number `anchor` lands on position `at`.
-pub fn occurs_at(
+pub(crate) fn occurs_at(
     hay: &rustc_hash::FxHashMap<usize, &str>,
     needle: &[Positioned],
     anchor: usize,

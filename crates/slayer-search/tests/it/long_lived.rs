@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use slayer_common::store::{settings, OpenMode, Store};
-use slayer_search::search::Context;
+use slayer_search::context::Context;
 
 use crate::support::{ids, models_dir, run, Fixture};
 

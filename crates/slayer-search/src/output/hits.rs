@@ -6,14 +6,14 @@ use serde_json::Value;
 use slayer_common::store::{docs, memories};
 
 use crate::corpus::MemoryMeta;
-use crate::fuse::{Contribution, Fused};
-use crate::response::{EntityHit, ExampleQueryHit, MemoryHit, Response};
+use crate::fusion::fuse::{Contribution, Fused};
+use crate::output::response::{EntityHit, ExampleQueryHit, MemoryHit, Response};
 use crate::SearchError;
 
 /// Adds a memory's hit to the bucket its query flag names, with its doc text and (query-
 /// bearing) its attached query. A memory whose doc is gone (forgotten since the ranking was
 /// read) is skipped, never returned with an empty text.
-pub fn push_memory(
+pub(crate) fn push_memory(
     conn: &Connection,
     response: &mut Response,
     m: &MemoryMeta,
@@ -51,7 +51,7 @@ pub fn push_memory(
 }
 
 /// An entity's hit, or `None` when its doc is gone.
-pub fn entity(
+pub(crate) fn entity(
     conn: &Connection,
     f: &Fused,
     explain: bool,

@@ -3,7 +3,7 @@
 //!
 //! The rows are scanned in the store's vector sidecar (`slayer_embed::vectors`): mapped, with
 //! the datasource filter read from each row's datasource set, and ranked only as deep as
-//! fusion reads ([`crate::ranked`]). A store whose rows under the model name have more than
+//! fusion reads ([`crate::channels::ranked`]). A store whose rows under the model name have more than
 //! one dimension (rows written by another model under the same name), or a context without a
 //! store path, reads the rows into memory instead, as before the sidecar.
 //!
@@ -21,10 +21,11 @@ use slayer_embed::provider::{active_name, revision, Embedder};
 use slayer_embed::similar::{dot, normalized, rank_unit};
 use slayer_embed::vectors::{Keep, Sidecar};
 
-use crate::channels::ChannelOutcome;
+use crate::channels::ranked::ChannelOutcome;
+use crate::channels::ranked::Ranking;
+use crate::channels::ranked::{DenseRanking, Scanned};
 use crate::corpus::{Admission, Scope};
-use crate::fuse::Ranking;
-use crate::ranked::{DenseRanking, Scanned};
+use crate::timings::Timings;
 use crate::SearchError;
 use slayer_common::canonical::{memory_id_of, memory_ref};
 
@@ -38,7 +39,7 @@ struct Row {
 }
 
 /// Both sides' rankings: `(memories, entities)`.
-pub type DenseSides<'d> = (DenseRanking<'d>, DenseRanking<'d>);
+pub(crate) type DenseSides<'d> = (DenseRanking<'d>, DenseRanking<'d>);
 
 /// The live rows, and `embeddings::change_count` when they were read.
 struct Rows {
@@ -67,8 +68,9 @@ pub struct Dense {
     coverage: Cell<Option<Coverage>>,
     /// The stale-or-missing warning of the last ranking that ran, for the caller to take.
     warning: RefCell<Option<String>>,
-    /// Time per stage: sidecar, model load, question embedding, scan.
-    pub timings: crate::timings::Timings,
+    /// Time per stage: sidecar, model load, question embedding, scan (a handle to the
+    /// context's laps).
+    timings: Timings,
 }
 
 impl Dense {
@@ -86,10 +88,12 @@ impl Dense {
 }
 
 impl Dense {
-    /// Channel 3 under the active model, scanning the sidecar of the store at `store`.
-    pub fn at(store: PathBuf) -> Dense {
+    /// Channel 3 under the active model, scanning the sidecar of the store at `store`, its
+    /// stages timed into `timings`.
+    pub fn at(store: PathBuf, timings: Timings) -> Dense {
         Dense {
             store: Some(store),
+            timings,
             ..Dense::default()
         }
     }
@@ -459,7 +463,7 @@ const EMBEDDING_FAILED: &str = "embedding channel skipped: query embedding faile
 
 /// Docs the channel cannot rank: rows another revision of the model wrote (or written before
 /// slayer recorded revisions, schema 8) and docs with no row (docs/spec.md §10.1).
-pub fn stale_warning(model: &str, c: Coverage) -> String {
+pub(crate) fn stale_warning(model: &str, c: Coverage) -> String {
     format!(
         "embedding channel: {} docs have a stale row (written by another revision of '{model}', or before slayer recorded revisions) and {} docs have no row; they are ranked without the dense channel until `slayer-embed refresh --all` re-embeds them.",
         c.stale, c.missing

@@ -8,21 +8,23 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::fuse::{fuse_keys, fuse_partial, Fused, Fusion, Partial, Ranking};
-use crate::lexical::TextRanking;
-use crate::ranked::DenseRanking;
+use crate::channels::lexical::TextRanking;
+use crate::channels::ranked::{DenseRanking, Ranking};
+use crate::channels::Rankings;
+use crate::fusion::fuse::{fuse_keys, fuse_partial, Fused, Partial};
+use crate::tuning::Fusion;
 use crate::SearchError;
 
 /// How deep the text and dense rankings are read at first, and how much deeper each time
 /// fusion cannot yet vouch for enough entries.
-pub const FIRST_DEPTH: usize = 64;
+pub(crate) const FIRST_DEPTH: usize = 64;
 /// The growth factor of the depth.
-pub const DEEPER: usize = 4;
+pub(crate) const DEEPER: usize = 4;
 
 /// One side's three rankings, the text and dense ones read only as deep as the buckets need.
 /// Fusion order (and so tie order) is channel 1 (BM25 for memories, the named refs for
 /// entities), text, dense.
-pub struct Deepening<'t, 's> {
+pub(crate) struct Deepening<'t, 's> {
     channel1: Partial,
     text: Option<&'t TextRanking<'s>>,
     dense: &'t DenseRanking<'s>,
@@ -39,8 +41,39 @@ pub struct Deepening<'t, 's> {
 }
 
 impl<'t, 's> Deepening<'t, 's> {
+    /// The memory side's fusion of a request's rankings, reading the text ranking from
+    /// `depth`.
+    pub(crate) fn memories(
+        rankings: &'t Rankings<'s>,
+        depth: usize,
+        fusion: Fusion,
+    ) -> Result<Self, SearchError> {
+        Deepening::new(
+            &rankings.bm25,
+            rankings.text_memories.as_ref(),
+            &rankings.dense_memories,
+            depth,
+            fusion,
+        )
+    }
+
+    /// The entity side's fusion, reading the text ranking from `depth`.
+    pub(crate) fn entities(
+        rankings: &'t Rankings<'s>,
+        depth: usize,
+        fusion: Fusion,
+    ) -> Result<Self, SearchError> {
+        Deepening::new(
+            &rankings.named,
+            rankings.text_entities.as_ref(),
+            &rankings.dense_entities,
+            depth,
+            fusion,
+        )
+    }
+
     /// Starts at `depth`. `text` is `None` when the text channel did not run.
-    pub fn new(
+    pub(crate) fn new(
         channel1: &Ranking,
         text: Option<&'t TextRanking<'s>>,
         dense: &'t DenseRanking<'s>,
@@ -63,7 +96,7 @@ impl<'t, 's> Deepening<'t, 's> {
 
     /// Normalises score fusion by these best raw scores (channel 1, text, dense) instead of
     /// each ranking's own.
-    pub fn normalised_by(mut self, bests: [Option<f64>; 3]) -> Self {
+    pub(crate) fn normalised_by(mut self, bests: [Option<f64>; 3]) -> Self {
         if let Some(c1) = bests[0] {
             self.channel1.best = Some(c1);
         }
@@ -149,7 +182,7 @@ impl<'t, 's> Deepening<'t, 's> {
 
     /// The fused entries whose place and score no unread hit can change, and whether the
     /// text and dense rankings have been read whole.
-    pub fn settled(&self) -> Result<(Vec<Fused>, bool), SearchError> {
+    pub(crate) fn settled(&self) -> Result<(Vec<Fused>, bool), SearchError> {
         let dense_top = self.dense_top();
         let mut read_whole = dense_top.len() == self.dense.len();
         let text_top = match self.text {
@@ -171,7 +204,7 @@ impl<'t, 's> Deepening<'t, 's> {
     }
 
     /// The exact fused entries of these keys (those no ranking holds are left out), in order.
-    pub fn exact(&self, keys: &[&str]) -> Result<Vec<Fused>, SearchError> {
+    pub(crate) fn exact(&self, keys: &[&str]) -> Result<Vec<Fused>, SearchError> {
         let mut rankings = vec![self.channel1.clone()];
         if let Some(text) = self.text {
             let beyond = if keys.is_empty() {
@@ -199,7 +232,7 @@ impl<'t, 's> Deepening<'t, 's> {
     /// Bounded fusion for a bucket stage: `fill` turns the settled entries into buckets and
     /// says whether they are full; until they are, and while there is more to read, the text
     /// and dense rankings are read deeper and the buckets refilled. Both sides fill through this.
-    pub fn fill<T>(
+    pub(crate) fn fill<T>(
         &mut self,
         mut fill: impl FnMut(Vec<Fused>) -> Result<(T, bool), SearchError>,
     ) -> Result<T, SearchError> {
@@ -213,7 +246,7 @@ impl<'t, 's> Deepening<'t, 's> {
     }
 
     /// Reads deeper; `false` when there is nothing more to read.
-    pub fn deepen(&mut self) -> Result<bool, SearchError> {
+    pub(crate) fn deepen(&mut self) -> Result<bool, SearchError> {
         let text_len = self.text.map_or(0, TextRanking::len);
         if self.depth >= text_len.max(self.dense.len()) {
             return Ok(false);
@@ -227,7 +260,7 @@ impl<'t, 's> Deepening<'t, 's> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuse::{Method, Weights};
+    use crate::tuning::{Method, Weights};
 
     fn ranking(channel: &'static str, hits: Vec<(String, f64)>) -> Ranking {
         Ranking {

@@ -9,73 +9,19 @@
 //! that takes part draw on it a little (`leaf_weight`): a column of the right table is likelier
 //! the right column.
 
-use crate::fuse::{Contribution, Fused, K};
+use crate::fusion::fuse::{Contribution, Fused, K};
+use crate::inputs::bare_name;
+use crate::tuning::ModelEvidence;
 use crate::SearchError;
 
 /// The channel name the evidence ranking carries in `--explain`.
-pub const CHANNEL: &str = "evidence";
-
-/// How model-level evidence is drawn and applied.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ModelEvidence {
-    /// How many of the fused list's first entries the evidence is read from and reordered;
-    /// fixed, so that a smaller entity cap still gives a prefix of a larger one.
-    pub window: usize,
-    /// How many of a model's best leaves add to its evidence.
-    pub leaves: usize,
-    /// How many models of the derived ranking take part in fusion.
-    pub models: usize,
-    /// The derived ranking's weight for a model.
-    pub model_weight: f64,
-    /// The derived ranking's weight for the leaves of a model that takes part.
-    pub leaf_weight: f64,
-}
-
-impl Default for ModelEvidence {
-    fn default() -> Self {
-        ModelEvidence {
-            window: 100,
-            leaves: 2,
-            models: 3,
-            model_weight: 2.0,
-            leaf_weight: 0.2,
-        }
-    }
-}
-
-impl ModelEvidence {
-    /// No model-level evidence: the fused order as it is.
-    pub const OFF: ModelEvidence = ModelEvidence {
-        window: 0,
-        leaves: 0,
-        models: 0,
-        model_weight: 0.0,
-        leaf_weight: 0.0,
-    };
-
-    /// Whether it changes anything.
-    pub fn is_on(&self) -> bool {
-        self.models > 0 && self.window > 0 && (self.model_weight > 0.0 || self.leaf_weight > 0.0)
-    }
-}
+pub(crate) const CHANNEL: &str = "evidence";
 
 /// The model of a leaf id `<ds>.<model>.<leaf>` (names hold no `.`, docs/spec.md §1.2).
 fn model_of(key: &str) -> Option<&str> {
     let mut dots = key.match_indices('.').map(|(at, _)| at);
     let (_, second) = (dots.next()?, dots.next()?);
     Some(&key[..second])
-}
-
-/// A question that may be an entity's name or dotted path: trimmed, without quotes or a
-/// trailing `?`, lowercased; `None` when it has spaces (a sentence, not a name).
-pub(crate) fn bare_name(question: &str) -> Option<String> {
-    let name = question
-        .trim()
-        .trim_end_matches('?')
-        .trim_matches(|c| c == '"' || c == '\'' || c == '`')
-        .trim();
-    (!name.is_empty() && !name.contains(char::is_whitespace)).then(|| name.to_lowercase())
 }
 
 /// Whether a lowercased bare name is this id, or its tail of whole segments (`orders.amount`,
@@ -104,7 +50,7 @@ fn contribution_sum(f: &Fused) -> f64 {
 
 /// The derived ranking: every model with a doc or a leaf in `window`, by its own score plus
 /// its best `leaves` leaf scores, best first; ties keep the order of first appearance.
-pub fn derived(window: &[Fused], leaves: usize) -> Vec<(String, f64)> {
+pub(crate) fn derived(window: &[Fused], leaves: usize) -> Vec<(String, f64)> {
     let mut order: Vec<&str> = Vec::new();
     let mut own: rustc_hash::FxHashMap<&str, f64> = Default::default();
     let mut leaf_scores: rustc_hash::FxHashMap<&str, Vec<f64>> = Default::default();
@@ -150,7 +96,7 @@ pub fn derived(window: &[Fused], leaves: usize) -> Vec<(String, f64)> {
 /// their fused order). A taking-part model that the window does not hold is brought in with its
 /// exact fused entry from `exact` (one that no channel ranked enters with the evidence alone).
 /// Entries past the window keep their order after it.
-pub fn apply(
+pub(crate) fn apply(
     fused: Vec<Fused>,
     ev: &ModelEvidence,
     question: Option<&str>,

@@ -6,23 +6,25 @@
 //! A tier's share keeps the scores the whole channel gave it (the statistics are the request's
 //! scope's, shared by its tiers) and score fusion normalises it by the whole channel's best, so
 //! one tier's scores compare with another's. A scope whose memories are all plain lessons
-//! never comes here: its ranking is the one fusion of [`crate::buckets`].
+//! never comes here: its ranking is the one fusion of [`crate::fusion::buckets`].
 
 use rustc_hash::FxHashMap;
 use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_common::records::{Standing, Tier};
 
+use crate::channels::lexical::TextRanking;
+use crate::channels::ranked::Ranking;
 use crate::channels::Rankings;
 use crate::corpus::Scope;
-use crate::deepening::{Deepening, FIRST_DEPTH};
-use crate::fuse::{Contribution, Fused, Fusion, Ranking};
-use crate::lexical::TextRanking;
+use crate::fusion::deepening::{Deepening, FIRST_DEPTH};
+use crate::fusion::fuse::{Contribution, Fused};
 use crate::scoping::TierConfig;
+use crate::tuning::Fusion;
 use crate::SearchError;
 
 /// Every tier's candidates, merged: best first; equal scores by tier order, then by place in
 /// the tier.
-pub fn fuse_by_tier(
+pub(crate) fn fuse_by_tier(
     rankings: &Rankings<'_>,
     scope: &Scope<'_, '_>,
     fusion: Fusion,

@@ -13,9 +13,8 @@ use serde_json::Value;
 use slayer_common::canonical::memory_id_of;
 use slayer_common::store::{catalog, docs, memories};
 
-use crate::fuse::Contribution;
-use crate::response::Response;
-use crate::SearchError;
+use slayer_search::output::response::{Contribution, Response};
+use slayer_search::SearchError;
 
 /// The original's longest compact description.
 const COMPACT_DESCRIPTION_CHARS: usize = 500;
@@ -58,7 +57,7 @@ pub struct FlatResponse {
     pub warnings: Vec<String>,
     /// What the planner did (`explain` with `plan: "auto"`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub plan: Option<crate::plan::explain::PlanExplain>,
+    pub plan: Option<slayer_search::plan::explain::PlanExplain>,
 }
 
 /// The flat view of `response`: at most `max_results` hits; `compact` leaves `text` empty and

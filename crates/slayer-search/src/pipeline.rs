@@ -1,135 +1,38 @@
-//! The pipeline (docs/spec.md §9 for the rules, §10.1 for the strings), as stages:
+//! The pipeline (docs/spec.md §9 for the rules, §10.1 for the strings): one request through
+//! each stage once, in order.
 //!
-//! 1. validate ([`Context::validate`]),
-//! 2. resolve inputs ([`crate::inputs`]),
-//! 3. run channels ([`crate::channels`]),
-//! 4. fuse and 5. fill buckets ([`crate::buckets`], hits from [`crate::hits`]),
-//! 6. warnings ([`crate::warnings`]).
+//! 1. validate: the datasource and the limits ([`Context::search`] refuses before any work);
+//! 2. resolve the inputs (`inputs`), and the scope they search in (`corpus`);
+//! 3. plan the question (`plan`, with `--plan auto`);
+//! 4. run the channels (`channels`);
+//! 5. fuse and 6. fill the buckets (`fusion`);
+//! 7. respond: hits, the stale-query check, warnings (`output`).
 //!
-//! Without entities, query or question the recency fallback ([`Context::recency`]) answers
-//! after stage 2.
+//! Without entities, query or question the recency fallback answers after stage 2.
 
-use rusqlite::Connection;
 use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_common::limits::Limits;
-use slayer_index::fulltext::FullText;
 use slayer_index::pyfmt::repr_str as py_repr;
 
-use crate::buckets::{
+use crate::channels::ranked::{DenseRanking, Ranking};
+use crate::channels::{self, ChannelSources, Rankings};
+use crate::context::Context;
+use crate::corpus::Scope;
+use crate::fusion::buckets::{
     fill_entity_bucket, fill_memory_buckets, walk_memory_buckets, Caps, MemoryBuckets, EXACT_BUCKET,
 };
-use crate::corpus::{Corpus, Scope};
-use crate::inputs::{named_entities, warn_off_datasource_memories, Inputs};
-use crate::model_evidence::ModelEvidence;
-use crate::plan::PlanMode;
-pub use crate::response::{
-    render_text, Channel, EntityHit, ExampleQueryHit, MemoryHit, Request, Response, ALL_CHANNELS,
-};
-use crate::warnings::{stale_query_candidates, warn_stale_queries, Warnings};
-use crate::{hits, SearchError};
-
-/// The full-text index, opened (and synced, on a connection of its own) on the first
-/// question: a search without one never touches it.
-pub struct TextIndex {
-    store: std::path::PathBuf,
-    opened: std::cell::OnceCell<(FullText, tantivy::Searcher)>,
-}
-
-impl TextIndex {
-    /// The index of the store at this path.
-    pub fn new(store: std::path::PathBuf) -> TextIndex {
-        TextIndex {
-            store,
-            opened: std::cell::OnceCell::new(),
-        }
-    }
-
-    /// The store this index belongs to.
-    pub fn store(&self) -> &std::path::Path {
-        &self.store
-    }
-
-    pub(crate) fn get(&self) -> Result<&(FullText, tantivy::Searcher), SearchError> {
-        if let Some(opened) = self.opened.get() {
-            return Ok(opened);
-        }
-        let store = slayer_common::store::Store::open(
-            &self.store,
-            slayer_common::store::OpenMode::ReadOnly,
-        )?;
-        let fulltext = FullText::open_for_reading(&store)?;
-        let searcher = fulltext.searcher();
-        Ok(self.opened.get_or_init(|| (fulltext, searcher)))
-    }
-}
-
-/// Everything a search reads, opened once and kept while the store does not change.
-pub struct Context<'a> {
-    /// The store connection.
-    pub conn: &'a Connection,
-    /// The full-text index, opened on the first question.
-    pub text: TextIndex,
-    /// Catalog and memories, read as needed.
-    pub corpus: Corpus<'a>,
-    /// Channel 3, opened on the first question.
-    pub dense: crate::dense::Dense,
-    /// The query planner (`--plan auto`): its configuration and LLM settings.
-    pub(crate) planner: crate::plan::Planner,
-    /// What one request may carry (`[limits]` in slayer.toml; the defaults until the binary
-    /// sets them).
-    pub limits: slayer_common::limits::Limits,
-    /// SQLite's `data_version` when the caches above were filled.
-    data_version: Option<i64>,
-    /// The caches above must be read afresh, changed store or not.
-    stale: bool,
-}
-
-impl<'a> Context<'a> {
-    /// A context on the store at `path`, read through `conn`, planning with `planner`.
-    pub fn new(
-        conn: &'a Connection,
-        path: &std::path::Path,
-        planner: crate::plan::Planner,
-    ) -> Result<Context<'a>, SearchError> {
-        Ok(Context {
-            conn,
-            text: TextIndex::new(path.to_owned()),
-            corpus: Corpus::load(conn)?,
-            dense: crate::dense::Dense::at(path.to_owned()),
-            planner,
-            limits: Default::default(),
-            data_version: None,
-            stale: false,
-        })
-    }
-
-    /// For a process that stays open (`--batch`): when another connection has committed since
-    /// the caches were filled (SQLite's `PRAGMA data_version`, one cheap read), drops what may
-    /// be stale (the catalog, the memory cache and query-bearing ids, the index searcher, the
-    /// embedding rows) and keeps what cannot be (the loaded embedding model, question
-    /// embeddings). Whether anything was dropped.
-    pub fn refresh_if_changed(&mut self) -> Result<bool, SearchError> {
-        let now: i64 = self
-            .conn
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
-            .map_err(slayer_common::store::StoreError::from)?;
-        let before = self.data_version.replace(now);
-        let forced = std::mem::take(&mut self.stale);
-        if !forced && before.is_none_or(|b| b == now) {
-            return Ok(false);
-        }
-        self.corpus = Corpus::load(self.conn)?;
-        self.text = TextIndex::new(self.text.store.clone());
-        self.dense.forget_rows();
-        Ok(true)
-    }
-
-    /// Makes the next [`Context::refresh_if_changed`] read everything afresh (after a call
-    /// that stopped half way through filling the caches).
-    pub fn forget_caches(&mut self) {
-        self.stale = true;
-    }
-}
+use crate::fusion::deepening::Deepening;
+use crate::fusion::fuse::Fused;
+use crate::inputs::{named_entities, resolve_inputs, warn_off_datasource_memories, Inputs};
+use crate::output::hits;
+use crate::output::response::{ExpandedMemory, Response};
+use crate::output::warnings::{stale_query_candidates, warn_stale_queries, Warnings};
+use crate::plan::explain::PlanExplain;
+use crate::plan::{PlanAsk, PlanMode, PlanSources};
+use crate::request::{Channel, Request};
+use crate::scoping::MemoryFilter;
+use crate::tuning::{Fusion, ModelEvidence};
+use crate::SearchError;
 
 impl Context<'_> {
     /// Runs one search, on one snapshot of the store.
@@ -146,13 +49,15 @@ impl Context<'_> {
     }
 
     fn search_in_snapshot(&self, req: &Request) -> Result<Response, SearchError> {
+        // 1. Validate.
         let datasource = self.validate(req)?;
         req.tuning.validate()?;
         self.check_limits(req)?;
         let mut warnings = Warnings::default();
-        let filter = req.memory_filter()?;
-        let inputs = self.resolve_inputs(req, &filter, &mut warnings)?;
-        let scope = self.dense.timings.time("scope", || {
+        let filter = req.memory_filter(&self.memory_defaults)?;
+        // 2. Resolve.
+        let inputs = resolve_inputs(&self.corpus, &self.limits, req, &filter, &mut warnings)?;
+        let scope = self.timings.time("scope", || {
             self.corpus.scope(datasource, &filter, inputs.catalog)
         })?;
         warn_off_datasource_memories(&inputs, &scope, &mut warnings)?;
@@ -177,59 +82,23 @@ impl Context<'_> {
             return Ok(response);
         }
         let mut named = named_entities(&inputs, &scope, &mut warnings)?;
-        let planned = match inputs.question {
-            Some(q) if req.plan == PlanMode::Auto => {
-                Some(self.plan(req, q, &scope, &mut warnings)?)
+        // 3. Plan.
+        let (plan_explain, planned) = self.plan(req, &inputs, &scope, &mut warnings)?;
+        // A navigational question: its entity is looked up exactly and leads.
+        if let Some(entity) = plan_explain.as_ref().and_then(|p| p.navigational.clone()) {
+            if !named.contains(&entity) {
+                named.insert(0, entity);
             }
-            _ => None,
-        };
-        let (plan_explain, plan_rankings) = match planned {
-            Some(p) => (Some(p.explain), p.rankings),
-            None => (None, None),
-        };
-        let mut fusion = (req.tuning.memories(), req.tuning.entities());
-        let rankings = match plan_rankings {
-            // The planned rankings take the place of channels 2 and 3, weighted as the text
-            // channel; channel 1 runs as asked.
-            Some((memories, entities)) => {
-                let mut unplanned = req.clone();
-                unplanned.channels.retain(|c| *c == Channel::Entities);
-                let mut r = self.run_channels(&unplanned, &inputs, named, &scope, &mut warnings)?;
-                r.dense_memories = crate::ranked::DenseRanking::Listed(memories);
-                r.dense_entities = crate::ranked::DenseRanking::Listed(entities);
-                fusion.0.weights.dense = fusion.0.weights.text;
-                fusion.1.weights.dense = fusion.1.weights.text;
-                r
-            }
-            None => {
-                // A navigational question: its entity is looked up exactly and leads.
-                if let Some(entity) = plan_explain.as_ref().and_then(|p| p.navigational.clone()) {
-                    if !named.contains(&entity) {
-                        named.insert(0, entity);
-                    }
-                }
-                self.run_channels(req, &inputs, named, &scope, &mut warnings)?
-            }
-        };
+        }
+        // 4. Channels.
+        let (rankings, fusion) =
+            self.run_channels(req, &inputs, named, planned, &scope, &mut warnings)?;
         if req.explain {
             response.plan = plan_explain;
         }
+        // 5 and 6. Fuse and fill the buckets.
         let caps = Caps::of(req);
-        let buckets = if scope.weighed()? {
-            let tiers = &self.planner.config.memory_tiers;
-            let merged = self.dense.timings.time("tiers", || {
-                crate::tiers::fuse_by_tier(&rankings, &scope, fusion.0, tiers)
-            })?;
-            let with_query = self.corpus.with_query()?;
-            walk_memory_buckets(merged, with_query, caps.memories, caps.example_queries)
-        } else {
-            fill_memory_buckets(
-                &mut rankings.memories(caps.memory_depth(), fusion.0)?,
-                self.corpus.with_query()?,
-                &caps,
-                EXACT_BUCKET,
-            )?
-        };
+        let buckets = self.fuse_memories(&rankings, fusion.0, &caps, &scope)?;
         self.memory_hits(req, buckets, &inputs, &scope, &mut response)?;
         let evidence = if rankings.question_ranked_entities() {
             req.tuning.model_evidence
@@ -237,17 +106,116 @@ impl Context<'_> {
             ModelEvidence::OFF
         };
         response.entities = fill_entity_bucket(
-            &mut rankings.entities(caps.entity_depth(), fusion.1)?,
+            &mut Deepening::entities(&rankings, caps.entity_depth(), fusion.1)?,
             caps.entities,
             &evidence,
             inputs.question,
             |f| hits::entity(self.conn, f, req.explain),
         )?;
+        // 7. Respond.
         let returned = response.example_queries.iter().map(|h| h.id.clone());
         let stale = stale_query_candidates(returned, &inputs.canonical, &scope)?;
         warn_stale_queries(&self.corpus, &stale, &mut warnings)?;
         response.warnings = warnings.into_vec();
         Ok(response)
+    }
+
+    /// Stage 3: a question planned (`--plan auto`): its explanation, and the rankings that
+    /// take the place of channels 2 and 3 (none for a navigational question).
+    fn plan(
+        &self,
+        req: &Request,
+        inputs: &Inputs<'_>,
+        scope: &Scope<'_, '_>,
+        warnings: &mut Warnings,
+    ) -> Result<(Option<PlanExplain>, Option<(Ranking, Ranking)>), SearchError> {
+        let Some(question) = inputs.question.filter(|_| req.plan == PlanMode::Auto) else {
+            return Ok((None, None));
+        };
+        let sources = PlanSources {
+            planner: &self.planner,
+            conn: self.conn,
+            corpus: &self.corpus,
+            text: &self.text,
+            dense: &self.dense,
+        };
+        let ask = PlanAsk {
+            question,
+            injected: req.injected.as_ref(),
+            rerank: req.rerank,
+            name_weight: req.tuning.name_weight,
+        };
+        let planned = crate::plan::run::plan(&sources, &ask, scope, warnings)?;
+        Ok((Some(planned.explain), planned.rankings))
+    }
+
+    /// Stage 4: the channels the request turns on, and each side's fusion. Planned rankings
+    /// take the place of channels 2 and 3, weighted as the text channel (channel 1 runs as
+    /// asked).
+    fn run_channels(
+        &self,
+        req: &Request,
+        inputs: &Inputs<'_>,
+        named: Vec<String>,
+        planned: Option<(Ranking, Ranking)>,
+        scope: &Scope<'_, '_>,
+        warnings: &mut Warnings,
+    ) -> Result<(Rankings<'_>, (Fusion, Fusion)), SearchError> {
+        let mut fusion = (req.tuning.memories(), req.tuning.entities());
+        let sources = ChannelSources {
+            conn: self.conn,
+            text: &self.text,
+            dense: &self.dense,
+            limits: &self.limits,
+            timings: &self.timings,
+        };
+        match planned {
+            Some((memories, entities)) => {
+                let mut unplanned = req.clone();
+                unplanned.channels.retain(|c| *c == Channel::Entities);
+                let mut r = channels::run(&sources, &unplanned, inputs, named, scope, warnings)?;
+                r.dense_memories = DenseRanking::Listed(memories);
+                r.dense_entities = DenseRanking::Listed(entities);
+                fusion.0.weights.dense = fusion.0.weights.text;
+                fusion.1.weights.dense = fusion.1.weights.text;
+                Ok((r, fusion))
+            }
+            None => Ok((
+                channels::run(&sources, req, inputs, named, scope, warnings)?,
+                fusion,
+            )),
+        }
+    }
+
+    /// Stages 5 and 6, memory side: fused per tier group where tier weights apply, else in
+    /// one list, and the memories and example queries the caps keep.
+    fn fuse_memories(
+        &self,
+        rankings: &Rankings<'_>,
+        fusion: Fusion,
+        caps: &Caps,
+        scope: &Scope<'_, '_>,
+    ) -> Result<MemoryBuckets<Fused>, SearchError> {
+        if scope.weighed()? {
+            let tiers = &self.planner.config.memory_tiers;
+            let merged = self.timings.time("tiers", || {
+                crate::fusion::tiers::fuse_by_tier(rankings, scope, fusion, tiers)
+            })?;
+            let with_query = self.corpus.with_query()?;
+            Ok(walk_memory_buckets(
+                merged,
+                with_query,
+                caps.memories,
+                caps.example_queries,
+            ))
+        } else {
+            fill_memory_buckets(
+                &mut Deepening::memories(rankings, caps.memory_depth(), fusion)?,
+                self.corpus.with_query()?,
+                caps,
+                EXACT_BUCKET,
+            )
+        }
     }
 
     /// Stage 1: an unknown datasource is a request error, raised before any work.
@@ -301,7 +269,7 @@ impl Context<'_> {
     fn memory_hits(
         &self,
         req: &Request,
-        picked: MemoryBuckets<crate::fuse::Fused>,
+        picked: MemoryBuckets<Fused>,
         inputs: &Inputs<'_>,
         scope: &Scope<'_, '_>,
         response: &mut Response,
@@ -327,9 +295,9 @@ impl Context<'_> {
     fn expand_ids(
         &self,
         ids: &[String],
-        filter: &crate::scoping::MemoryFilter,
+        filter: &MemoryFilter,
         warnings: &mut Warnings,
-    ) -> Result<Vec<crate::response::ExpandedMemory>, SearchError> {
+    ) -> Result<Vec<ExpandedMemory>, SearchError> {
         let mut out = Vec::new();
         for id in ids {
             let found = slayer_common::store::memories::get(self.conn, id)?
@@ -343,7 +311,7 @@ impl Context<'_> {
                 continue;
             };
             let s = m.standing;
-            out.push(crate::response::ExpandedMemory {
+            out.push(ExpandedMemory {
                 tier: s.tier,
                 id: m.id,
                 text: doc.doc.text,

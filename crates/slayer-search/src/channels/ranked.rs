@@ -7,7 +7,23 @@ use std::cell::RefCell;
 use rustc_hash::FxHashMap;
 use slayer_embed::vectors::{Scored, Sidecar};
 
-use crate::fuse::Ranking;
+/// One channel's ranking: keys best first, with the channel's raw scores.
+#[derive(Debug, Clone)]
+pub struct Ranking {
+    /// Channel name, for `--explain`.
+    pub channel: &'static str,
+    /// `(key, raw score)`, best first. Raw scores are `None` where a channel has none.
+    pub hits: Vec<(String, Option<f64>)>,
+}
+
+/// What a channel that may not run gives: its result, or why it was skipped (the warning).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChannelOutcome<T> {
+    /// The channel ran.
+    Ran(T),
+    /// A precondition failed; the search goes on without the channel.
+    Skipped(String),
+}
 
 /// One side's dense ranking.
 pub enum DenseRanking<'d> {
@@ -228,8 +244,9 @@ impl Scanned<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::deepening::Deepening;
-    use crate::fuse::{Fused, Fusion, Method, Weights};
+    use crate::fusion::deepening::Deepening;
+    use crate::fusion::fuse::Fused;
+    use crate::tuning::{Fusion, Method, Weights};
     use slayer_common::records::Doc;
     use slayer_common::store::{docs, embeddings, OpenMode, Store};
 

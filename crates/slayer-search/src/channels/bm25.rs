@@ -8,8 +8,10 @@ const B: f64 = 0.75;
 const DELTA: f64 = 1.0;
 
 /// Ranks docs (each a list of tags, duplicates ignored) against the query tags. Only docs
-/// sharing at least one tag are returned, by score descending; ties keep input order.
-pub fn rank<S: AsRef<str>>(docs: &[Vec<S>], query: &[String]) -> Vec<(usize, f64)> {
+/// sharing at least one tag are returned, by score descending; ties keep input order. The
+/// search scores only the docs that share a tag ([`rank_matching`]); this is its reference.
+#[cfg(test)]
+pub(crate) fn rank<S: AsRef<str>>(docs: &[Vec<S>], query: &[String]) -> Vec<(usize, f64)> {
     let sets = tag_sets(docs);
     let n = sets.len();
     let total: usize = sets.iter().map(Vec::len).sum();
@@ -19,7 +21,7 @@ pub fn rank<S: AsRef<str>>(docs: &[Vec<S>], query: &[String]) -> Vec<(usize, f64
 /// As [`rank`], for the docs that share a tag with the query (every such doc of the corpus,
 /// in corpus order), with the corpus's size and total tag count given: the rest of the corpus
 /// only ever enters BM25 through those two numbers.
-pub fn rank_matching<S: AsRef<str>>(
+pub(crate) fn rank_matching<S: AsRef<str>>(
     matching: &[Vec<S>],
     query: &[String],
     corpus_docs: usize,

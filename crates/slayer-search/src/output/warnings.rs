@@ -11,25 +11,25 @@ use crate::SearchError;
 
 /// Warnings, each kept once, in the order first emitted.
 #[derive(Debug, Default)]
-pub struct Warnings(Vec<String>);
+pub(crate) struct Warnings(Vec<String>);
 
 impl Warnings {
     /// Adds a warning unless it is already there.
-    pub fn push(&mut self, warning: String) {
+    pub(crate) fn push(&mut self, warning: String) {
         if !self.0.contains(&warning) {
             self.0.push(warning);
         }
     }
 
     /// The warnings, in order.
-    pub fn into_vec(self) -> Vec<String> {
+    pub(crate) fn into_vec(self) -> Vec<String> {
         self.0
     }
 }
 
 /// The memories whose attached query is checked: the returned example queries, then the named
 /// `memory:` inputs the datasource filter keeps.
-pub fn stale_query_candidates(
+pub(crate) fn stale_query_candidates(
     returned: impl IntoIterator<Item = String>,
     inputs: &[String],
     scope: &Scope<'_, '_>,
@@ -44,7 +44,7 @@ pub fn stale_query_candidates(
 }
 
 /// One warning per memory whose attached query has references that no longer resolve.
-pub fn warn_stale_queries(
+pub(crate) fn warn_stale_queries(
     corpus: &Corpus<'_>,
     ids: &[String],
     warnings: &mut Warnings,

@@ -17,10 +17,46 @@ use slayer_common::canonical::memory_ref;
 use slayer_index::fulltext::{Fields, FullText};
 
 use crate::corpus::Admission;
+use crate::SearchError;
+
+/// The full-text index, opened (and synced, on a connection of its own) on the first
+/// question: a search without one never touches it.
+pub struct TextIndex {
+    store: std::path::PathBuf,
+    opened: std::cell::OnceCell<(FullText, tantivy::Searcher)>,
+}
+
+impl TextIndex {
+    /// The index of the store at this path.
+    pub fn new(store: std::path::PathBuf) -> TextIndex {
+        TextIndex {
+            store,
+            opened: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The store this index belongs to.
+    pub fn store(&self) -> &std::path::Path {
+        &self.store
+    }
+
+    pub(crate) fn get(&self) -> Result<&(FullText, tantivy::Searcher), SearchError> {
+        if let Some(opened) = self.opened.get() {
+            return Ok(opened);
+        }
+        let store = slayer_common::store::Store::open(
+            &self.store,
+            slayer_common::store::OpenMode::ReadOnly,
+        )?;
+        let fulltext = FullText::open_for_reading(&store)?;
+        let searcher = fulltext.searcher();
+        Ok(self.opened.get_or_init(|| (fulltext, searcher)))
+    }
+}
 
 /// Which docs a query ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
+pub(crate) enum Side {
     /// Memory docs.
     Memories,
     /// Datasource, model, column, measure and aggregation docs.
@@ -29,7 +65,7 @@ pub enum Side {
 
 /// A question's distinct terms, each with how often the question says it, in first-seen order.
 #[derive(Debug, Default)]
-pub struct QuestionTerms {
+pub(crate) struct QuestionTerms {
     /// At most the cap asked for.
     pub terms: Vec<(Term, u32)>,
     /// Distinct terms past the cap, left out.
@@ -38,7 +74,11 @@ pub struct QuestionTerms {
 
 /// The question's terms, as the index analyzes text: each distinct term once, counted (a
 /// repeated word weighs what it weighed as repeated clauses), at most `max_terms` of them.
-pub fn question_terms(fulltext: &FullText, question: &str, max_terms: usize) -> QuestionTerms {
+pub(crate) fn question_terms(
+    fulltext: &FullText,
+    question: &str,
+    max_terms: usize,
+) -> QuestionTerms {
     let field = fulltext.fields().text;
     let mut out = QuestionTerms::default();
     let Ok(mut analyzer) = fulltext.index().tokenizer_for_field(field) else {
@@ -164,7 +204,7 @@ impl SegmentCollector for SegmentScored {
 
 /// One side's full ranking by the question, ids read only where asked: a ranking can hold
 /// every memory of a large corpus, and fusion rarely needs more than its top.
-pub struct TextRanking<'s> {
+pub(crate) struct TextRanking<'s> {
     searcher: &'s Searcher,
     id_field: Field,
     /// Every match, best first; equal scores in ascending doc address, as tantivy's `TopDocs`.
@@ -177,7 +217,11 @@ impl<'s> TextRanking<'s> {
     /// The ranking split into `groups` rankings by each hit's group (`group_of(position)`),
     /// each in the same order with the same scores: the tiers' shares of a ranking, scored
     /// with the whole ranking's statistics.
-    pub fn split(&self, groups: usize, group_of: impl Fn(usize) -> usize) -> Vec<TextRanking<'s>> {
+    pub(crate) fn split(
+        &self,
+        groups: usize,
+        group_of: impl Fn(usize) -> usize,
+    ) -> Vec<TextRanking<'s>> {
         let mut hits: Vec<Vec<(f32, DocAddress)>> = vec![Vec::new(); groups];
         for (i, hit) in self.hits.iter().enumerate() {
             hits[group_of(i)].push(*hit);
@@ -193,22 +237,22 @@ impl<'s> TextRanking<'s> {
     }
 
     /// How many docs matched.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.hits.len()
     }
 
     /// Whether nothing matched.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.hits.is_empty()
     }
 
     /// The raw score at a position.
-    pub fn score(&self, position: usize) -> f64 {
+    pub(crate) fn score(&self, position: usize) -> f64 {
         f64::from(self.hits[position].0)
     }
 
     /// `(id, score)` of the first `n` hits.
-    pub fn top(&self, n: usize) -> tantivy::Result<Vec<(String, Option<f64>)>> {
+    pub(crate) fn top(&self, n: usize) -> tantivy::Result<Vec<(String, Option<f64>)>> {
         let hits = &self.hits[..n.min(self.hits.len())];
         let ids = ids_of(self.searcher, self.id_field, hits)?;
         Ok(hits
@@ -219,7 +263,7 @@ impl<'s> TextRanking<'s> {
     }
 
     /// The 0-based position of each id that matched (ids that did not are left out).
-    pub fn locate<'k>(
+    pub(crate) fn locate<'k>(
         &self,
         ids: impl IntoIterator<Item = &'k str>,
     ) -> tantivy::Result<rustc_hash::FxHashMap<String, usize>> {
@@ -259,7 +303,7 @@ impl<'s> TextRanking<'s> {
 
 /// Ranks one side by the question: every match, best first (never truncated). Equal scores
 /// keep index order (doc address), as tantivy does.
-pub fn rank<'s>(
+pub(crate) fn rank<'s>(
     fulltext: &FullText,
     searcher: &'s Searcher,
     terms: &[(Term, u32)],

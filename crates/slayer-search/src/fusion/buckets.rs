@@ -9,18 +9,19 @@
 use rustc_hash::FxHashSet;
 use slayer_common::canonical::{memory_id_of, memory_ref};
 
-use crate::deepening::{Deepening, DEEPER, FIRST_DEPTH};
-use crate::fuse::Fused;
-use crate::model_evidence::{self, ModelEvidence};
-use crate::response::Request;
+use crate::fusion::deepening::{Deepening, DEEPER, FIRST_DEPTH};
+use crate::fusion::fuse::Fused;
+use crate::fusion::model_evidence;
+use crate::request::Request;
+use crate::tuning::ModelEvidence;
 use crate::SearchError;
 
 /// Up to this many query-bearing memories, their bucket is computed from all of them.
-pub const EXACT_BUCKET: usize = 20_000;
+pub(crate) const EXACT_BUCKET: usize = 20_000;
 
 /// The request's bucket caps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Caps {
+pub(crate) struct Caps {
     /// Cap of `memories` (learning-only memories).
     pub memories: usize,
     /// Cap of `example_queries` (query-bearing memories).
@@ -31,7 +32,7 @@ pub struct Caps {
 
 impl Caps {
     /// The caps a request asks for.
-    pub fn of(req: &Request) -> Caps {
+    pub(crate) fn of(req: &Request) -> Caps {
         Caps {
             memories: req.max_memories,
             example_queries: req.max_example_queries,
@@ -40,12 +41,12 @@ impl Caps {
     }
 
     /// How deep the memory side's text ranking is read first.
-    pub fn memory_depth(&self) -> usize {
+    pub(crate) fn memory_depth(&self) -> usize {
         FIRST_DEPTH.max(DEEPER * (self.memories + self.example_queries))
     }
 
     /// How deep the entity side's text ranking is read first.
-    pub fn entity_depth(&self) -> usize {
+    pub(crate) fn entity_depth(&self) -> usize {
         FIRST_DEPTH.max(DEEPER * self.entities)
     }
 }
@@ -53,7 +54,7 @@ impl Caps {
 /// The two memory buckets, named as the response's: `memories` takes learning-only memories,
 /// `example_queries` query-bearing ones, each up to its cap, in the order offered.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MemoryBuckets<T> {
+pub(crate) struct MemoryBuckets<T> {
     /// Learning-only memories.
     pub memories: Vec<T>,
     /// Query-bearing memories.
@@ -63,7 +64,7 @@ pub struct MemoryBuckets<T> {
 
 impl<T> MemoryBuckets<T> {
     /// Empty buckets with these caps.
-    pub fn new(memories: usize, example_queries: usize) -> Self {
+    pub(crate) fn new(memories: usize, example_queries: usize) -> Self {
         MemoryBuckets {
             memories: Vec::new(),
             example_queries: Vec::new(),
@@ -72,7 +73,7 @@ impl<T> MemoryBuckets<T> {
     }
 
     /// Puts the entry in the bucket its query flag names, if that one has room.
-    pub fn offer(&mut self, entry: T, has_query: bool) {
+    pub(crate) fn offer(&mut self, entry: T, has_query: bool) {
         let (bucket, cap) = if has_query {
             (&mut self.example_queries, self.caps.1)
         } else {
@@ -84,7 +85,7 @@ impl<T> MemoryBuckets<T> {
     }
 
     /// Whether both buckets are at their caps.
-    pub fn full(&self) -> bool {
+    pub(crate) fn full(&self) -> bool {
         self.memories.len() >= self.caps.0 && self.example_queries.len() >= self.caps.1
     }
 }
@@ -93,7 +94,7 @@ impl<T> MemoryBuckets<T> {
 /// query-bearing memories. While there are at most `exact_limit` of those (they are usually
 /// few), their bucket is computed exactly from where each of them sits, so a bucket that cannot
 /// fill never makes us read every hit; past it, both buckets fill from the fused walk.
-pub fn fill_memory_buckets(
+pub(crate) fn fill_memory_buckets(
     fusion: &mut Deepening<'_, '_>,
     with_query: &FxHashSet<String>,
     caps: &Caps,
@@ -122,7 +123,7 @@ pub fn fill_memory_buckets(
 
 /// Walks fused memories in order into the two buckets, each up to its cap; `with_query`
 /// holds the ids of the query-bearing memories.
-pub fn walk_memory_buckets(
+pub(crate) fn walk_memory_buckets(
     order: impl IntoIterator<Item = Fused>,
     with_query: &FxHashSet<String>,
     memories: usize,
@@ -145,7 +146,7 @@ pub fn walk_memory_buckets(
 /// Fills the entity bucket from the entity side's fusion, up to `cap` hits, after model-level
 /// evidence reorders the fused list's first entries; `hit` builds one (`None`: its doc is gone,
 /// and the next entry takes the place).
-pub fn fill_entity_bucket<H>(
+pub(crate) fn fill_entity_bucket<H>(
     fusion: &mut Deepening<'_, '_>,
     cap: usize,
     evidence: &ModelEvidence,
@@ -185,7 +186,8 @@ pub fn fill_entity_bucket<H>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuse::{Fusion, Ranking};
+    use crate::channels::ranked::Ranking;
+    use crate::tuning::Fusion;
 
     fn ranking(channel: &'static str, keys: &[&str]) -> Ranking {
         Ranking {
@@ -216,7 +218,7 @@ mod tests {
             "dense",
             &["memory:6", "memory:5", "memory:7", "memory:8", "memory:2"],
         );
-        let dense = crate::ranked::DenseRanking::Listed(dense);
+        let dense = crate::channels::ranked::DenseRanking::Listed(dense);
         let with_query: FxHashSet<String> = ["2", "5", "7"].into_iter().map(String::from).collect();
         let mut fusion =
             Deepening::new(&bm25, None, &dense, caps.memory_depth(), Fusion::RRF).unwrap();
@@ -267,7 +269,7 @@ mod tests {
         // key comes first in each tie.
         let bm25 = ranking("bm25", &["memory:1", "memory:2"]);
         let dense = ranking("dense", &["memory:3", "memory:4"]);
-        let dense = crate::ranked::DenseRanking::Listed(dense);
+        let dense = crate::channels::ranked::DenseRanking::Listed(dense);
         let mut fusion = Deepening::new(&bm25, None, &dense, FIRST_DEPTH, Fusion::RRF).unwrap();
         let b = fill_memory_buckets(&mut fusion, &FxHashSet::default(), &caps(4, 2), 0).unwrap();
         assert_eq!(
@@ -282,7 +284,7 @@ mod tests {
     fn entity_keys_never_enter_the_memory_buckets() {
         let bm25 = ranking("bm25", &["db.orders", "memory:1"]);
         let dense = ranking("dense", &[]);
-        let dense = crate::ranked::DenseRanking::Listed(dense);
+        let dense = crate::channels::ranked::DenseRanking::Listed(dense);
         let mut fusion = Deepening::new(&bm25, None, &dense, 64, Fusion::RRF).unwrap();
         let b = fill_memory_buckets(&mut fusion, &FxHashSet::default(), &caps(5, 5), 0).unwrap();
         assert_eq!(ids(&b.memories), ["memory:1"]);
@@ -292,7 +294,7 @@ mod tests {
     fn the_entity_bucket_skips_entries_without_a_hit_and_still_fills_its_cap() {
         let named = ranking("named", &["db.a", "db.gone", "db.b"]);
         let dense = ranking("dense", &["db.c", "db.a"]);
-        let dense = crate::ranked::DenseRanking::Listed(dense);
+        let dense = crate::channels::ranked::DenseRanking::Listed(dense);
         let fill = |cap: usize| {
             let mut fusion = Deepening::new(&named, None, &dense, 64, Fusion::RRF).unwrap();
             fill_entity_bucket(&mut fusion, cap, &ModelEvidence::OFF, None, |f| {
@@ -314,7 +316,7 @@ mod tests {
             .collect();
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         let dense = ranking("dense", &keys);
-        let dense = crate::ranked::DenseRanking::Listed(dense);
+        let dense = crate::channels::ranked::DenseRanking::Listed(dense);
         let fill = |cap: usize| {
             let mut fusion =
                 Deepening::new(&ranking("named", &[]), None, &dense, 64, Fusion::RRF).unwrap();

@@ -3,14 +3,8 @@
 //! rankings. A contribution is reciprocal-rank (`weight / (60 + rank)`) or a normalised score
 //! (`weight × raw / best raw of that ranking`).
 
-/// One channel's ranking: keys best first, with the channel's raw scores.
-#[derive(Debug, Clone)]
-pub struct Ranking {
-    /// Channel name, for `--explain`.
-    pub channel: &'static str,
-    /// `(key, raw score)`, best first. Raw scores are `None` where a channel has none.
-    pub hits: Vec<(String, Option<f64>)>,
-}
+use crate::channels::ranked::Ranking;
+use crate::tuning::{Fusion, Method};
 
 /// How one channel placed a key.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -28,7 +22,7 @@ pub struct Contribution {
 
 /// A fused key.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Fused {
+pub(crate) struct Fused {
     /// The key.
     pub key: String,
     /// The fused score, or the raw score when a single ranking with raw scores took part.
@@ -38,64 +32,9 @@ pub struct Fused {
 }
 
 /// The RRF constant.
-pub const K: f64 = 60.0;
-
-/// How one side's rankings combine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Method {
-    /// Reciprocal rank fusion: a ranking adds `weight / (K + rank)`.
-    Rrf,
-    /// Score fusion: a ranking adds `weight × raw / best`, its raw score over its best one (a
-    /// ranking without raw scores adds `weight`, a full match; one whose best is not positive
-    /// adds nothing).
-    Score,
-}
-
-/// Each channel's weight in one side's fusion, named as `--channels` names the channels. A
-/// channel left out of a weights object weighs 1.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Weights {
-    /// Channel 1: BM25 over memory tags (memories), the named refs (entities).
-    pub entities: f64,
-    /// Channel 2: the full-text index.
-    pub text: f64,
-    /// Channel 3: dense similarity.
-    pub dense: f64,
-}
-
-impl Weights {
-    /// Every channel weighs 1.
-    pub const ONE: Weights = Weights {
-        entities: 1.0,
-        text: 1.0,
-        dense: 1.0,
-    };
-}
-
-impl Default for Weights {
-    fn default() -> Self {
-        Weights::ONE
-    }
-}
-
-/// How one side fuses.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Fusion {
-    /// Reciprocal rank or score.
-    pub method: Method,
-    /// Per-channel weights.
-    pub weights: Weights,
-}
+pub(crate) const K: f64 = 60.0;
 
 impl Fusion {
-    /// Plain reciprocal rank fusion, every weight 1: the original's.
-    pub const RRF: Fusion = Fusion {
-        method: Method::Rrf,
-        weights: Weights::ONE,
-    };
-
     /// A ranking's contribution at 0-based position `at` with raw score `raw`.
     fn contribution(&self, ranking: &Partial, at: usize, raw: Option<f64>) -> f64 {
         match self.method {
@@ -125,7 +64,7 @@ impl Fusion {
 /// What fusion knows of one ranking: its top, its full length, and where some keys beyond
 /// the top sit in it.
 #[derive(Debug, Clone, Default)]
-pub struct Partial {
+pub(crate) struct Partial {
     /// Channel name, for `--explain`.
     pub channel: &'static str,
     /// The ranking's first hits, best first.
@@ -145,7 +84,7 @@ pub struct Partial {
 
 impl Partial {
     /// A ranking read whole, with its weight.
-    pub fn whole(ranking: &Ranking, weight: f64) -> Partial {
+    pub(crate) fn whole(ranking: &Ranking, weight: f64) -> Partial {
         Partial {
             channel: ranking.channel,
             top: ranking.hits.clone(),
@@ -165,7 +104,7 @@ impl Partial {
 /// Each key of a top must be in every other ranking's `top` or `beyond` if that ranking has
 /// it at all. Ties keep the order in which the whole rankings would first have shown the key:
 /// by the first ranking holding it, then its position there.
-pub fn fuse_partial(rankings: &[Partial], fusion: &Fusion) -> (Vec<Fused>, f64) {
+pub(crate) fn fuse_partial(rankings: &[Partial], fusion: &Fusion) -> (Vec<Fused>, f64) {
     let mut keys: Vec<&str> = Vec::new();
     let mut seen: rustc_hash::FxHashSet<&str> = Default::default();
     for ranking in rankings.iter().filter(|r| r.len > 0) {
@@ -198,7 +137,7 @@ fn single_raw(rankings: &[Partial]) -> bool {
 /// The exact fused entries of the given keys (those no ranking holds are left out), in the
 /// order the whole fusion would give them. Each key must be in every ranking's `top` or
 /// `beyond` that holds it.
-pub fn fuse_keys(rankings: &[Partial], keys: &[&str], fusion: &Fusion) -> Vec<Fused> {
+pub(crate) fn fuse_keys(rankings: &[Partial], keys: &[&str], fusion: &Fusion) -> Vec<Fused> {
     let active: Vec<&Partial> = rankings.iter().filter(|r| r.len > 0).collect();
     let tops: Vec<rustc_hash::FxHashMap<&str, usize>> = active
         .iter()
@@ -250,6 +189,7 @@ pub fn fuse_keys(rankings: &[Partial], keys: &[&str], fusion: &Fusion) -> Vec<Fu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tuning::Weights;
 
     /// Fusion of whole rankings: what `fuse_partial` must agree with above its bound.
     fn fuse(rankings: &[Ranking]) -> Vec<Fused> {

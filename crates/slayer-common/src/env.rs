@@ -1,0 +1,160 @@
+//! Every environment variable slayer reads, in one registry (as uv keeps its `EnvVars`): the
+//! name, which binaries read it, and what it does. The binaries read them (through [`var`]) and
+//! pass the values into the libraries; a test checks that the README's table names each one.
+
+/// One variable.
+#[derive(Debug, Clone, Copy)]
+pub struct EnvVar {
+    /// The name.
+    pub name: &'static str,
+    /// The binaries (or scripts) that read it.
+    pub read_by: &'static str,
+    /// What it does, one sentence.
+    pub doc: &'static str,
+}
+
+/// The store's path, where `--store` is not given.
+pub const STORE: &str = "SLAYER_STORE";
+/// The output format at a terminal.
+pub const FORMAT: &str = "SLAYER_FORMAT";
+/// The active embedding model.
+pub const EMBEDDING_MODEL: &str = "SLAYER_EMBEDDING_MODEL";
+/// An OpenAI-compatible embeddings endpoint.
+pub const EMBEDDING_BASE_URL: &str = "SLAYER_EMBEDDING_BASE_URL";
+/// Where local model folders live.
+pub const MODEL_DIR: &str = "SLAYER_MODEL_DIR";
+/// Turns embedding on save, and the search's background re-embedding, off.
+pub const NO_EMBED: &str = "SLAYER_NO_EMBED";
+/// Turns the AVX2 kernels off.
+pub const NO_SIMD: &str = "SLAYER_NO_SIMD";
+/// The default confidence floor of a search.
+pub const CONFIDENCE_FLOOR: &str = "SLAYER_CONFIDENCE_FLOOR";
+/// Whether a search without tiers searches every tier.
+pub const HIGH_ORDER_SEARCH: &str = "SLAYER_HIGH_ORDER_SEARCH";
+/// The planner's LLM.
+pub const LLM_MODEL: &str = "SLAYER_LLM_MODEL";
+/// The planner's LLM endpoint.
+pub const LLM_BASE_URL: &str = "SLAYER_LLM_BASE_URL";
+/// The planner's LLM key.
+pub const LLM_API_KEY: &str = "SLAYER_LLM_API_KEY";
+/// The HTTP reranker's key (the default of `reranker.api_key_env`).
+pub const RERANK_API_KEY: &str = "SLAYER_RERANK_API_KEY";
+/// Time per stage on stderr.
+pub const TIMINGS: &str = "SLAYER_TIMINGS";
+/// Where the prebuilt DuckDB library is (build time).
+pub const DUCKDB_DIR: &str = "SLAYER_DUCKDB_DIR";
+
+/// Every variable, as the README's table lists them.
+pub const ALL: &[EnvVar] = &[
+    EnvVar {
+        name: STORE,
+        read_by: "every binary",
+        doc: "the store's path where `--store` is not given (default `slayer.db`)",
+    },
+    EnvVar {
+        name: FORMAT,
+        read_by: "every binary",
+        doc: "the output format at a terminal (`json`, `jsonl`, `text`); a pipe keeps the default",
+    },
+    EnvVar {
+        name: EMBEDDING_MODEL,
+        read_by: "slayer-embed, slayer-memory, slayer-search",
+        doc: "the active embedding model (default the bundled local all-MiniLM-L6-v2)",
+    },
+    EnvVar {
+        name: EMBEDDING_BASE_URL,
+        read_by: "slayer-embed, slayer-memory, slayer-search",
+        doc: "the base URL of an OpenAI-compatible embeddings endpoint",
+    },
+    EnvVar {
+        name: MODEL_DIR,
+        read_by: "slayer-embed, slayer-memory, slayer-search",
+        doc: "where local model folders live (default `~/.cache/slayer/models`)",
+    },
+    EnvVar {
+        name: NO_EMBED,
+        read_by: "slayer-memory, slayer-search",
+        doc: "a true value saves without embedding and stops the search's background re-embedding",
+    },
+    EnvVar {
+        name: NO_SIMD,
+        read_by: "slayer-embed, slayer-search",
+        doc: "set: the dense scan uses the portable kernel instead of AVX2",
+    },
+    EnvVar {
+        name: CONFIDENCE_FLOOR,
+        read_by: "slayer-search",
+        doc: "the confidence floor of a search that sets none (default 0.3)",
+    },
+    EnvVar {
+        name: HIGH_ORDER_SEARCH,
+        read_by: "slayer-search",
+        doc: "`false`: a search that names no tiers searches lessons only",
+    },
+    EnvVar {
+        name: LLM_MODEL,
+        read_by: "slayer-search",
+        doc: "the planner's LLM (`--plan auto`), `provider/model`",
+    },
+    EnvVar {
+        name: LLM_BASE_URL,
+        read_by: "slayer-search",
+        doc: "the planner's OpenAI-compatible chat endpoint",
+    },
+    EnvVar {
+        name: LLM_API_KEY,
+        read_by: "slayer-search",
+        doc: "the planner LLM's key",
+    },
+    EnvVar {
+        name: RERANK_API_KEY,
+        read_by: "slayer-search",
+        doc: "the HTTP reranker's key (the variable `reranker.api_key_env` names by default)",
+    },
+    EnvVar {
+        name: TIMINGS,
+        read_by: "slayer-search",
+        doc: "set: one `timings` record on stderr, milliseconds per stage",
+    },
+    EnvVar {
+        name: DUCKDB_DIR,
+        read_by: "slayer-profile's build, scripts/fetch-duckdb.sh",
+        doc: "where the prebuilt DuckDB library is installed",
+    },
+];
+
+/// A variable's value, `None` when unset or not UTF-8.
+pub fn var(name: &str) -> Option<String> {
+    debug_assert!(
+        ALL.iter().any(|v| v.name == name) || !name.starts_with("SLAYER_"),
+        "{name} is not in slayer_common::env::ALL"
+    );
+    std::env::var(name).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_readme_documents_every_variable() {
+        let readme = include_str!("../../../README.md");
+        for v in ALL {
+            assert!(
+                readme.contains(&format!("`{}`", v.name)),
+                "README.md's environment table lacks `{}`",
+                v.name
+            );
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_prefixed() {
+        let mut names: Vec<&str> = ALL.iter().map(|v| v.name).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before);
+        assert!(names.iter().all(|n| n.starts_with("SLAYER_")));
+    }
+}

@@ -1,0 +1,13 @@
+//! Stages 5 and 6: fusion of the channels' rankings and the buckets it fills.
+//!
+//! - `fuse`: reciprocal-rank or score fusion, weighted per channel, first-insertion ties.
+//! - `deepening`: fusion that reads the text and dense rankings only as deep as needed.
+//! - `model_evidence`: the derived ranking of models from their best leaves, fused in.
+//! - `tiers`: the memory side fused per tier group when tier weights apply.
+//! - `buckets`: the caps, and the memories, example queries and entities they keep.
+
+pub(crate) mod buckets;
+pub(crate) mod deepening;
+pub(crate) mod fuse;
+pub(crate) mod model_evidence;
+pub(crate) mod tiers;

@@ -1,0 +1,181 @@
+//! What a search gives: the response (the `SearchResponse`, docs/spec.md §9.8) and its text
+//! form for people (§9.9). The request is [`crate::request`].
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use crate::fusion::fuse::Contribution;
+use crate::plan::explain::PlanExplain;
+use slayer_common::records::Tier;
+
+/// A learning-only memory hit.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryHit {
+    /// Memory id (`slayer-memory forget <id>` works).
+    pub id: String,
+    /// The memory's tier.
+    pub tier: Tier,
+    /// Fused (docs/spec.md §8), or the channel's raw score when one channel ranked memories.
+    pub score: f64,
+    /// The full indexed text.
+    pub text: String,
+    /// Inputs that overlapped the memory's live tags (and its own `memory:<id>`), sorted.
+    pub matched_entities: Vec<String>,
+    /// Per-channel detail (`--explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Vec<Contribution>>,
+}
+
+/// A query-bearing memory hit.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExampleQueryHit {
+    /// Memory id.
+    pub id: String,
+    /// The memory's tier.
+    pub tier: Tier,
+    /// As [`MemoryHit::score`].
+    pub score: f64,
+    /// The full indexed text.
+    pub text: String,
+    /// As [`MemoryHit::matched_entities`].
+    pub matched_entities: Vec<String>,
+    /// The attached query, as stored.
+    pub query: Value,
+    /// Per-channel detail (`--explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Vec<Contribution>>,
+}
+
+/// An entity hit.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntityHit {
+    /// Canonical id.
+    pub id: String,
+    /// datasource, model, column, measure or aggregation.
+    pub kind: String,
+    /// Fused (docs/spec.md §8), or the channel's raw score when one channel with scores ranked
+    /// entities.
+    pub score: f64,
+    /// The full rendered text.
+    pub text: String,
+    /// Per-channel detail (`--explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Vec<Contribution>>,
+}
+
+/// The response (`SearchResponse`, docs/spec.md §9.8).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Response {
+    /// Learning-only memories.
+    pub memories: Vec<MemoryHit>,
+    /// Query-bearing memories.
+    pub example_queries: Vec<ExampleQueryHit>,
+    /// Entities.
+    pub entities: Vec<EntityHit>,
+    /// What the inputs resolved to.
+    pub resolved_input_entities: Vec<String>,
+    /// One line each, de-duplicated, in emission order.
+    pub warnings: Vec<String>,
+    /// What the planner did (`--explain` with `--plan auto`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanExplain>,
+    /// The memories `expand_ids` asked for, in the order asked (left out when none were).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expanded: Option<Vec<ExpandedMemory>>,
+}
+
+/// A memory returned whole by id (the seed's `expandIds`): one shape for every tier.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExpandedMemory {
+    /// Its tier.
+    pub tier: Tier,
+    /// Memory id.
+    pub id: String,
+    /// The full indexed text.
+    pub text: String,
+    /// The attached query, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query: Option<Value>,
+    /// The memory's standing values that are not a plain lesson's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// Strength, when not 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strength: Option<f64>,
+    /// Its project, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Its agent, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}
+
+/// ` [tier]` after a hit's id, for any tier but lesson.
+fn tier_mark(tier: Tier) -> String {
+    if tier == Tier::Lesson {
+        String::new()
+    } else {
+        format!(" [{tier}]")
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+/// The text form for people: warnings, resolved inputs, then each bucket.
+pub fn render_text(r: &Response) -> String {
+    let mut out = String::new();
+    for w in &r.warnings {
+        out.push_str(&format!("[warning] {w}\n"));
+    }
+    if !r.resolved_input_entities.is_empty() {
+        out.push_str(&format!(
+            "Resolved input entities: {}\n",
+            r.resolved_input_entities.join(", ")
+        ));
+    }
+    out.push_str(&format!("\nMemories ({}):\n", r.memories.len()));
+    for h in &r.memories {
+        out.push_str(&format!(
+            "  M {}{} (score={:.4})\n    {}\n",
+            h.id,
+            tier_mark(h.tier),
+            h.score,
+            first_line(&h.text)
+        ));
+    }
+    out.push_str(&format!(
+        "\nExample queries ({}):\n",
+        r.example_queries.len()
+    ));
+    for h in &r.example_queries {
+        out.push_str(&format!(
+            "  Q {}{} (score={:.4})\n    {}\n",
+            h.id,
+            tier_mark(h.tier),
+            h.score,
+            first_line(&h.text)
+        ));
+    }
+    out.push_str(&format!("\nEntities ({}):\n", r.entities.len()));
+    for h in &r.entities {
+        out.push_str(&format!(
+            "  [{}] {} (score={:.4})\n    {}\n",
+            h.kind,
+            h.id,
+            h.score,
+            first_line(&h.text)
+        ));
+    }
+    if let Some(expanded) = &r.expanded {
+        out.push_str(&format!("\nExpanded ({}):\n", expanded.len()));
+        for m in expanded {
+            out.push_str(&format!("  {} [{}]\n", m.id, m.tier));
+            for line in m.text.lines() {
+                out.push_str(&format!("    {line}\n"));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,281 @@
+//! What a search is asked: the one request definition. The flags, a `--batch` line and the
+//! MCP `search` tool each give some of its fields ([`RequestFields`]); whatever they leave out
+//! comes from [`Request::default`], the one place the defaults live. Settings a process reads
+//! from its environment once ([`MemoryDefaults`]) are the binary's to read and pass in.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use slayer_common::records::Tier;
+
+use crate::plan::config::RerankProvider;
+use crate::plan::terms::Injected;
+use crate::plan::PlanMode;
+use crate::scoping::{MemoryFilter, DEFAULT_CONFIDENCE_FLOOR};
+use crate::tuning::Tuning;
+use crate::SearchError;
+
+/// A search request: the flags, or one `--batch` line.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Entity references (resolved leniently).
+    pub entities: Vec<String>,
+    /// A SlayerQuery whose entities join the inputs.
+    pub query: Option<Value>,
+    /// A natural-language question.
+    pub question: Option<String>,
+    /// Only this datasource.
+    pub datasource: Option<String>,
+    /// Cap of the `memories` bucket.
+    pub max_memories: usize,
+    /// Cap of the `example_queries` bucket.
+    pub max_example_queries: usize,
+    /// Cap of the `entities` bucket.
+    pub max_entities: usize,
+    /// Add each channel's rank, raw score and RRF contribution to every hit.
+    pub explain: bool,
+    /// The channels that run (all by default); one turned off is not a warning.
+    pub channels: Vec<Channel>,
+    /// Fusion methods, weights, model-level evidence (docs/spec.md §8.6).
+    pub tuning: Tuning,
+    /// `auto` plans the question (seed 002); `off` (the default) does not.
+    pub plan: PlanMode,
+    /// Expansion terms the caller did itself (anchors, phrases, synonyms, negatives,
+    /// exceptions), merged into the plan with provenance `caller`.
+    pub injected: Option<Injected>,
+    /// The planner's reranker for this request (default: the configuration's).
+    pub rerank: Option<RerankProvider>,
+    /// Only these memory tiers (default: every tier).
+    pub tiers: Option<Vec<Tier>>,
+    /// Memories with a lower confidence are skipped (default 0.3).
+    pub confidence_floor: Option<f64>,
+    /// Only this project's memories and those of every project.
+    pub project: Option<String>,
+    /// Only this agent's memories and those of every agent.
+    pub agent: Option<String>,
+    /// Memories to return whole, by id, of any tiers (the response's `expanded`).
+    pub expand_ids: Vec<String>,
+}
+
+/// Some of a request's fields: those a caller gave (a flag, a key of a `--batch` line, an MCP
+/// argument). Laid over a request with [`Request::with`]; a field left out keeps its value.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestFields {
+    /// See [`Request::entities`].
+    pub entities: Option<Vec<String>>,
+    /// See [`Request::query`].
+    pub query: Option<Value>,
+    /// See [`Request::question`].
+    pub question: Option<String>,
+    /// See [`Request::datasource`].
+    pub datasource: Option<String>,
+    /// See [`Request::max_memories`].
+    pub max_memories: Option<usize>,
+    /// See [`Request::max_example_queries`].
+    pub max_example_queries: Option<usize>,
+    /// See [`Request::max_entities`].
+    pub max_entities: Option<usize>,
+    /// See [`Request::explain`].
+    pub explain: Option<bool>,
+    /// See [`Request::channels`].
+    pub channels: Option<Vec<Channel>>,
+    /// See [`Request::tuning`].
+    pub tuning: Option<Tuning>,
+    /// See [`Request::plan`].
+    pub plan: Option<PlanMode>,
+    /// See [`Request::injected`].
+    pub injected: Option<Injected>,
+    /// See [`Request::rerank`].
+    pub rerank: Option<RerankProvider>,
+    /// See [`Request::tiers`].
+    pub tiers: Option<Vec<Tier>>,
+    /// See [`Request::confidence_floor`].
+    pub confidence_floor: Option<f64>,
+    /// See [`Request::project`].
+    pub project: Option<String>,
+    /// See [`Request::agent`].
+    pub agent: Option<String>,
+    /// See [`Request::expand_ids`].
+    pub expand_ids: Option<Vec<String>>,
+}
+
+impl Request {
+    /// This request with the given fields laid over it.
+    pub fn with(mut self, fields: RequestFields) -> Request {
+        if let Some(v) = fields.entities {
+            self.entities = v;
+        }
+        if let Some(v) = fields.query {
+            self.query = Some(v);
+        }
+        if let Some(v) = fields.question {
+            self.question = Some(v);
+        }
+        if let Some(v) = fields.datasource {
+            self.datasource = Some(v);
+        }
+        if let Some(v) = fields.max_memories {
+            self.max_memories = v;
+        }
+        if let Some(v) = fields.max_example_queries {
+            self.max_example_queries = v;
+        }
+        if let Some(v) = fields.max_entities {
+            self.max_entities = v;
+        }
+        if let Some(v) = fields.explain {
+            self.explain = v;
+        }
+        if let Some(v) = fields.channels {
+            self.channels = v;
+        }
+        if let Some(v) = fields.tuning {
+            self.tuning = v;
+        }
+        if let Some(v) = fields.plan {
+            self.plan = v;
+        }
+        if let Some(v) = fields.injected {
+            self.injected = Some(v);
+        }
+        if let Some(v) = fields.rerank {
+            self.rerank = Some(v);
+        }
+        if let Some(v) = fields.tiers {
+            self.tiers = Some(v);
+        }
+        if let Some(v) = fields.confidence_floor {
+            self.confidence_floor = Some(v);
+        }
+        if let Some(v) = fields.project {
+            self.project = Some(v);
+        }
+        if let Some(v) = fields.agent {
+            self.agent = Some(v);
+        }
+        if let Some(v) = fields.expand_ids {
+            self.expand_ids = v;
+        }
+        self
+    }
+
+    /// What the request may see of the memories: its own tiers and floor, else the process's
+    /// defaults.
+    pub fn memory_filter(&self, defaults: &MemoryDefaults) -> Result<MemoryFilter, SearchError> {
+        let floor = self.confidence_floor.unwrap_or(defaults.confidence_floor);
+        if !(0.0..=1.0).contains(&floor) {
+            return Err(SearchError::Request(format!(
+                "confidence_floor must be a number from 0 to 1, not {floor}"
+            )));
+        }
+        let default_tiers = if defaults.high_order {
+            Tier::ALL.to_vec()
+        } else {
+            vec![Tier::Lesson]
+        };
+        for (field, value) in [("project", &self.project), ("agent", &self.agent)] {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return Err(SearchError::Request(format!(
+                    "{field} must be a non-blank name"
+                )));
+            }
+        }
+        Ok(MemoryFilter {
+            tiers: self.tiers.clone().unwrap_or(default_tiers),
+            confidence_floor: floor,
+            project: self.project.clone(),
+            agent: self.agent.clone(),
+        })
+    }
+}
+
+/// What a process's environment sets for every request's memory filter
+/// (`SLAYER_CONFIDENCE_FLOOR`, `SLAYER_HIGH_ORDER_SEARCH`; the registry is
+/// `slayer_common::env`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemoryDefaults {
+    /// The floor of a request that names none.
+    pub confidence_floor: f64,
+    /// Whether a request that names no tiers searches them all (else lessons only).
+    pub high_order: bool,
+}
+
+impl Default for MemoryDefaults {
+    fn default() -> Self {
+        MemoryDefaults {
+            confidence_floor: DEFAULT_CONFIDENCE_FLOOR,
+            high_order: true,
+        }
+    }
+}
+
+impl MemoryDefaults {
+    /// The defaults from the two variables' values, as the binary read them.
+    pub fn from_values(
+        confidence_floor: Option<&str>,
+        high_order: Option<&str>,
+    ) -> Result<MemoryDefaults, SearchError> {
+        let mut defaults = MemoryDefaults::default();
+        if let Some(text) = confidence_floor {
+            defaults.confidence_floor = text.trim().parse::<f64>().map_err(|_| {
+                SearchError::Request(format!(
+                    "SLAYER_CONFIDENCE_FLOOR must be a number from 0 to 1, not {text:?}"
+                ))
+            })?;
+        }
+        if let Some(v) = high_order {
+            defaults.high_order = match v.trim().to_ascii_lowercase().as_str() {
+                "" | "1" | "true" | "yes" | "on" => true,
+                "0" | "false" | "no" | "off" => false,
+                _ => {
+                    return Err(SearchError::Request(format!(
+                        "SLAYER_HIGH_ORDER_SEARCH must be true or false, not {v:?}"
+                    )))
+                }
+            };
+        }
+        Ok(defaults)
+    }
+}
+
+/// A ranking channel, for `--channels` (ablations and debugging).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, clap::ValueEnum, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    /// Channel 1: BM25Plus over memory tags, and the named entities.
+    Entities,
+    /// Channel 2: the full-text index.
+    Text,
+    /// Channel 3: dense similarity to the active embedding model's rows.
+    Dense,
+}
+
+/// Every channel, the default.
+pub const ALL_CHANNELS: [Channel; 3] = [Channel::Entities, Channel::Text, Channel::Dense];
+
+impl Default for Request {
+    fn default() -> Self {
+        Request {
+            entities: vec![],
+            query: None,
+            question: None,
+            datasource: None,
+            max_memories: 5,
+            max_example_queries: 2,
+            max_entities: 5,
+            explain: false,
+            channels: ALL_CHANNELS.to_vec(),
+            tuning: Tuning::default(),
+            plan: PlanMode::Off,
+            injected: None,
+            rerank: None,
+            tiers: None,
+            confidence_floor: None,
+            project: None,
+            agent: None,
+            expand_ids: vec![],
+        }
+    }
+}
