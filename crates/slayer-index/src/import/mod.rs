@@ -7,7 +7,7 @@ pub mod dbt;
 pub mod ossie;
 pub mod schema;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -223,6 +223,44 @@ pub fn model(name: &str, datasource: &str) -> Model {
     }
 }
 
+/// The names met so far of one kind of object a project must not hold twice (dbt refuses a
+/// project with two semantic models of one name, and so do the importers).
+#[derive(Debug)]
+pub struct UniqueNames {
+    /// The kind, as the message names it: `semantic model`, `cube or view`.
+    kind: &'static str,
+    /// Each name and where it was first met.
+    seen: HashMap<String, At>,
+}
+
+impl UniqueNames {
+    /// No names yet, of objects of `kind`.
+    pub fn new(kind: &'static str) -> UniqueNames {
+        UniqueNames {
+            kind,
+            seen: HashMap::new(),
+        }
+    }
+
+    /// Records `name`, met at `at`; a second one makes the project unreadable.
+    pub fn insert(&mut self, name: &str, at: &At) -> Result<(), crate::error::IndexError> {
+        if let Some(first) = self.seen.get(name) {
+            return Err(problem(
+                &at.file,
+                format!(
+                    "line {}: a second {} named '{name}' (the first is at {}:{}); rename one",
+                    at.line,
+                    self.kind,
+                    first.file.display(),
+                    first.line
+                ),
+            ));
+        }
+        self.seen.insert(name.to_owned(), at.clone());
+        Ok(())
+    }
+}
+
 /// An unreadable project: the file (or folder) and what is wrong; exit 2, nothing written.
 pub fn problem(path: &Path, message: impl Into<String>) -> crate::error::IndexError {
     crate::error::IndexError::Project {
@@ -344,6 +382,15 @@ mod tests {
         assert_eq!(line_of_name(text, "b", 1), 4);
         assert_eq!(line_of_name(text, "a", 5), 6);
         assert_eq!(line_of_name(text, "zzz", 3), 3);
+    }
+
+    #[test]
+    fn windows_and_shifts() {
+        assert_eq!(count_and_grain("1 month"), Some((1, "month")));
+        assert_eq!(count_and_grain("7 days"), Some((7, "day")));
+        assert_eq!(count_and_grain("fortnight"), None);
+        assert_eq!(window_arg("7 days").as_deref(), Some("7d"));
+        assert_eq!(window_arg("2 quarters"), None);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use predicates::str::contains;
 use serde_json::Value;
 
-use crate::support::{assert_golden, import, TempStore};
+use crate::support::{assert_golden, import, write_files, TempStore};
 
 fn model<'a>(records: &'a [Value], name: &str) -> &'a Value {
     records
@@ -142,10 +142,7 @@ fn unreadable_models_are_refused_and_nothing_is_written() {
     let arg = dir.to_str().unwrap();
     let refused = |files: &[(&str, &str)], message: &str| {
         let _ = std::fs::remove_dir_all(&dir);
-        for (name, text) in files {
-            std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
-            std::fs::write(dir.join(name), text).unwrap();
-        }
+        write_files(&dir, files);
         s.cmd(&["import", "cube", arg, "--load"])
             .assert()
             .code(2)

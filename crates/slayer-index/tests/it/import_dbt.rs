@@ -6,22 +6,12 @@ use std::path::Path;
 use predicates::str::contains;
 use serde_json::Value;
 
-use crate::support::{assert_golden, import, TempStore};
+use crate::support::{assert_golden, import, measure_formulas, write_files, TempStore};
 
 /// `model.measure = formula` for every measure, sorted: what the golden files hold besides the
 /// records themselves.
 fn measures(records: &[Value]) -> Vec<String> {
-    let mut out = Vec::new();
-    for m in records.iter().filter(|r| r["kind"] == "model") {
-        for x in m["measures"].as_array().into_iter().flatten() {
-            out.push(format!(
-                "{}.{} = {}",
-                m["name"].as_str().unwrap(),
-                x["name"].as_str().unwrap(),
-                x["formula"].as_str().unwrap()
-            ));
-        }
-    }
+    let mut out = measure_formulas(records);
     out.sort();
     out
 }
@@ -146,14 +136,6 @@ fn load_writes_the_records_and_show_tells_a_metric_whole() {
         .stdout(contains("Share of revenue from completed orders."));
 }
 
-fn project(dir: &Path, files: &[(&str, &str)]) {
-    for (name, text) in files {
-        let path = dir.join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-}
-
 const PROJECT: &str = "name: p\nconfig-version: 2\n";
 const ORDERS: &str = "semantic_models:\n  - name: orders\n    model: ref('orders')\n    entities:\n      - name: order\n        type: primary\n        expr: order_id\n      - name: store\n        type: foreign\n        expr: store_id\n    measures:\n      - name: revenue\n        agg: sum\n        expr: amount\n";
 
@@ -164,7 +146,7 @@ fn bad_projects_are_refused_or_named_and_nothing_is_written() {
     let arg = dir.to_str().unwrap();
     let refused = |what: &str, files: &[(&str, &str)], message: &str| {
         let _ = std::fs::remove_dir_all(&dir);
-        project(&dir, files);
+        write_files(&dir, files);
         s.cmd(&["import", "dbt", arg, "--load"])
             .assert()
             .code(2)
@@ -193,7 +175,7 @@ fn bad_projects_are_refused_or_named_and_nothing_is_written() {
 
     // Objects that cannot be mapped are named, the rest imported.
     let _ = std::fs::remove_dir_all(&dir);
-    project(
+    write_files(
         &dir,
         &[
             ("dbt_project.yml", PROJECT),

@@ -5,22 +5,7 @@
 use predicates::str::contains;
 use serde_json::Value;
 
-use crate::support::{assert_golden, import, TempStore};
-
-fn formulas(records: &[Value]) -> Vec<String> {
-    let mut out = Vec::new();
-    for m in records.iter().filter(|r| r["kind"] == "model") {
-        for x in m["measures"].as_array().into_iter().flatten() {
-            out.push(format!(
-                "{}.{} = {}",
-                m["name"].as_str().unwrap(),
-                x["name"].as_str().unwrap(),
-                x["formula"].as_str().unwrap()
-            ));
-        }
-    }
-    out
-}
+use crate::support::{assert_golden, import, measure_formulas, TempStore};
 
 #[test]
 fn the_tpcds_example_imports_offline_with_its_types_joins_and_metrics() {
@@ -37,7 +22,7 @@ fn the_tpcds_example_imports_offline_with_its_types_joins_and_metrics() {
             "semantic_model.name"
         );
         assert_eq!(
-            formulas(&records),
+            measure_formulas(&records),
             [
                 "store_sales.total_sales = sum(ss_ext_sales_price)",
                 "store_sales.total_profit = sum(ss_net_profit)",
@@ -65,7 +50,7 @@ fn a_document_of_every_feature_has_golden_records_and_named_losses() {
     assert!(stderr.contains("warning: shop.yaml:126: metric 'ranked' mapped with a loss: the window function RANK(…) OVER (…) has no SLayer form; the SQL is kept as the formula's text, which SLayer cannot run"), "{stderr}");
     let text: String = records.iter().map(|r| format!("{r}\n")).collect();
     assert_golden("ossie-shop.jsonl", &text);
-    assert!(formulas(&records)
+    assert!(measure_formulas(&records)
         .contains(&"orders.big_share = sum(_big_share_0) / sum(order_total)".to_owned()));
     // Another dialect: SNOWFLAKE's expression where there is one, ANSI_SQL's elsewhere.
     let (_, records, _) = import(

@@ -95,3 +95,29 @@ pub fn import(s: &TempStore, args: &[&str]) -> (i32, Vec<serde_json::Value>, Str
         String::from_utf8(out.stderr).unwrap(),
     )
 }
+
+/// `model.measure = formula` for every measure of the model records, in record order: what
+/// the import tests compare besides the golden files.
+pub fn measure_formulas(records: &[serde_json::Value]) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in records.iter().filter(|r| r["kind"] == "model") {
+        for x in m["measures"].as_array().into_iter().flatten() {
+            out.push(format!(
+                "{}.{} = {}",
+                m["name"].as_str().unwrap(),
+                x["name"].as_str().unwrap(),
+                x["formula"].as_str().unwrap()
+            ));
+        }
+    }
+    out
+}
+
+/// Writes each `(path, text)` of `files` under `dir`, making the folders on the way.
+pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}

@@ -237,70 +237,54 @@ fn aggregation(kind: &str) -> Option<&'static str> {
     })
 }
 
+/// Why a cube's measure is not imported.
+#[derive(Debug, thiserror::Error)]
+enum MeasureSkip {
+    #[error("a {0} measure without sql")]
+    NoSql(String),
+    #[error("unknown measure type '{0}'")]
+    UnknownType(String),
+    #[error("a dimension or measure of that name is already in the cube")]
+    Duplicate,
+}
+
+/// Adds the measure `x` of `d` to `m` as a named measure and records it.
 pub(super) fn cube_measure(d: &Definition, x: &Value, m: &mut Model, tally: &mut Tally) {
     let Some(name) = text(x, "name") else { return };
     let object = format!("measure '{}.{name}'", d.name);
     let here = at(d, &name);
-    let kind = text(x, "type").unwrap_or_default();
     let mut problems = Vec::new();
+    if let Err(skip) = add_measure(d, x, &name, m, &mut problems) {
+        problems = vec![(Fate::Skipped, skip.to_string())];
+    }
+    tally.object("measure", &object, &here, problems);
+}
+
+fn add_measure(
+    d: &Definition,
+    x: &Value,
+    name: &str,
+    m: &mut Model,
+    problems: &mut Vec<(Fate, String)>,
+) -> Result<(), MeasureSkip> {
+    let kind = text(x, "type").unwrap_or_default();
     let sql = text(x, "sql").map(|s| translate(&s, &d.name));
     let formula = if let Some(agg) = aggregation(&kind) {
-        let filters: Vec<String> = x
-            .get("filters")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|f| f.get("sql").and_then(Value::as_str))
-            .map(|s| translate(s, &d.name))
-            .collect();
-        let operand = match (&sql, agg) {
-            (None, "count") if filters.is_empty() => "*".to_owned(),
-            (None, "count") => leaf(m, &name, "1", &filters),
-            (None, _) => {
-                tally.object(
-                    "measure",
-                    &object,
-                    &here,
-                    vec![(Fate::Skipped, format!("a {kind} measure without sql"))],
-                );
-                return;
-            }
-            (Some(s), _) if filters.is_empty() => column_for(m, &name, s, agg),
-            (Some(s), _) => leaf(m, &name, s, &filters),
+        let operand = Operand {
+            measure: name,
+            agg,
+            kind: &kind,
+            sql,
         };
-        let mut formula = format!("{agg}({operand})");
-        if let Some(w) = x.get("rolling_window") {
-            match w.get("trailing").and_then(Value::as_str).and_then(window_arg) {
-                Some(arg) if w.get("leading").is_none() && w.get("offset").is_none() => formula = format!("{agg}({operand}, window='{arg}')"),
-                _ => problems.push((Fate::Lossy, format!("rolling_window {w} is not a plain trailing window; imported as the whole aggregation"))),
-            }
-        }
-        if kind == "running_total" || kind == "runningTotal" {
-            formula = format!("cumsum({formula})");
-        }
-        formula
+        aggregated(d, x, &operand, m, problems)?
     } else if matches!(kind.as_str(), "number" | "string" | "time" | "boolean") {
-        let Some(s) = sql else {
-            tally.object(
-                "measure",
-                &object,
-                &here,
-                vec![(Fate::Skipped, format!("a {kind} measure without sql"))],
-            );
-            return;
-        };
+        let s = sql.ok_or_else(|| MeasureSkip::NoSql(kind.clone()))?;
         if raw_aggregate(&s) {
             problems.push((Fate::Lossy, "its SQL aggregates columns itself (SUM(…), COUNT(…)); kept as the formula's text, which SLayer cannot run as is".into()));
         }
         s
     } else {
-        tally.object(
-            "measure",
-            &object,
-            &here,
-            vec![(Fate::Skipped, format!("unknown measure type '{kind}'"))],
-        );
-        return;
+        return Err(MeasureSkip::UnknownType(kind));
     };
     for key in [
         "multi_stage",
@@ -313,28 +297,70 @@ pub(super) fn cube_measure(d: &Definition, x: &Value, m: &mut Model, tally: &mut
             problems.push((Fate::Lossy, format!("{key} (a multi-stage measure) has no SLayer form; imported as its plain formula")));
         }
     }
-    let mut me = measure(&name, formula);
+    let mut me = measure(name, formula);
     me.label = text(x, "title");
     me.description = text(x, "description");
     if hidden(x) {
         me.extra.insert("meta".into(), json!({"hidden": true}));
     }
     if m.columns.iter().any(|c| c.name == name)
-        || m.measures.iter().any(|y| y.name.as_deref() == Some(&name))
+        || m.measures.iter().any(|y| y.name.as_deref() == Some(name))
     {
-        tally.object(
-            "measure",
-            &object,
-            &here,
-            vec![(
-                Fate::Skipped,
-                "a dimension or measure of that name is already in the cube".into(),
-            )],
-        );
-        return;
+        return Err(MeasureSkip::Duplicate);
     }
     m.measures.push(me);
-    tally.object("measure", &object, &here, problems);
+    Ok(())
+}
+
+/// What an aggregating measure aggregates.
+struct Operand<'a> {
+    /// The measure's name.
+    measure: &'a str,
+    /// The SLayer aggregation.
+    agg: &'static str,
+    /// The measure's `type`.
+    kind: &'a str,
+    /// Its `sql`, translated.
+    sql: Option<String>,
+}
+
+/// The formula of an aggregating measure: over `*`, a column of its SQL, or a hidden filtered
+/// column when it has `filters:`; a trailing `rolling_window` as a window, a running total
+/// as `cumsum`.
+fn aggregated(
+    d: &Definition,
+    x: &Value,
+    o: &Operand,
+    m: &mut Model,
+    problems: &mut Vec<(Fate, String)>,
+) -> Result<String, MeasureSkip> {
+    let (name, agg) = (o.measure, o.agg);
+    let filters: Vec<String> = x
+        .get("filters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.get("sql").and_then(Value::as_str))
+        .map(|s| translate(s, &d.name))
+        .collect();
+    let operand = match (&o.sql, agg) {
+        (None, "count") if filters.is_empty() => "*".to_owned(),
+        (None, "count") => leaf(m, name, "1", &filters),
+        (None, _) => return Err(MeasureSkip::NoSql(o.kind.to_owned())),
+        (Some(s), _) if filters.is_empty() => column_for(m, name, s, agg),
+        (Some(s), _) => leaf(m, name, s, &filters),
+    };
+    let mut formula = format!("{agg}({operand})");
+    if let Some(w) = x.get("rolling_window") {
+        match w.get("trailing").and_then(Value::as_str).and_then(window_arg) {
+            Some(arg) if w.get("leading").is_none() && w.get("offset").is_none() => formula = format!("{agg}({operand}, window='{arg}')"),
+            _ => problems.push((Fate::Lossy, format!("rolling_window {w} is not a plain trailing window; imported as the whole aggregation"))),
+        }
+    }
+    if o.kind == "running_total" || o.kind == "runningTotal" {
+        formula = format!("cumsum({formula})");
+    }
+    Ok(formula)
 }
 
 fn raw_aggregate(sql: &str) -> bool {

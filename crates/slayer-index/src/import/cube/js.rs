@@ -53,7 +53,12 @@ fn snake(key: &str) -> String {
     out
 }
 
-pub fn read(text: &str) -> Result<JsModel, String> {
+/// A file the parser refuses: not JavaScript, or JavaScript it cannot read.
+#[derive(Debug, thiserror::Error)]
+#[error("not JavaScript this importer can parse: {0}")]
+pub struct Unparsable(String);
+
+pub fn read(text: &str) -> Result<JsModel, Unparsable> {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, text, SourceType::mjs()).parse();
     if parsed.panicked || parsed.diagnostics.has_errors() {
@@ -63,7 +68,7 @@ pub fn read(text: &str) -> Result<JsModel, String> {
             .next()
             .map(|e| e.to_string())
             .unwrap_or_else(|| "the parser gave up".into());
-        return Err(format!("not JavaScript this importer can parse: {first}"));
+        return Err(Unparsable(first));
     }
     let mut model = JsModel {
         definitions: Vec::new(),

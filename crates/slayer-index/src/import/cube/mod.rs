@@ -9,14 +9,15 @@ mod js;
 mod refs;
 mod view;
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use serde_json::Value;
 use slayer_common::records::Model;
 
 use crate::error::IndexError;
-use crate::import::{line_of_name, problem, project_files, At, Fate, Imported, Tally};
+use crate::import::{line_of_name, problem, project_files, At, Fate, Imported, Tally, UniqueNames};
 
 /// A cube or view as read, with where it was.
 #[derive(Debug, Clone)]
@@ -28,7 +29,7 @@ pub struct Definition {
     /// Where it starts.
     pub at: At,
     /// The file's text, to find members' lines.
-    pub text: std::rc::Rc<String>,
+    pub text: Rc<String>,
 }
 
 /// A list under `key` (YAML lists; a JS mapping of name → body becomes the same list).
@@ -57,106 +58,27 @@ pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexEr
             || (name.ends_with(".js") && !name.ends_with(".sql.js"))
     };
     let (files, base) = project_files(path, &model_file, &["node_modules", "target", "dist"])?;
-    let base = base.as_path();
-    let mut cubes: Vec<Definition> = Vec::new();
-    let mut views: Vec<Definition> = Vec::new();
-    let mut dynamic: Vec<(At, String)> = Vec::new();
+    let mut found = Found::default();
     for file in &files {
         let text = std::fs::read_to_string(file)
             .map_err(|e| problem(file, format!("cannot read: {e}")))?;
-        let rel = file.strip_prefix(base).unwrap_or(file).to_owned();
-        if file.extension().is_some_and(|e| e == "js") {
-            let model = js::read(&text).map_err(|e| problem(file, e))?;
-            if model.definitions.is_empty() && model.dynamic.is_empty() {
-                if path.is_dir() {
-                    continue; // the server's configuration (cube.js), a helper
-                }
-                return Err(problem(
-                    file,
-                    "not a Cube model file: it calls neither cube() nor view()",
-                ));
-            }
-            let text = std::rc::Rc::new(text);
-            for (kind, name, body, line) in model.definitions {
-                let at = At {
-                    file: rel.clone(),
-                    line,
-                };
-                let d = Definition {
-                    name,
-                    body,
-                    at,
-                    text: text.clone(),
-                };
-                if kind == "cube" {
-                    cubes.push(d)
-                } else {
-                    views.push(d)
-                }
-            }
-            for (line, what) in model.dynamic {
-                dynamic.push((
-                    At {
-                        file: rel.clone(),
-                        line,
-                    },
-                    what,
-                ));
-            }
-            continue;
-        }
-        let value: Value = match serde_yaml_ng::from_str(&text) {
-            Ok(v) => v,
-            Err(e) if text.contains("{{") || text.contains("{%") => {
-                return Err(problem(file, format!("invalid YAML: {e} (the file holds Jinja; render the model with Cube first)")));
-            }
-            Err(e) => return Err(problem(file, format!("invalid YAML: {e}"))),
+        let source = ModelFile {
+            path: file,
+            rel: file.strip_prefix(&base).unwrap_or(file).to_owned(),
+            text,
         };
-        if value.get("cubes").is_none() && value.get("views").is_none() {
-            if path.is_dir() {
-                continue; // a configuration file of the project
-            }
-            return Err(problem(file, "not a Cube model file: there is no top-level cubes: or views: (import dbt, ossie and slayer read the other formats)"));
-        }
-        let text = std::rc::Rc::new(text);
-        for (key, into) in [("cubes", &mut cubes), ("views", &mut views)] {
-            for body in members(&value, key) {
-                let Some(name) = body.get("name").and_then(Value::as_str).map(str::to_owned) else {
-                    return Err(problem(
-                        file,
-                        format!("a {} without a name", &key[..key.len() - 1]),
-                    ));
-                };
-                let at = At {
-                    file: rel.clone(),
-                    line: line_of_name(&text, &name, 1),
-                };
-                into.push(Definition {
-                    name,
-                    body,
-                    at,
-                    text: text.clone(),
-                });
-            }
+        if file.extension().is_some_and(|e| e == "js") {
+            found.read_js(source, path.is_dir())?;
+        } else {
+            found.read_yaml(source, path.is_dir())?;
         }
     }
-    if cubes.is_empty() && views.is_empty() {
+    if found.cubes.is_empty() && found.views.is_empty() {
         return Err(problem(path, "no Cube model here (YAML files with cubes: or views:, JavaScript files calling cube() or view())"));
     }
-    let mut seen: HashMap<&str, &At> = HashMap::new();
-    for d in cubes.iter().chain(&views) {
-        if let Some(first) = seen.insert(&d.name, &d.at) {
-            return Err(problem(
-                &d.at.file,
-                format!(
-                    "line {}: a second cube or view named '{}' (the first is at {}:{}); rename one",
-                    d.at.line,
-                    d.name,
-                    first.file.display(),
-                    first.line
-                ),
-            ));
-        }
+    let mut seen = UniqueNames::new("cube or view");
+    for d in found.cubes.iter().chain(&found.views) {
+        seen.insert(&d.name, &d.at)?;
     }
     let name = datasource.map(str::to_owned).unwrap_or_else(|| {
         path.canonicalize()
@@ -165,11 +87,11 @@ pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexEr
             .unwrap_or_else(|| "cube".into())
     });
     let mut tally = Tally::default();
-    for (at, what) in dynamic {
+    for (at, what) in found.dynamic {
         tally.object("javascript", "JavaScript", &at, vec![(Fate::Skipped, what)]);
     }
-    let cubes = flatten_extends(cubes, &mut tally);
-    let views = flatten_extends(views, &mut tally);
+    let cubes = flatten_extends(found.cubes, &mut tally);
+    let views = flatten_extends(found.views, &mut tally);
     let mut models: Vec<Model> = Vec::new();
     for c in &cubes {
         if let Some(m) = cubes::model(c, &name, &mut tally) {
@@ -183,6 +105,105 @@ pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexEr
         }
     }
     Ok(Imported::of("cube", path, name, models, tally))
+}
+
+/// One model file as read.
+struct ModelFile<'a> {
+    path: &'a Path,
+    /// Relative to the project folder.
+    rel: PathBuf,
+    text: String,
+}
+
+/// The cubes and views of the project's files, and what of their JavaScript must run to be
+/// read.
+#[derive(Default)]
+struct Found {
+    cubes: Vec<Definition>,
+    views: Vec<Definition>,
+    dynamic: Vec<(At, String)>,
+}
+
+impl Found {
+    /// A JavaScript model file's `cube()` and `view()` calls; in a folder, a file calling
+    /// neither is passed over (the server's configuration, a helper).
+    fn read_js(&mut self, f: ModelFile, in_folder: bool) -> Result<(), IndexError> {
+        let model = js::read(&f.text).map_err(|e| problem(f.path, e.to_string()))?;
+        if model.definitions.is_empty() && model.dynamic.is_empty() {
+            if in_folder {
+                return Ok(());
+            }
+            return Err(problem(
+                f.path,
+                "not a Cube model file: it calls neither cube() nor view()",
+            ));
+        }
+        let text = Rc::new(f.text);
+        for (kind, name, body, line) in model.definitions {
+            let d = Definition {
+                name,
+                body,
+                at: At {
+                    file: f.rel.clone(),
+                    line,
+                },
+                text: text.clone(),
+            };
+            if kind == "cube" {
+                self.cubes.push(d)
+            } else {
+                self.views.push(d)
+            }
+        }
+        for (line, what) in model.dynamic {
+            let at = At {
+                file: f.rel.clone(),
+                line,
+            };
+            self.dynamic.push((at, what));
+        }
+        Ok(())
+    }
+
+    /// A YAML model file's `cubes:` and `views:`; in a folder, a file with neither is passed
+    /// over (a configuration file of the project).
+    fn read_yaml(&mut self, f: ModelFile, in_folder: bool) -> Result<(), IndexError> {
+        let value: Value = match serde_yaml_ng::from_str(&f.text) {
+            Ok(v) => v,
+            Err(e) if f.text.contains("{{") || f.text.contains("{%") => {
+                return Err(problem(f.path, format!("invalid YAML: {e} (the file holds Jinja; render the model with Cube first)")));
+            }
+            Err(e) => return Err(problem(f.path, format!("invalid YAML: {e}"))),
+        };
+        if value.get("cubes").is_none() && value.get("views").is_none() {
+            if in_folder {
+                return Ok(());
+            }
+            return Err(problem(f.path, "not a Cube model file: there is no top-level cubes: or views: (import dbt, ossie and slayer read the other formats)"));
+        }
+        let text = Rc::new(f.text);
+        for (key, into) in [("cubes", &mut self.cubes), ("views", &mut self.views)] {
+            for body in members(&value, key) {
+                let Some(name) = body.get("name").and_then(Value::as_str).map(str::to_owned) else {
+                    return Err(problem(
+                        f.path,
+                        format!("a {} without a name", &key[..key.len() - 1]),
+                    ));
+                };
+                let at = At {
+                    file: f.rel.clone(),
+                    line: line_of_name(&text, &name, 1),
+                };
+                into.push(Definition {
+                    name,
+                    body,
+                    at,
+                    text: text.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Each definition with what it `extends` merged in: lists of members by name, the child's

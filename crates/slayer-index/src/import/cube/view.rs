@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 use serde_json::Value;
-use slayer_common::records::Model;
+use slayer_common::records::{Measure, Model};
 
 use super::cubes::{cube_measure, dimension};
 use super::{members, Definition};
@@ -15,6 +15,8 @@ use crate::import::{measure, model as new_model, Fate, Tally};
 static SIMPLE_AGG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\w+)\((\*|\w+)(.*)\)$").expect("valid regex"));
 
+/// The view `v` as a model over the cubes already made, or `None` (recorded) when its root cube
+/// is not one of them.
 pub fn model(
     v: &Definition,
     datasource: &str,
@@ -46,6 +48,26 @@ pub fn model(
         );
         return None;
     };
+    let mut view = View {
+        model: over_root(v, root, datasource),
+        problems: Vec::new(),
+    };
+    for e in &entries {
+        view.include(e, models);
+    }
+    // Members defined on the view itself.
+    for dim in members(&v.body, "dimensions") {
+        dimension(v, &dim, &mut view.model, tally);
+    }
+    for x in members(&v.body, "measures") {
+        cube_measure(v, &x, &mut view.model, tally);
+    }
+    tally.object("view", &object, &v.at, view.problems);
+    Some(view.model)
+}
+
+/// An empty model of the view reading its root cube's source, with the root's joins.
+fn over_root(v: &Definition, root: &Model, datasource: &str) -> Model {
     let mut m = new_model(&v.name, datasource);
     m.sql_table = root.sql_table.clone();
     m.sql = root.sql.clone();
@@ -61,21 +83,47 @@ pub fn model(
         "meta".into(),
         serde_json::json!({"cube_kind": "view", "root": root.name}),
     );
-    let mut problems = Vec::new();
-    for e in &entries {
+    m
+}
+
+/// A view's model as its `cubes:` entries fill it, and what was lost on the way.
+struct View {
+    model: Model,
+    problems: Vec<(Fate, String)>,
+}
+
+/// The cube a `cubes:` entry includes members of, and the path that reaches it.
+struct Included<'a> {
+    cube: &'a Model,
+    cube_name: &'a str,
+    /// The join path without the root (`users` for `orders.users`); empty for the root.
+    relative: String,
+}
+
+impl View {
+    fn lossy(&mut self, message: String) {
+        self.problems.push((Fate::Lossy, message));
+    }
+
+    /// The members one `cubes:` entry includes (`includes`, less `excludes`), named with the
+    /// entry's `prefix` and the members' aliases.
+    fn include(&mut self, e: &Value, models: &[Model]) {
         let path = e
             .get("join_path")
             .and_then(Value::as_str)
             .unwrap_or_default();
         let segments: Vec<&str> = path.split('.').collect();
         let cube_name = segments.last().copied().unwrap_or_default();
-        let relative = segments[1..].join(".");
         let Some(cube) = models.iter().find(|x| x.name == cube_name) else {
-            problems.push((
-                Fate::Lossy,
-                format!("join_path '{path}' names no cube '{cube_name}'; its members are left out"),
+            self.lossy(format!(
+                "join_path '{path}' names no cube '{cube_name}'; its members are left out"
             ));
-            continue;
+            return;
+        };
+        let from = Included {
+            cube,
+            cube_name,
+            relative: segments[1..].join("."),
         };
         let prefix = e.get("prefix").and_then(Value::as_bool).unwrap_or(false);
         let entry_alias = e.get("alias").and_then(Value::as_str).unwrap_or(cube_name);
@@ -86,34 +134,7 @@ pub fn model(
             .flatten()
             .filter_map(Value::as_str)
             .collect();
-        let wanted: Vec<(String, String)> = match e.get("includes") {
-            Some(Value::String(s)) if s == "*" => cube
-                .columns
-                .iter()
-                .filter(|c| !c.hidden)
-                .map(|c| c.name.clone())
-                .chain(cube.measures.iter().filter_map(|x| x.name.clone()))
-                .map(|n| (n.clone(), n))
-                .collect(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .filter_map(|i| match i {
-                    Value::String(n) => Some((n.clone(), n.clone())),
-                    Value::Object(o) => {
-                        let n = o.get("name")?.as_str()?.to_owned();
-                        let alias = o
-                            .get("alias")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned)
-                            .unwrap_or(n.clone());
-                        Some((n, alias))
-                    }
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
-        for (member, alias) in wanted
+        for (member, alias) in wanted(e, cube)
             .into_iter()
             .filter(|(n, _)| !excludes.contains(&n.as_str()))
         {
@@ -122,71 +143,107 @@ pub fn model(
             } else {
                 alias
             };
-            if m.columns.iter().any(|c| c.name == name)
-                || m.measures.iter().any(|x| x.name.as_deref() == Some(&name))
-            {
-                problems.push((
-                    Fate::Lossy,
-                    format!("'{name}' is included twice; the first is kept"),
-                ));
-                continue;
-            }
-            if let Some(c) = cube.columns.iter().find(|c| c.name == member) {
-                let mut c = c.clone();
-                c.name = name;
-                if !relative.is_empty() {
-                    c.sql = Some(format!("{relative}.{member}"));
-                    c.primary_key = false;
-                } else if c.sql.is_none() && c.name != member {
-                    c.sql = Some(member.clone());
-                }
-                m.columns.push(c);
-            } else if let Some(x) = cube
-                .measures
-                .iter()
-                .find(|x| x.name.as_deref() == Some(&member))
-            {
-                let formula = if relative.is_empty() {
-                    x.formula.clone()
-                } else if let Some(c) = SIMPLE_AGG.captures(&x.formula) {
-                    format!("{}({relative}.{}{})", &c[1], &c[2], &c[3])
-                } else {
-                    problems.push((Fate::Lossy, format!("measure '{member}' of '{cube_name}' is a formula of other measures; a view cannot re-aggregate it through the join, so it is written '{relative}.{member}'")));
-                    format!("{relative}.{member}")
-                };
-                // A root measure reads root columns by name: those it needs come along, hidden
-                // when the view leaves them out.
-                if relative.is_empty() {
-                    for word in formula.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
-                        if m.columns.iter().any(|c| c.name == word) {
-                            continue;
-                        }
-                        if let Some(c) = cube.columns.iter().find(|c| c.name == word) {
-                            let mut c = c.clone();
-                            c.hidden = true;
-                            m.columns.push(c);
-                        }
-                    }
-                }
-                let mut me = measure(&name, formula);
-                me.label = x.label.clone();
-                me.description = x.description.clone();
-                m.measures.push(me);
-            } else {
-                problems.push((
-                    Fate::Lossy,
-                    format!("includes '{member}', which cube '{cube_name}' does not have"),
-                ));
-            }
+            self.member(&from, member, name);
         }
     }
-    // Members defined on the view itself.
-    for dim in members(&v.body, "dimensions") {
-        dimension(v, &dim, &mut m, tally);
+
+    /// `member` of the included cube, as `name`.
+    fn member(&mut self, from: &Included, member: String, name: String) {
+        let m = &mut self.model;
+        if m.columns.iter().any(|c| c.name == name)
+            || m.measures.iter().any(|x| x.name.as_deref() == Some(&name))
+        {
+            self.lossy(format!("'{name}' is included twice; the first is kept"));
+            return;
+        }
+        let relative = &from.relative;
+        if let Some(c) = from.cube.columns.iter().find(|c| c.name == member) {
+            let mut c = c.clone();
+            c.name = name;
+            if !relative.is_empty() {
+                c.sql = Some(format!("{relative}.{member}"));
+                c.primary_key = false;
+            } else if c.sql.is_none() && c.name != member {
+                c.sql = Some(member.clone());
+            }
+            m.columns.push(c);
+        } else if let Some(x) = from
+            .cube
+            .measures
+            .iter()
+            .find(|x| x.name.as_deref() == Some(&member))
+        {
+            self.measure(from, x, &member, name);
+        } else {
+            self.lossy(format!(
+                "includes '{member}', which cube '{}' does not have",
+                from.cube_name
+            ));
+        }
     }
-    for x in members(&v.body, "measures") {
-        cube_measure(v, &x, &mut m, tally);
+
+    /// The included cube's measure `x` (named `member` there) as `name`: read through the join
+    /// path when the cube is not the root.
+    fn measure(&mut self, from: &Included, x: &Measure, member: &str, name: String) {
+        let relative = &from.relative;
+        let formula = if relative.is_empty() {
+            x.formula.clone()
+        } else if let Some(c) = SIMPLE_AGG.captures(&x.formula) {
+            format!("{}({relative}.{}{})", &c[1], &c[2], &c[3])
+        } else {
+            self.lossy(format!("measure '{member}' of '{}' is a formula of other measures; a view cannot re-aggregate it through the join, so it is written '{relative}.{member}'", from.cube_name));
+            format!("{relative}.{member}")
+        };
+        let m = &mut self.model;
+        // A root measure reads root columns by name: those it needs come along, hidden
+        // when the view leaves them out.
+        if relative.is_empty() {
+            for word in formula.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if m.columns.iter().any(|c| c.name == word) {
+                    continue;
+                }
+                if let Some(c) = from.cube.columns.iter().find(|c| c.name == word) {
+                    let mut c = c.clone();
+                    c.hidden = true;
+                    m.columns.push(c);
+                }
+            }
+        }
+        let mut me = measure(&name, formula);
+        me.label = x.label.clone();
+        me.description = x.description.clone();
+        m.measures.push(me);
     }
-    tally.object("view", &object, &v.at, problems);
-    Some(m)
+}
+
+/// What an entry's `includes` names, each `(member, alias)`: `"*"` is every visible column
+/// and every measure of the cube.
+fn wanted(e: &Value, cube: &Model) -> Vec<(String, String)> {
+    match e.get("includes") {
+        Some(Value::String(s)) if s == "*" => cube
+            .columns
+            .iter()
+            .filter(|c| !c.hidden)
+            .map(|c| c.name.clone())
+            .chain(cube.measures.iter().filter_map(|x| x.name.clone()))
+            .map(|n| (n.clone(), n))
+            .collect(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|i| match i {
+                Value::String(n) => Some((n.clone(), n.clone())),
+                Value::Object(o) => {
+                    let n = o.get("name")?.as_str()?.to_owned();
+                    let alias = o
+                        .get("alias")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .unwrap_or(n.clone());
+                    Some((n, alias))
+                }
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }

@@ -5,9 +5,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Map, Value};
-use slayer_common::records::{DataType, Join, Model};
+use slayer_common::records::{DataType, Model};
 
-use super::spec::{EntityKind, SemanticModel};
+use super::spec::{DbtMeasure, Entity, EntityKind, SemanticModel};
 use crate::import::{column, is_identifier, measure, model, Fate, Tally};
 
 /// What the metrics need to know about a measure: where it lives and how it aggregates.
@@ -83,7 +83,8 @@ fn free_name(base: &str, taken: &mut Vec<String>) -> String {
     name
 }
 
-/// Builds one model per semantic model, in order, and records every object in `tally`.
+/// Builds one model per semantic model, in order, and records every object in `tally`; the
+/// joins between them are `joins.rs`'s.
 pub fn build(
     semantic_models: &[SemanticModel],
     datasource: &str,
@@ -93,6 +94,102 @@ pub fn build(
     let mut built = Built::default();
     for (i, sm) in semantic_models.iter().enumerate() {
         built.by_name.insert(sm.name.clone(), i);
+        let mut b = Building::new(sm, i, datasource, docs);
+        b.dimensions(tally);
+        // Keys first, so measures never take a key column's name.
+        let own = b.entities(&mut built.owners, tally);
+        b.tested_keys();
+        b.measures(&mut built.measures, tally);
+        built.entities.push(own);
+        built.models.push(b.model);
+    }
+    built
+}
+
+/// Why a measure is not imported.
+#[derive(Debug, thiserror::Error)]
+enum MeasureSkip {
+    #[error("unknown agg '{0}'")]
+    UnknownAgg(String),
+    #[error("a percentile without agg_params.percentile")]
+    NoPercentile,
+}
+
+/// The SLayer aggregation of a dbt measure: the function, any extra arguments, and what is
+/// lost on the way.
+struct Aggregation {
+    function: &'static str,
+    extra_args: String,
+    problems: Vec<(Fate, String)>,
+}
+
+impl Aggregation {
+    fn of(x: &DbtMeasure) -> Result<Aggregation, MeasureSkip> {
+        let function =
+            agg_function(&x.agg).ok_or_else(|| MeasureSkip::UnknownAgg(x.agg.clone()))?;
+        let mut problems = Vec::new();
+        let mut extra_args = String::new();
+        if x.agg == "percentile" {
+            let p = x.percentile.ok_or(MeasureSkip::NoPercentile)?;
+            extra_args = format!(", p={p}");
+            if x.inexact_percentile {
+                problems.push((
+                    Fate::Lossy,
+                    "a discrete or approximate percentile, imported as the exact continuous one"
+                        .into(),
+                ));
+            }
+        }
+        if x.non_additive.is_some() {
+            problems.push((Fate::Lossy, "non_additive_dimension (a semi-additive measure) has no SLayer form; imported as a plain aggregation, the dimension kept in its meta".into()));
+        }
+        Ok(Aggregation {
+            function,
+            extra_args,
+            problems,
+        })
+    }
+
+    /// The SQL the measure aggregates and the type of a column holding it.
+    fn operand(&self, x: &DbtMeasure) -> (String, DataType) {
+        if x.agg == "sum_boolean" {
+            return (
+                format!("CASE WHEN ({}) THEN 1 ELSE 0 END", x.expr),
+                DataType::Int,
+            );
+        }
+        let numeric = matches!(self.function, "sum" | "avg" | "median" | "percentile");
+        (
+            x.expr.clone(),
+            if numeric {
+                DataType::Double
+            } else {
+                DataType::Unknown
+            },
+        )
+    }
+}
+
+/// One semantic model's model as it is built: its columns' names taken so far and the column
+/// made for each measure expression.
+struct Building<'a> {
+    sm: &'a SemanticModel,
+    /// Its index among the models.
+    index: usize,
+    docs: &'a ColumnDocs,
+    model: Model,
+    taken: Vec<String>,
+    column_of_expr: BTreeMap<String, String>,
+}
+
+impl<'a> Building<'a> {
+    /// The model with its source, description, default time dimension and meta.
+    fn new(
+        sm: &'a SemanticModel,
+        index: usize,
+        datasource: &str,
+        docs: &'a ColumnDocs,
+    ) -> Building<'a> {
         let mut m = model(&sm.name, datasource);
         m.sql_table = Some(
             docs.semantic_relations
@@ -113,29 +210,45 @@ pub fn build(
         if !meta.is_empty() {
             m.extra.insert("meta".into(), Value::Object(meta));
         }
-        let doc_of = |col: &str| {
-            docs.descriptions
-                .get(&(sm.dbt_model.clone(), col.to_owned()))
-                .cloned()
-        };
-        let type_of = |col: &str| {
-            docs.types
-                .get(&(sm.dbt_model.clone(), col.to_owned()))
-                .copied()
-        };
-        let mut taken: Vec<String> = Vec::new();
+        Building {
+            sm,
+            index,
+            docs,
+            model: m,
+            taken: Vec::new(),
+            column_of_expr: BTreeMap::new(),
+        }
+    }
+
+    fn doc_of(&self, col: &str) -> Option<String> {
+        self.docs
+            .descriptions
+            .get(&(self.sm.dbt_model.clone(), col.to_owned()))
+            .cloned()
+    }
+
+    fn type_of(&self, col: &str) -> Option<DataType> {
+        self.docs
+            .types
+            .get(&(self.sm.dbt_model.clone(), col.to_owned()))
+            .copied()
+    }
+
+    /// Dimensions become columns; a second of one name is skipped.
+    fn dimensions(&mut self, tally: &mut Tally) {
+        let sm = self.sm;
         for d in &sm.dimensions {
             let mut problems = Vec::new();
             let mut c = column(&d.name);
             if d.expr != d.name {
                 c.sql = Some(d.expr.clone());
             }
-            c.data_type = type_of(&d.expr).unwrap_or(if d.is_time {
+            c.data_type = self.type_of(&d.expr).unwrap_or(if d.is_time {
                 DataType::Timestamp
             } else {
                 DataType::Unknown
             });
-            c.description = d.description.clone().or_else(|| doc_of(&d.expr));
+            c.description = d.description.clone().or_else(|| self.doc_of(&d.expr));
             c.label = d.label.clone();
             if let Some(g) = &d.granularity {
                 c.extra.insert("granularity".into(), json!(g));
@@ -149,20 +262,15 @@ pub fn build(
                     ),
                 ));
             }
-            if taken.contains(&d.name) {
-                tally.object(
-                    "dimension",
-                    &format!("dimension '{}.{}'", sm.name, d.name),
-                    &d.at,
-                    vec![(
-                        Fate::Skipped,
-                        "a second dimension of that name in the same semantic model".into(),
-                    )],
-                );
-                continue;
+            if self.taken.contains(&d.name) {
+                problems = vec![(
+                    Fate::Skipped,
+                    "a second dimension of that name in the same semantic model".into(),
+                )];
+            } else {
+                self.taken.push(d.name.clone());
+                self.model.columns.push(c);
             }
-            taken.push(d.name.clone());
-            m.columns.push(c);
             tally.object(
                 "dimension",
                 &format!("dimension '{}.{}'", sm.name, d.name),
@@ -170,17 +278,28 @@ pub fn build(
                 problems,
             );
         }
-        // Keys first, so measures never take a key column's name.
+    }
+
+    /// Primary, unique and natural entities make their column a key (and the entity's owner
+    /// this model); foreign ones are joined once every model is built. Each entity name, with
+    /// whether this model owns it.
+    fn entities(
+        &mut self,
+        owners: &mut HashMap<String, (String, String)>,
+        tally: &mut Tally,
+    ) -> HashMap<String, bool> {
+        let sm = self.sm;
         let mut own = HashMap::new();
         for e in &sm.entities {
+            let object = format!("entity '{}.{}'", sm.name, e.name);
             let kind = match &e.kind {
                 Ok(kind) => *kind,
-                Err(other) => {
+                Err(unknown) => {
                     tally.object(
                         "entity",
-                        &format!("entity '{}.{}'", sm.name, e.name),
+                        &object,
                         &e.at,
-                        vec![(Fate::Skipped, format!("unknown entity type '{other}'; expected primary, unique, natural or foreign"))],
+                        vec![(Fate::Skipped, unknown.to_string())],
                     );
                     continue;
                 }
@@ -189,20 +308,10 @@ pub fn build(
             if kind == EntityKind::Foreign {
                 continue; // joined below, once every model is built
             }
-            let problems = match key_column(&mut m, &e.expr, &mut taken) {
+            let problems = match key_column(&mut self.model, &e.expr, &mut self.taken) {
                 Some(col) => {
-                    let c = m.columns.iter_mut().find(|c| c.name == col).expect("key column");
-                    c.primary_key |= kind != EntityKind::Natural;
-                    if c.description.is_none() {
-                        c.description = e.description.clone().or_else(|| doc_of(&e.expr));
-                    }
-                    if c.label.is_none() {
-                        c.label = e.label.clone();
-                    }
-                    if let Some(t) = type_of(&e.expr) {
-                        c.data_type = t;
-                    }
-                    built.owners.entry(e.name.clone()).or_insert((sm.name.clone(), col));
+                    self.key(e, kind, &col);
+                    owners.entry(e.name.clone()).or_insert((sm.name.clone(), col));
                     vec![]
                 }
                 None => vec![(
@@ -210,16 +319,39 @@ pub fn build(
                     format!("its expression '{}' is not a column, so no key is declared and no model joins on it", e.expr),
                 )],
             };
-            tally.object(
-                "entity",
-                &format!("entity '{}.{}'", sm.name, e.name),
-                &e.at,
-                problems,
-            );
+            tally.object("entity", &object, &e.at, problems);
         }
-        // Columns whose dbt tests make them a key.
-        for key in docs.keys.get(&sm.dbt_model).into_iter().flatten() {
-            if let Some(c) = m
+        own
+    }
+
+    /// The key column `col` of entity `e`: marked, and given the entity's words and the
+    /// warehouse's type where it has none.
+    fn key(&mut self, e: &Entity, kind: EntityKind, col: &str) {
+        let description = self.doc_of(&e.expr);
+        let data_type = self.type_of(&e.expr);
+        let c = self
+            .model
+            .columns
+            .iter_mut()
+            .find(|c| c.name == col)
+            .expect("key column");
+        c.primary_key |= kind != EntityKind::Natural;
+        if c.description.is_none() {
+            c.description = e.description.clone().or(description);
+        }
+        if c.label.is_none() {
+            c.label = e.label.clone();
+        }
+        if let Some(t) = data_type {
+            c.data_type = t;
+        }
+    }
+
+    /// Columns whose dbt tests make them a key.
+    fn tested_keys(&mut self) {
+        for key in self.docs.keys.get(&self.sm.dbt_model).into_iter().flatten() {
+            if let Some(c) = self
+                .model
                 .columns
                 .iter_mut()
                 .find(|c| c.sql.as_deref().unwrap_or(&c.name) == key)
@@ -227,92 +359,35 @@ pub fn build(
                 c.primary_key = true;
             }
         }
-        taken.extend(sm.measures.iter().map(|x| x.name.clone()));
-        let mut column_of_expr: BTreeMap<String, String> = BTreeMap::new();
+    }
+
+    /// Measures become named measures over one column per distinct expression.
+    fn measures(&mut self, homes: &mut HashMap<String, MeasureHome>, tally: &mut Tally) {
+        let sm = self.sm;
+        self.taken
+            .extend(sm.measures.iter().map(|x| x.name.clone()));
         for x in &sm.measures {
             let object = format!("measure '{}.{}'", sm.name, x.name);
-            let mut problems = Vec::new();
-            let Some(function) = agg_function(&x.agg) else {
-                tally.object(
-                    "measure",
-                    &object,
-                    &x.at,
-                    vec![(Fate::Skipped, format!("unknown agg '{}'", x.agg))],
-                );
-                continue;
-            };
-            let mut extra_args = String::new();
-            if x.agg == "percentile" {
-                match x.percentile {
-                    Some(p) => extra_args = format!(", p={p}"),
-                    None => {
-                        tally.object(
-                            "measure",
-                            &object,
-                            &x.at,
-                            vec![(
-                                Fate::Skipped,
-                                "a percentile without agg_params.percentile".into(),
-                            )],
-                        );
-                        continue;
-                    }
-                }
-                if x.inexact_percentile {
-                    problems.push((Fate::Lossy, "a discrete or approximate percentile, imported as the exact continuous one".into()));
-                }
-            }
-            if x.non_additive.is_some() {
-                problems.push((Fate::Lossy, "non_additive_dimension (a semi-additive measure) has no SLayer form; imported as a plain aggregation, the dimension kept in its meta".into()));
-            }
-            let (sql, data_type) = if x.agg == "sum_boolean" {
-                (
-                    format!("CASE WHEN ({}) THEN 1 ELSE 0 END", x.expr),
-                    DataType::Int,
-                )
-            } else {
-                let numeric = matches!(function, "sum" | "avg" | "median" | "percentile");
-                (
-                    x.expr.clone(),
-                    if numeric {
-                        DataType::Double
-                    } else {
-                        DataType::Unknown
-                    },
-                )
-            };
-            // A plain column of that name (a key, a dimension read as is) is aggregated as is.
-            let plain = m
-                .columns
-                .iter()
-                .find(|c| c.name == sql && c.sql.is_none())
-                .map(|c| c.name.clone());
-            let col = match column_of_expr.get(&sql).cloned().or(plain) {
-                Some(col) => col,
-                None => {
-                    let base = if is_identifier(&sql) && !taken.contains(&sql) {
-                        sql.clone()
-                    } else {
-                        format!("{}_col", x.name)
-                    };
-                    let name = free_name(&base, &mut taken);
-                    let mut c = column(&name);
-                    if sql != name {
-                        c.sql = Some(sql.clone());
-                    }
-                    c.data_type = type_of(&sql).unwrap_or(data_type);
-                    c.description = doc_of(&sql);
-                    m.columns.push(c);
-                    column_of_expr.insert(sql.clone(), name.clone());
-                    name
+            let aggregation = match Aggregation::of(x) {
+                Ok(a) => a,
+                Err(skip) => {
+                    tally.object(
+                        "measure",
+                        &object,
+                        &x.at,
+                        vec![(Fate::Skipped, skip.to_string())],
+                    );
+                    continue;
                 }
             };
+            let (sql, data_type) = aggregation.operand(x);
+            let col = self.measure_column(x, &sql, data_type);
             let home = MeasureHome {
-                model: i,
+                model: self.index,
                 column: col.clone(),
-                sql: sql.clone(),
-                function: function.to_owned(),
-                extra_args,
+                sql,
+                function: aggregation.function.to_owned(),
+                extra_args: aggregation.extra_args,
             };
             let mut me = measure(&x.name, home.over(&col));
             me.label = x.label.clone();
@@ -321,63 +396,45 @@ pub fn build(
                 me.extra
                     .insert("meta".into(), json!({"non_additive_dimension": nad}));
             }
-            m.measures.push(me);
-            built.measures.insert(x.name.clone(), home);
-            tally.object("measure", &object, &x.at, problems);
+            self.model.measures.push(me);
+            homes.insert(x.name.clone(), home);
+            tally.object("measure", &object, &x.at, aggregation.problems);
         }
-        built.entities.push(own);
-        built.models.push(m);
     }
-    join(semantic_models, &mut built, tally);
-    join_tested(semantic_models, docs, &mut built);
-    built
-}
 
-/// `relationships` tests (`to: ref('customers')`, `field: id`) join the semantic models of the
-/// two dbt models, where no entity already does.
-fn join_tested(semantic_models: &[SemanticModel], docs: &ColumnDocs, built: &mut Built) {
-    for (i, sm) in semantic_models.iter().enumerate() {
-        for (key, other, field) in docs.references.get(&sm.dbt_model).into_iter().flatten() {
-            let Some(target) = semantic_models
-                .iter()
-                .find(|t| &t.dbt_model == other && t.name != sm.name)
-            else {
-                continue;
-            };
-            if built.models[i]
-                .joins
-                .iter()
-                .any(|j| j.target_model == target.name)
-            {
-                continue;
-            }
-            let Some(t) = built.by_name.get(&target.name).copied() else {
-                continue;
-            };
-            let has = |m: &Model, c: &str| m.columns.iter().any(|x| x.name == c && x.sql.is_none());
-            if !has(&built.models[t], field) {
-                continue;
-            }
-            if !has(&built.models[i], key) {
-                let mut c = column(key);
-                c.hidden = true;
-                built.models[i].columns.push(c);
-            }
-            push_join(
-                &mut built.models[i],
-                &target.name,
-                key,
-                field,
-                "many_to_one",
-            );
-            built.joined[i].push(target.name.clone());
+    /// The column measure `x` aggregates: the one already made for `sql`, a plain column of
+    /// that name (a key, a dimension read as is), or a new one.
+    fn measure_column(&mut self, x: &DbtMeasure, sql: &str, data_type: DataType) -> String {
+        let plain = self
+            .model
+            .columns
+            .iter()
+            .find(|c| c.name == sql && c.sql.is_none())
+            .map(|c| c.name.clone());
+        if let Some(col) = self.column_of_expr.get(sql).cloned().or(plain) {
+            return col;
         }
+        let base = if is_identifier(sql) && !self.taken.iter().any(|t| t == sql) {
+            sql.to_owned()
+        } else {
+            format!("{}_col", x.name)
+        };
+        let name = free_name(&base, &mut self.taken);
+        let mut c = column(&name);
+        if sql != name {
+            c.sql = Some(sql.to_owned());
+        }
+        c.data_type = self.type_of(sql).unwrap_or(data_type);
+        c.description = self.doc_of(sql);
+        self.model.columns.push(c);
+        self.column_of_expr.insert(sql.to_owned(), name.clone());
+        name
     }
 }
 
 /// The column reading `expr` (by name, else by SQL), or a new one named `expr` when it is a
 /// free identifier.
-fn key_column(m: &mut Model, expr: &str, taken: &mut Vec<String>) -> Option<String> {
+pub fn key_column(m: &mut Model, expr: &str, taken: &mut Vec<String>) -> Option<String> {
     if let Some(c) = m.columns.iter().find(|c| c.name == expr && c.sql.is_none()) {
         return Some(c.name.clone());
     }
@@ -390,116 +447,4 @@ fn key_column(m: &mut Model, expr: &str, taken: &mut Vec<String>) -> Option<Stri
         return Some(expr.to_owned());
     }
     None
-}
-
-/// Foreign entities become joins to the model owning the entity; models sharing a primary
-/// entity join one to one, from the one whose name sorts first.
-fn join(semantic_models: &[SemanticModel], built: &mut Built, tally: &mut Tally) {
-    built.joined = vec![Vec::new(); semantic_models.len()];
-    for (i, sm) in semantic_models.iter().enumerate() {
-        let mut taken: Vec<String> = built.models[i]
-            .columns
-            .iter()
-            .map(|c| c.name.clone())
-            .chain(
-                built.models[i]
-                    .measures
-                    .iter()
-                    .filter_map(|m| m.name.clone()),
-            )
-            .collect();
-        for e in sm
-            .entities
-            .iter()
-            .filter(|e| e.kind == Ok(EntityKind::Foreign))
-        {
-            let object = format!("entity '{}.{}'", sm.name, e.name);
-            let Some((owner, key)) = built.owners.get(&e.name).cloned() else {
-                tally.object("entity", &object, &e.at, vec![(Fate::Lossy, format!("no semantic model has '{}' as its primary, unique or natural entity, so no join is made", e.name))]);
-                continue;
-            };
-            if owner == sm.name {
-                tally.object("entity", &object, &e.at, vec![]);
-                continue;
-            }
-            let m = &mut built.models[i];
-            let Some(fk) = key_column(m, &e.expr, &mut taken) else {
-                tally.object(
-                    "entity",
-                    &object,
-                    &e.at,
-                    vec![(
-                        Fate::Lossy,
-                        format!(
-                            "its expression '{}' is not a column, so no join to '{owner}' is made",
-                            e.expr
-                        ),
-                    )],
-                );
-                continue;
-            };
-            if let Some(c) = m.columns.iter_mut().find(|c| c.name == fk) {
-                if c.description.is_none() {
-                    c.description = e.description.clone();
-                }
-            }
-            push_join(m, &owner, &fk, &key, "many_to_one");
-            built.joined[i].push(owner);
-            tally.object("entity", &object, &e.at, vec![]);
-        }
-    }
-    // Peers: the same primary entity on two models.
-    let mut by_entity: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, sm) in semantic_models.iter().enumerate() {
-        for e in &sm.entities {
-            if matches!(e.kind, Ok(EntityKind::Primary | EntityKind::Unique)) {
-                by_entity.entry(e.name.as_str()).or_default().push(i);
-            }
-        }
-    }
-    for (entity, mut models) in by_entity {
-        models.sort_by(|a, b| semantic_models[*a].name.cmp(&semantic_models[*b].name));
-        let Some((&first, rest)) = models.split_first() else {
-            continue;
-        };
-        for &other in rest {
-            let key_of = |i: usize| {
-                semantic_models[i]
-                    .entities
-                    .iter()
-                    .find(|e| e.name == entity)
-                    .map(|e| e.expr.clone())
-                    .and_then(|expr| {
-                        built.models[i]
-                            .columns
-                            .iter()
-                            .find(|c| c.name == expr || c.sql.as_deref() == Some(expr.as_str()))
-                            .map(|c| c.name.clone())
-                    })
-            };
-            if let (Some(a), Some(b)) = (key_of(first), key_of(other)) {
-                let target = semantic_models[other].name.clone();
-                push_join(&mut built.models[first], &target, &a, &b, "one_to_one");
-                built.joined[first].push(target);
-            }
-        }
-    }
-}
-
-fn push_join(m: &mut Model, target: &str, from: &str, to: &str, cardinality: &str) {
-    let pair = (from.to_owned(), to.to_owned());
-    if m.joins
-        .iter()
-        .any(|j| j.target_model == target && j.join_pairs == [pair.clone()])
-    {
-        return;
-    }
-    let mut extra = Map::new();
-    extra.insert("join_type".into(), json!("left"));
-    extra.insert("cardinality".into(), json!(cardinality));
-    m.joins.push(Join {
-        target_model: target.to_owned(),
-        join_pairs: vec![pair],
-        extra,
-    });
 }

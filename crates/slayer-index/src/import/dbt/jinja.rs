@@ -70,7 +70,7 @@ pub fn translate_filter(filter: &str, scope: &FilterScope) -> (String, Vec<Strin
             match translate_call(inner, scope) {
                 Ok(text) => text,
                 Err(why) => {
-                    losses.push(why);
+                    losses.push(why.to_string());
                     c[0].to_owned()
                 }
             }
@@ -80,16 +80,36 @@ pub fn translate_filter(filter: &str, scope: &FilterScope) -> (String, Vec<Strin
     (out, losses)
 }
 
-fn translate_call(call: &str, scope: &FilterScope) -> Result<String, String> {
+/// Why a Jinja call of a filter is kept as text.
+#[derive(Debug, thiserror::Error)]
+enum Untranslated {
+    #[error("the Jinja '{{{{ {0} }}}}' cannot be evaluated offline; the filter keeps it as text")]
+    NotACall(String),
+    #[error("'metric_time' in '{{{{ {call} }}}}' needs the model's agg_time_dimension, which model '{model}' does not set; kept as text")]
+    NoTimeDimension { call: String, model: String },
+    #[error("'{0}' names no dimension")]
+    NoDimension(String),
+    #[error("'{reference}' is reached from model '{model}' only through more than one join (to '{owner}'); kept as text")]
+    TooFar {
+        reference: String,
+        model: String,
+        owner: String,
+    },
+    #[error("'{reference}': no semantic model has the entity '{entity}'; kept as text")]
+    NoEntity { reference: String, entity: String },
+}
+
+fn translate_call(call: &str, scope: &FilterScope) -> Result<String, Untranslated> {
     let Some(c) = CALL.captures(call) else {
-        return Err(format!(
-            "the Jinja '{{{{ {call} }}}}' cannot be evaluated offline; the filter keeps it as text"
-        ));
+        return Err(Untranslated::NotACall(call.to_owned()));
     };
     let (function, reference) = (&c[1], &c[2]);
     if reference == "metric_time" {
         return scope.time_dimension.map(str::to_owned).ok_or_else(|| {
-            format!("'metric_time' in '{{{{ {call} }}}}' needs the model's agg_time_dimension, which model '{}' does not set; kept as text", scope.model)
+            Untranslated::NoTimeDimension {
+                call: call.to_owned(),
+                model: scope.model.to_owned(),
+            }
         });
     }
     if function == "Entity" {
@@ -101,7 +121,7 @@ fn translate_call(call: &str, scope: &FilterScope) -> Result<String, String> {
     }
     let mut parts: Vec<&str> = reference.split("__").collect();
     let Some(column) = parts.pop() else {
-        return Err(format!("'{reference}' names no dimension"));
+        return Err(Untranslated::NoDimension(reference.to_owned()));
     };
     let Some(entity) = parts.pop() else {
         // A dimension without an entity path names a column of this model.
@@ -111,13 +131,15 @@ fn translate_call(call: &str, scope: &FilterScope) -> Result<String, String> {
         (Some(true), _) => Ok(column.to_owned()),
         (_, Some((owner, _))) if owner == scope.model => Ok(column.to_owned()),
         (Some(false), Some((owner, _))) => Ok(format!("{owner}.{column}")),
-        (None, Some((owner, _))) => Err(format!(
-            "'{reference}' is reached from model '{}' only through more than one join (to '{owner}'); kept as text",
-            scope.model
-        )),
-        (_, None) => Err(format!(
-            "'{reference}': no semantic model has the entity '{entity}'; kept as text"
-        )),
+        (None, Some((owner, _))) => Err(Untranslated::TooFar {
+            reference: reference.to_owned(),
+            model: scope.model.to_owned(),
+            owner: owner.clone(),
+        }),
+        (_, None) => Err(Untranslated::NoEntity {
+            reference: reference.to_owned(),
+            entity: entity.to_owned(),
+        }),
     }
 }
 

@@ -14,8 +14,32 @@ use serde_json::{json, Value};
 
 use super::convert::{Built, MeasureHome};
 use super::jinja::{translate_filter, FilterScope};
-use super::spec::{Input, Metric, MetricKind};
+use super::spec::{Conversion, Cumulative, Input, Metric, MetricKind};
 use crate::import::{column, count_and_grain, measure, window_arg, Fate, Tally};
+
+/// Why a metric cannot be imported (it is skipped, with this as the reason).
+#[derive(Debug, Clone, thiserror::Error)]
+enum Unresolved {
+    /// A metric among its own inputs.
+    #[error("metric '{name}' refers to itself through {through}")]
+    Cycle { name: String, through: String },
+    /// An input names no metric of the project.
+    #[error("no metric '{0}'")]
+    NoMetric(String),
+    /// An input names no measure of the project.
+    #[error("no semantic model has the measure '{0}'")]
+    NoMeasure(String),
+    /// What the spec reader found wrong with the metric itself.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A metric's formula on its model; `single` set when it is one aggregation of one column.
+struct Formula {
+    model: usize,
+    formula: String,
+    single: Option<MeasureHome>,
+}
 
 /// A resolved metric: its model and the formula that computes it there.
 #[derive(Debug, Clone)]
@@ -30,7 +54,7 @@ struct Resolved {
 struct Resolver<'a> {
     metrics: HashMap<&'a str, &'a Metric>,
     built: &'a mut Built,
-    done: HashMap<String, Result<Resolved, String>>,
+    done: HashMap<String, Result<Resolved, Unresolved>>,
     visiting: Vec<String>,
     problems: HashMap<String, Vec<(Fate, String)>>,
     leaves: HashMap<(usize, String, String), String>,
@@ -53,7 +77,7 @@ pub fn add(metrics: &[Metric], built: &mut Built, tally: &mut Tally) {
         let object = format!("metric '{}'", m.name);
         let mut problems = r.problems.remove(&m.name).unwrap_or_default();
         if let Some(Err(why)) = r.done.get(&m.name) {
-            problems.push((Fate::Skipped, why.clone()));
+            problems.push((Fate::Skipped, why.to_string()));
         }
         tally.object("metric", &object, &m.at, problems);
     }
@@ -67,18 +91,18 @@ impl<'a> Resolver<'a> {
             .push((fate, message));
     }
 
-    fn resolve(&mut self, name: &str) -> Result<Resolved, String> {
+    fn resolve(&mut self, name: &str) -> Result<Resolved, Unresolved> {
         if let Some(done) = self.done.get(name) {
             return done.clone();
         }
         if self.visiting.iter().any(|v| v == name) {
-            return Err(format!(
-                "metric '{name}' refers to itself through {}",
-                self.visiting.join(" → ")
-            ));
+            return Err(Unresolved::Cycle {
+                name: name.to_owned(),
+                through: self.visiting.join(" → "),
+            });
         }
         let Some(metric) = self.metrics.get(name).copied() else {
-            return Err(format!("no metric '{name}'"));
+            return Err(Unresolved::NoMetric(name.to_owned()));
         };
         self.visiting.push(name.to_owned());
         let result = self.build(metric);
@@ -88,16 +112,16 @@ impl<'a> Resolver<'a> {
     }
 
     /// A measure input's home.
-    fn measure(&self, input: &Input) -> Result<MeasureHome, String> {
+    fn measure(&self, input: &Input) -> Result<MeasureHome, Unresolved> {
         self.built
             .measures
             .get(&input.name)
             .cloned()
-            .ok_or_else(|| format!("no semantic model has the measure '{}'", input.name))
+            .ok_or_else(|| Unresolved::NoMeasure(input.name.clone()))
     }
 
     /// An input's home model: a measure's, or a metric's once resolved.
-    fn input_model(&mut self, input: &Input, is_metric: bool) -> Result<usize, String> {
+    fn input_model(&mut self, input: &Input, is_metric: bool) -> Result<usize, Unresolved> {
         if is_metric {
             Ok(self.resolve(&input.name)?.model)
         } else {
@@ -105,164 +129,47 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    fn build(&mut self, m: &'a Metric) -> Result<Resolved, String> {
+    /// The model a metric goes on: the one it is `declared` on, else its main input's.
+    fn home_model(
+        &mut self,
+        declared: Option<usize>,
+        input: &Input,
+        is_metric: bool,
+    ) -> Result<usize, Unresolved> {
+        match declared {
+            Some(d) => Ok(d),
+            None => self.input_model(input, is_metric),
+        }
+    }
+
+    fn build(&mut self, m: &'a Metric) -> Result<Resolved, Unresolved> {
         let declared = m
             .declared_on
             .as_ref()
             .and_then(|d| self.built.by_name.get(d).copied());
-        let (model, formula, single) = match &m.kind {
-            MetricKind::Invalid(why) => return Err(why.clone()),
-            MetricKind::Simple { measure: input } => {
-                let home = self.measure(input)?;
-                let filter = and(m.filter.as_deref(), input.filter.as_deref());
-                let model = declared.unwrap_or(home.model);
-                // A latest-spec simple metric is its own measure: its formula is the aggregation.
-                let own = m.declared_on.is_some() && input.name == m.name;
-                let (formula, single) = match filter {
-                    Some(f) => (self.filtered(m, &home, &f, model), None),
-                    None if model == home.model && own => {
-                        (home.over(&home.column), Some(home.clone()))
-                    }
-                    None if model == home.model => (input.name.clone(), Some(home.clone())),
-                    None => (self.across(m, model, &home), None),
-                };
-                (model, formula, single)
-            }
+        let Formula {
+            model,
+            formula,
+            single,
+        } = match &m.kind {
+            MetricKind::Invalid(why) => return Err(Unresolved::Invalid(why.clone())),
+            MetricKind::Simple { measure: input } => self.simple(m, declared, input)?,
             MetricKind::Ratio {
                 numerator,
                 denominator,
             } => {
-                let model = match declared {
-                    Some(d) => d,
-                    None => self.input_model(numerator, true)?,
-                };
+                let model = self.home_model(declared, numerator, true)?;
                 let num = self.operand(m, model, numerator, m.filter.as_deref())?;
                 let den = self.operand(m, model, denominator, m.filter.as_deref())?;
-                (model, format!("{num} / nullif({den}, 0)"), None)
+                Formula {
+                    model,
+                    formula: format!("{num} / nullif({den}, 0)"),
+                    single: None,
+                }
             }
-            MetricKind::Derived { expr, inputs } => {
-                let mut models = Vec::new();
-                for i in inputs {
-                    models.push(self.input_model(i, true)?);
-                }
-                let model = declared.unwrap_or_else(|| most_common(&models));
-                if m.filter.is_some() {
-                    self.note(&m.name, Fate::Lossy, "a filter on a derived metric cannot be pushed into its inputs; it is not applied".into());
-                }
-                let mut refs = HashMap::new();
-                for i in inputs {
-                    let mut text = self.operand(m, model, i, None)?;
-                    if let Some(w) = &i.offset_window {
-                        match count_and_grain(w) {
-                            Some((n, grain)) => text = format!("time_shift({text}, -{n}, '{grain}')"),
-                            None => self.note(&m.name, Fate::Lossy, format!("offset_window '{w}' of input '{}' is not a count and a standard grain; not applied", i.name)),
-                        }
-                    }
-                    if let Some(g) = &i.offset_to_grain {
-                        self.note(&m.name, Fate::Lossy, format!("offset_to_grain '{g}' of input '{}' has no SLayer form (no shift to the start of a grain); not applied", i.name));
-                    }
-                    refs.insert(i.alias.clone().unwrap_or(i.name.clone()), text);
-                }
-                (model, substitute(expr, &refs), None)
-            }
-            MetricKind::Cumulative {
-                input,
-                input_is_metric,
-                window,
-                grain_to_date,
-                period_agg,
-            } => {
-                let model = match declared {
-                    Some(d) => d,
-                    None => self.input_model(input, *input_is_metric)?,
-                };
-                let operand = if *input_is_metric {
-                    self.operand(m, model, input, m.filter.as_deref())?
-                } else {
-                    let home = self.measure(input)?;
-                    match and(m.filter.as_deref(), input.filter.as_deref()) {
-                        Some(f) => self.filtered(m, &home, &f, model),
-                        None if home.model == model => input.name.clone(),
-                        None => self.across(m, model, &home),
-                    }
-                };
-                if let Some(g) = grain_to_date {
-                    self.note(&m.name, Fate::Lossy, format!("grain_to_date '{g}' (restart every {g}) has no SLayer form; imported as a running total from the start"));
-                }
-                if let Some(p) = period_agg.as_deref().filter(|p| *p != "first") {
-                    self.note(
-                        &m.name,
-                        Fate::Lossy,
-                        format!(
-                            "period_agg '{p}' has no SLayer form; the running total is taken as is"
-                        ),
-                    );
-                }
-                let formula = match window.as_deref().map(window_arg) {
-                    None => format!("cumsum({operand})"),
-                    Some(Some(w)) => {
-                        let home = if *input_is_metric {
-                            self.resolve(&input.name)?.single
-                        } else {
-                            self.measure(input).ok()
-                        };
-                        match home.filter(|h| {
-                            h.model == model && input.filter.is_none() && m.filter.is_none()
-                        }) {
-                            Some(h) => format!(
-                                "{}({}{}, window='{w}')",
-                                h.function, h.column, h.extra_args
-                            ),
-                            None => {
-                                self.note(&m.name, Fate::Lossy, format!("a window of '{}' over an input that is not one plain aggregation has no SLayer form; imported as a running total", window.as_deref().unwrap_or_default()));
-                                format!("cumsum({operand})")
-                            }
-                        }
-                    }
-                    Some(None) => {
-                        self.note(&m.name, Fate::Lossy, format!("window '{}' is not a count and a unit; imported as a running total", window.as_deref().unwrap_or_default()));
-                        format!("cumsum({operand})")
-                    }
-                };
-                (model, formula, None)
-            }
-            MetricKind::Conversion {
-                base,
-                conversion,
-                inputs_are_metrics,
-                calculation,
-                window,
-            } => {
-                let model = match declared {
-                    Some(d) => d,
-                    None => self.input_model(base, *inputs_are_metrics)?,
-                };
-                let (b, c) = if *inputs_are_metrics {
-                    (
-                        self.operand(m, model, base, None)?,
-                        self.operand(m, model, conversion, None)?,
-                    )
-                } else {
-                    let (hb, hc) = (self.measure(base)?, self.measure(conversion)?);
-                    let op = |r: &mut Self, h: &MeasureHome, i: &Input| match &i.filter {
-                        Some(f) => r.filtered(m, h, f, model),
-                        None if h.model == model => i.name.clone(),
-                        None => r.across(m, model, h),
-                    };
-                    (op(self, &hb, base), op(self, &hc, conversion))
-                };
-                let window = window
-                    .as_deref()
-                    .map(|w| format!(" within {w}"))
-                    .unwrap_or_default();
-                self.note(&m.name, Fate::Lossy, format!("a conversion funnel (the same entity converting{window}) has no SLayer form; imported as the conversion measure over the base measure on the same rows"));
-                let formula = if calculation == "conversions" {
-                    c
-                } else {
-                    format!("{c} / nullif({b}, 0)")
-                };
-                (model, formula, None)
-            }
+            MetricKind::Derived { expr, inputs } => self.derived(m, declared, expr, inputs)?,
+            MetricKind::Cumulative(c) => self.cumulative(m, declared, c)?,
+            MetricKind::Conversion(c) => self.conversion(m, declared, c)?,
         };
         let formula = match &m.fill_nulls_with {
             Some(v) if !v.is_null() => format!("coalesce({formula}, {})", literal(v)),
@@ -271,7 +178,7 @@ impl<'a> Resolver<'a> {
         if m.join_to_timespine {
             self.note(&m.name, Fate::Lossy, "join_to_timespine (a row for every time bucket, empty ones included) is a query-time choice in SLayer; group by time with a date range to get it".into());
         }
-        let name = self.place(m, model, formula, single.is_some())?;
+        let name = self.place(m, model, formula, single.is_some());
         Ok(Resolved {
             model,
             name,
@@ -279,14 +186,195 @@ impl<'a> Resolver<'a> {
         })
     }
 
-    /// Puts the metric's measure on `model`; the name other formulas there use for it.
-    fn place(
+    /// A simple metric: its measure, filtered, or read through a join from another model.
+    fn simple(
+        &mut self,
+        m: &Metric,
+        declared: Option<usize>,
+        input: &Input,
+    ) -> Result<Formula, Unresolved> {
+        let home = self.measure(input)?;
+        let filter = and(m.filter.as_deref(), input.filter.as_deref());
+        let model = declared.unwrap_or(home.model);
+        // A latest-spec simple metric is its own measure: its formula is the aggregation.
+        let own = m.declared_on.is_some() && input.name == m.name;
+        let (formula, single) = match filter {
+            Some(f) => (self.filtered(m, &home, &f, model), None),
+            None if model == home.model && own => (home.over(&home.column), Some(home.clone())),
+            None if model == home.model => (input.name.clone(), Some(home.clone())),
+            None => (self.across(m, model, &home), None),
+        };
+        Ok(Formula {
+            model,
+            formula,
+            single,
+        })
+    }
+
+    /// A derived metric: its expression with each input's formula (time-shifted by its
+    /// `offset_window`) in place of the input's name.
+    fn derived(
+        &mut self,
+        m: &Metric,
+        declared: Option<usize>,
+        expr: &str,
+        inputs: &[Input],
+    ) -> Result<Formula, Unresolved> {
+        let mut models = Vec::new();
+        for i in inputs {
+            models.push(self.input_model(i, true)?);
+        }
+        let model = declared.unwrap_or_else(|| most_common(&models));
+        if m.filter.is_some() {
+            self.note(
+                &m.name,
+                Fate::Lossy,
+                "a filter on a derived metric cannot be pushed into its inputs; it is not applied"
+                    .into(),
+            );
+        }
+        let mut refs = HashMap::new();
+        for i in inputs {
+            let mut text = self.operand(m, model, i, None)?;
+            if let Some(w) = &i.offset_window {
+                match count_and_grain(w) {
+                    Some((n, grain)) => text = format!("time_shift({text}, -{n}, '{grain}')"),
+                    None => self.note(&m.name, Fate::Lossy, format!("offset_window '{w}' of input '{}' is not a count and a standard grain; not applied", i.name)),
+                }
+            }
+            if let Some(g) = &i.offset_to_grain {
+                self.note(&m.name, Fate::Lossy, format!("offset_to_grain '{g}' of input '{}' has no SLayer form (no shift to the start of a grain); not applied", i.name));
+            }
+            refs.insert(i.alias.clone().unwrap_or(i.name.clone()), text);
+        }
+        Ok(Formula {
+            model,
+            formula: substitute(expr, &refs),
+            single: None,
+        })
+    }
+
+    /// A cumulative metric: a running total of its input, or a windowed aggregation where the
+    /// input is one plain aggregation on the same model.
+    fn cumulative(
+        &mut self,
+        m: &Metric,
+        declared: Option<usize>,
+        c: &Cumulative,
+    ) -> Result<Formula, Unresolved> {
+        let input = &c.input;
+        let model = self.home_model(declared, input, c.input_is_metric)?;
+        let operand = if c.input_is_metric {
+            self.operand(m, model, input, m.filter.as_deref())?
+        } else {
+            let home = self.measure(input)?;
+            match and(m.filter.as_deref(), input.filter.as_deref()) {
+                Some(f) => self.filtered(m, &home, &f, model),
+                None if home.model == model => input.name.clone(),
+                None => self.across(m, model, &home),
+            }
+        };
+        if let Some(g) = &c.grain_to_date {
+            self.note(&m.name, Fate::Lossy, format!("grain_to_date '{g}' (restart every {g}) has no SLayer form; imported as a running total from the start"));
+        }
+        if let Some(p) = c.period_agg.as_deref().filter(|p| *p != "first") {
+            self.note(
+                &m.name,
+                Fate::Lossy,
+                format!("period_agg '{p}' has no SLayer form; the running total is taken as is"),
+            );
+        }
+        let formula = match c.window.as_deref() {
+            None => format!("cumsum({operand})"),
+            Some(window) => match window_arg(window) {
+                Some(w) => match self.plain_aggregation(m, model, input, c.input_is_metric)? {
+                    Some(h) => {
+                        format!("{}({}{}, window='{w}')", h.function, h.column, h.extra_args)
+                    }
+                    None => {
+                        self.note(&m.name, Fate::Lossy, format!("a window of '{window}' over an input that is not one plain aggregation has no SLayer form; imported as a running total"));
+                        format!("cumsum({operand})")
+                    }
+                },
+                None => {
+                    self.note(&m.name, Fate::Lossy, format!("window '{window}' is not a count and a unit; imported as a running total"));
+                    format!("cumsum({operand})")
+                }
+            },
+        };
+        Ok(Formula {
+            model,
+            formula,
+            single: None,
+        })
+    }
+
+    /// The one plain aggregation `input` is on `model`, when it is one and neither it nor the
+    /// metric `m` filters it: what a trailing window can be put on.
+    fn plain_aggregation(
         &mut self,
         m: &Metric,
         model: usize,
-        formula: String,
-        single: bool,
-    ) -> Result<String, String> {
+        input: &Input,
+        input_is_metric: bool,
+    ) -> Result<Option<MeasureHome>, Unresolved> {
+        let home = if input_is_metric {
+            self.resolve(&input.name)?.single
+        } else {
+            self.measure(input).ok()
+        };
+        Ok(home.filter(|h| h.model == model && input.filter.is_none() && m.filter.is_none()))
+    }
+
+    /// A conversion metric: the conversion input over the base input on the same rows (the
+    /// funnel itself has no SLayer form).
+    fn conversion(
+        &mut self,
+        m: &Metric,
+        declared: Option<usize>,
+        c: &Conversion,
+    ) -> Result<Formula, Unresolved> {
+        let Conversion {
+            base,
+            conversion,
+            inputs_are_metrics,
+            calculation,
+            window,
+        } = c;
+        let model = self.home_model(declared, base, *inputs_are_metrics)?;
+        let (b, c) = if *inputs_are_metrics {
+            (
+                self.operand(m, model, base, None)?,
+                self.operand(m, model, conversion, None)?,
+            )
+        } else {
+            let (hb, hc) = (self.measure(base)?, self.measure(conversion)?);
+            let op = |r: &mut Self, h: &MeasureHome, i: &Input| match &i.filter {
+                Some(f) => r.filtered(m, h, f, model),
+                None if h.model == model => i.name.clone(),
+                None => r.across(m, model, h),
+            };
+            (op(self, &hb, base), op(self, &hc, conversion))
+        };
+        let window = window
+            .as_deref()
+            .map(|w| format!(" within {w}"))
+            .unwrap_or_default();
+        self.note(&m.name, Fate::Lossy, format!("a conversion funnel (the same entity converting{window}) has no SLayer form; imported as the conversion measure over the base measure on the same rows"));
+        let formula = if calculation == "conversions" {
+            c
+        } else {
+            format!("{c} / nullif({b}, 0)")
+        };
+        Ok(Formula {
+            model,
+            formula,
+            single: None,
+        })
+    }
+
+    /// Puts the metric's measure on `model`; the name other formulas there use for it.
+    fn place(&mut self, m: &Metric, model: usize, formula: String, single: bool) -> String {
         let target = &mut self.built.models[model];
         // A latest-spec simple metric is its own measure: a filter or a default rewrites it.
         let own = m.declared_on.is_some()
@@ -300,7 +388,7 @@ impl<'a> Resolver<'a> {
                 me.formula = formula;
                 me.label = m.label.clone().or(me.label.take());
                 me.description = m.description.clone().or(me.description.take());
-                return Ok(m.name.clone());
+                return m.name.clone();
             }
         }
         // A simple metric named as its own measure is that measure: it gains the metric's words.
@@ -316,7 +404,7 @@ impl<'a> Resolver<'a> {
                 if m.description.is_some() {
                     me.description = m.description.clone();
                 }
-                return Ok(m.name.clone());
+                return m.name.clone();
             }
         }
         let taken = |n: &str| {
@@ -346,7 +434,7 @@ impl<'a> Resolver<'a> {
             me.extra.insert("meta".into(), json!({"hidden": true}));
         }
         target.measures.push(me);
-        Ok(name)
+        name
     }
 
     /// How a ratio, derived or cumulative formula on `model` names `input` (a metric), with
@@ -357,7 +445,7 @@ impl<'a> Resolver<'a> {
         model: usize,
         input: &Input,
         filter: Option<&str>,
-    ) -> Result<String, String> {
+    ) -> Result<String, Unresolved> {
         let resolved = self.resolve(&input.name)?;
         let filter = and(filter, input.filter.as_deref());
         match (&resolved.single, filter) {
@@ -503,14 +591,5 @@ mod tests {
             substitute("revenue - cost + revenue_growth", &refs),
             "sum(revenue_col) - order_cost + revenue_growth"
         );
-    }
-
-    #[test]
-    fn windows_and_shifts() {
-        assert_eq!(count_and_grain("1 month"), Some((1, "month")));
-        assert_eq!(count_and_grain("7 days"), Some((7, "day")));
-        assert_eq!(count_and_grain("fortnight"), None);
-        assert_eq!(window_arg("7 days").as_deref(), Some("7d"));
-        assert_eq!(window_arg("2 quarters"), None);
     }
 }

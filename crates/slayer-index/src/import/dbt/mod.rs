@@ -7,6 +7,7 @@
 
 mod convert;
 mod jinja;
+mod joins;
 mod metrics;
 mod spec;
 
@@ -17,7 +18,7 @@ use serde_json::Value;
 use slayer_common::records::DataType;
 
 use crate::error::IndexError;
-use crate::import::{line_of_name, problem, project_files, At, Imported, Tally};
+use crate::import::{line_of_name, problem, project_files, At, Imported, Tally, UniqueNames};
 use convert::ColumnDocs;
 use spec::{Metric, SemanticModel};
 
@@ -83,8 +84,29 @@ pub fn import(dir: &Path, datasource: Option<&str>) -> Result<Imported, IndexErr
             "the project has no name; give the datasource's with --datasource",
         ));
     };
+    let read = read_project(dir, &project)?;
+    let mut tally = Tally::default();
+    for sm in &read.semantic_models {
+        tally.object(
+            "semantic_model",
+            &format!("semantic model '{}'", sm.name),
+            &sm.at,
+            vec![],
+        );
+    }
+    let mut built = convert::build(&read.semantic_models, &name, &read.docs, &mut tally);
+    joins::join(&read.semantic_models, &mut built, &mut tally);
+    joins::join_tested(&read.semantic_models, &read.docs, &mut built);
+    metrics::add(&read.metrics, &mut built, &mut tally);
+    jinja_left(&read, &mut tally);
+    Ok(Imported::of("dbt", dir, name, built.models, tally))
+}
+
+/// Every YAML file under the model paths, the `{% docs %}` blocks of the `.md` files under
+/// the model and docs paths, and `target/`, checked and with the doc blocks filled in.
+fn read_project(dir: &Path, project: &Value) -> Result<Read, IndexError> {
     let mut read = Read::default();
-    let model_paths = paths_of(&project, "model-paths", "models");
+    let model_paths = paths_of(project, "model-paths", "models");
     let mut yaml_files = Vec::new();
     let mut md_files = Vec::new();
     for p in &model_paths {
@@ -92,7 +114,7 @@ pub fn import(dir: &Path, datasource: Option<&str>) -> Result<Imported, IndexErr
     }
     for p in model_paths
         .iter()
-        .chain(paths_of(&project, "docs-paths", "models").iter())
+        .chain(paths_of(project, "docs-paths", "models").iter())
     {
         files_under(&dir.join(p), &[".md"], &mut md_files)?;
     }
@@ -107,136 +129,119 @@ pub fn import(dir: &Path, datasource: Option<&str>) -> Result<Imported, IndexErr
     read_target(dir, &mut read.docs)?;
     check_unique(&read)?;
     fill_docs(&mut read);
+    Ok(read)
+}
 
-    let mut tally = Tally::default();
-    for sm in &read.semantic_models {
-        tally.object(
-            "semantic_model",
-            &format!("semantic model '{}'", sm.name),
-            &sm.at,
-            vec![],
-        );
+/// One YAML file of the project: where it is, its text (to find objects' lines) and its value.
+struct YamlFile<'a> {
+    path: &'a Path,
+    /// Relative to the project folder.
+    rel: PathBuf,
+    text: String,
+    value: Value,
+}
+
+impl YamlFile<'_> {
+    /// The 1-based line of the top-level `key:` (1 when there is none).
+    fn key_line(&self, key: &str) -> usize {
+        self.text
+            .lines()
+            .position(|l| l.starts_with(&format!("{key}:")))
+            .map_or(1, |i| i + 1)
     }
-    let mut built = convert::build(&read.semantic_models, &name, &read.docs, &mut tally);
-    metrics::add(&read.metrics, &mut built, &mut tally);
-    jinja_left(&read, &mut tally);
-    Ok(Imported::of("dbt", dir, name, built.models, tally))
+
+    fn line_in(&self, name: &str, from: usize) -> usize {
+        line_of_name(&self.text, name, from)
+    }
+
+    fn at(&self, name: &str, from: usize) -> At {
+        At {
+            file: self.rel.clone(),
+            line: self.line_in(name, from),
+        }
+    }
+
+    /// The items of the top-level `key` (one mapping counts as a list of one, but for `models`).
+    fn list(&self, key: &str) -> Result<Vec<Value>, IndexError> {
+        match self.value.get(key) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(items)) => Ok(items.clone()),
+            Some(o @ Value::Object(_)) if key != "models" => Ok(vec![o.clone()]),
+            Some(_) => Err(problem(self.path, format!("'{key}' must be a list"))),
+        }
+    }
 }
 
 fn read_file(dir: &Path, file: &Path, read: &mut Read) -> Result<(), IndexError> {
     let text = read_text(file)?;
-    let v = yaml(file, &text)?;
-    let rel = file.strip_prefix(dir).unwrap_or(file).to_owned();
-    let key_line = |key: &str| {
-        text.lines()
-            .position(|l| l.starts_with(&format!("{key}:")))
-            .map_or(1, |i| i + 1)
+    let value = yaml(file, &text)?;
+    let f = YamlFile {
+        path: file,
+        rel: file.strip_prefix(dir).unwrap_or(file).to_owned(),
+        text,
+        value,
     };
-    let line_in = |name: &str, from: usize| line_of_name(&text, name, from);
-    let at = |name: &str, from: usize| At {
-        file: rel.clone(),
-        line: line_of_name(&text, name, from),
-    };
-    let list = |key: &str| -> Result<Vec<Value>, IndexError> {
-        match v.get(key) {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Array(items)) => Ok(items.clone()),
-            Some(o @ Value::Object(_)) if key != "models" => Ok(vec![o.clone()]),
-            Some(_) => Err(problem(file, format!("'{key}' must be a list"))),
-        }
-    };
-    let from = key_line("semantic_models");
-    for item in list("semantic_models")? {
+    legacy_semantic_models(&f, read)?;
+    top_level_metrics(&f, read)?;
+    models(&f, read)
+}
+
+/// The legacy spec's top-level `semantic_models:`.
+fn legacy_semantic_models(f: &YamlFile, read: &mut Read) -> Result<(), IndexError> {
+    let from = f.key_line("semantic_models");
+    for item in f.list("semantic_models")? {
         let name = spec::text(&item, "name").ok_or_else(|| {
             problem(
-                file,
+                f.path,
                 format!("line {}: a semantic model without a name", from),
             )
         })?;
-        let sm_at = at(&name, from);
+        let sm_at = f.at(&name, from);
+        let line_in = |name: &str, from: usize| f.line_in(name, from);
         if let Some(sm) = spec::legacy_semantic_model(&item, sm_at, &line_in) {
             read.semantic_models.push(sm);
         }
     }
-    let from = key_line("metrics");
-    for item in list("metrics")? {
+    Ok(())
+}
+
+/// Top-level `metrics:`: the legacy spec's (with `type_params`) or the latest spec's.
+fn top_level_metrics(f: &YamlFile, read: &mut Read) -> Result<(), IndexError> {
+    let from = f.key_line("metrics");
+    for item in f.list("metrics")? {
         let name = spec::text(&item, "name")
-            .ok_or_else(|| problem(file, format!("line {from}: a metric without a name")))?;
-        let m_at = at(&name, from);
+            .ok_or_else(|| problem(f.path, format!("line {from}: a metric without a name")))?;
+        let m_at = f.at(&name, from);
         if item.get("type_params").is_some() {
             read.metrics.extend(spec::legacy_metric(&item, m_at));
         } else if let Some((metric, _)) = spec::latest_metric(&item, None, m_at) {
             read.metrics.push(metric);
         }
     }
-    let from = key_line("models");
-    for item in list("models")? {
+    Ok(())
+}
+
+/// `models:`: what their columns say (descriptions, key tests, relationships) and, in the
+/// latest spec, each model's semantic model and its metrics.
+fn models(f: &YamlFile, read: &mut Read) -> Result<(), IndexError> {
+    let from = f.key_line("models");
+    for item in f.list("models")? {
         let Some(model_name) = spec::text(&item, "name") else {
             continue;
         };
-        let model_at = at(&model_name, from);
-        for c in item
-            .get("columns")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let Some(column) = spec::text(c, "name") else {
-                continue;
-            };
-            if let Some(d) = spec::text(c, "description") {
-                read.docs
-                    .descriptions
-                    .entry((model_name.clone(), column.clone()))
-                    .or_insert(d);
-            }
-            let tests: Vec<String> = ["data_tests", "tests"]
-                .iter()
-                .filter_map(|k| c.get(*k).and_then(Value::as_array))
-                .flatten()
-                .filter_map(|t| match t {
-                    Value::String(s) => Some(s.clone()),
-                    Value::Object(m) => m.keys().next().cloned(),
-                    _ => None,
-                })
-                .collect();
-            for t in ["data_tests", "tests"]
-                .iter()
-                .filter_map(|k| c.get(*k).and_then(Value::as_array))
-                .flatten()
-            {
-                if let Some(r) = t.get("relationships") {
-                    let r = r.get("arguments").unwrap_or(r);
-                    if let (Some(to), Some(field)) = (spec::text(r, "to"), spec::text(r, "field")) {
-                        read.docs
-                            .references
-                            .entry(model_name.clone())
-                            .or_default()
-                            .push((column.clone(), spec::ref_name(&to), field));
-                    }
-                }
-            }
-            if tests.iter().any(|t| t == "unique") && tests.iter().any(|t| t == "not_null") {
-                read.docs
-                    .keys
-                    .entry(model_name.clone())
-                    .or_default()
-                    .push(column);
-            }
+        let model_at = f.at(&model_name, from);
+        for c in spec::items(&item, "columns") {
+            column_docs(&model_name, c, &mut read.docs);
         }
+        let line_in = |name: &str, from: usize| f.line_in(name, from);
         let Some(mut sm) = spec::latest_semantic_model(&item, model_at.clone(), &line_in) else {
             continue;
         };
-        for m in item
-            .get("metrics")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for m in spec::items(&item, "metrics") {
             let Some(name) = spec::text(m, "name") else {
                 continue;
             };
-            let m_at = at(&name, model_at.line);
+            let m_at = f.at(&name, model_at.line);
             if let Some((metric, measure)) = spec::latest_metric(m, Some(&sm.name), m_at) {
                 sm.measures.extend(measure);
                 read.metrics.push(metric);
@@ -245,6 +250,48 @@ fn read_file(dir: &Path, file: &Path, read: &mut Read) -> Result<(), IndexError>
         read.semantic_models.push(sm);
     }
     Ok(())
+}
+
+/// A dbt model's column `c`: its description, the other model a `relationships` test points
+/// it to, and whether its tests make it a key (`unique` and `not_null`).
+fn column_docs(model_name: &str, c: &Value, docs: &mut ColumnDocs) {
+    let Some(column) = spec::text(c, "name") else {
+        return;
+    };
+    if let Some(d) = spec::text(c, "description") {
+        docs.descriptions
+            .entry((model_name.to_owned(), column.clone()))
+            .or_insert(d);
+    }
+    let tests: Vec<&Value> = ["data_tests", "tests"]
+        .iter()
+        .flat_map(|k| spec::items(c, k))
+        .collect();
+    let test_names: Vec<String> = tests
+        .iter()
+        .filter_map(|t| match t {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(m) => m.keys().next().cloned(),
+            _ => None,
+        })
+        .collect();
+    for t in &tests {
+        if let Some(r) = t.get("relationships") {
+            let r = r.get("arguments").unwrap_or(r);
+            if let (Some(to), Some(field)) = (spec::text(r, "to"), spec::text(r, "field")) {
+                docs.references
+                    .entry(model_name.to_owned())
+                    .or_default()
+                    .push((column.clone(), spec::ref_name(&to), field));
+            }
+        }
+    }
+    if test_names.iter().any(|t| t == "unique") && test_names.iter().any(|t| t == "not_null") {
+        docs.keys
+            .entry(model_name.to_owned())
+            .or_default()
+            .push(column);
+    }
 }
 
 /// Descriptions still holding Jinja once the doc blocks are in (a macro, a variable, a doc
@@ -297,29 +344,13 @@ fn jinja_left(read: &Read, tally: &mut Tally) {
 
 /// Two semantic models or two metrics of one name: dbt refuses the project, and so do we.
 fn check_unique(read: &Read) -> Result<(), IndexError> {
-    let mut seen: HashMap<&str, &At> = HashMap::new();
+    let mut seen = UniqueNames::new("semantic model");
     for sm in &read.semantic_models {
-        if let Some(first) = seen.insert(&sm.name, &sm.at) {
-            return Err(problem(
-                &sm.at.file,
-                format!("line {}: a second semantic model named '{}' (the first is at {}:{}); rename one", sm.at.line, sm.name, first.file.display(), first.line),
-            ));
-        }
+        seen.insert(&sm.name, &sm.at)?;
     }
-    let mut seen: HashMap<&str, &At> = HashMap::new();
+    let mut seen = UniqueNames::new("metric");
     for m in &read.metrics {
-        if let Some(first) = seen.insert(&m.name, &m.at) {
-            return Err(problem(
-                &m.at.file,
-                format!(
-                    "line {}: a second metric named '{}' (the first is at {}:{}); rename one",
-                    m.at.line,
-                    m.name,
-                    first.file.display(),
-                    first.line
-                ),
-            ));
-        }
+        seen.insert(&m.name, &m.at)?;
     }
     Ok(())
 }
@@ -366,89 +397,83 @@ fn read_target(dir: &Path, docs: &mut ColumnDocs) -> Result<(), IndexError> {
             .map(Some)
             .map_err(|e| problem(&path, format!("invalid JSON: {e}")))
     };
-    let mut names: HashMap<String, String> = HashMap::new();
+    let mut names = HashMap::new();
     if let Some(manifest) = json("manifest.json")? {
-        for (id, node) in manifest
-            .get("nodes")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            if node.get("resource_type").and_then(Value::as_str) != Some("model") {
-                continue;
-            }
-            let Some(name) = node.get("name").and_then(Value::as_str) else {
-                continue;
-            };
-            names.insert(id.clone(), name.to_owned());
-            if let Some(relation) = node.get("relation_name").and_then(Value::as_str) {
-                docs.relations.insert(name.to_owned(), relation.to_owned());
-            }
-            for (column, c) in node
-                .get("columns")
-                .and_then(Value::as_object)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(d) = c
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .filter(|d| !d.is_empty())
-                {
-                    docs.descriptions
-                        .insert((name.to_owned(), column.clone()), d.to_owned());
-                }
-            }
-        }
+        names = read_manifest(&manifest, docs);
     }
     if let Some(semantic) = json("semantic_manifest.json")? {
-        for sm in semantic
-            .get("semantic_models")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let name = sm.get("name").and_then(Value::as_str);
-            let relation = sm
-                .get("node_relation")
-                .and_then(|r| r.get("relation_name"))
-                .and_then(Value::as_str);
-            if let (Some(name), Some(relation)) = (name, relation) {
-                docs.semantic_relations
-                    .insert(name.to_owned(), relation.to_owned());
-            }
-        }
+        read_semantic_manifest(&semantic, docs);
     }
     if let Some(catalog) = json("catalog.json")? {
-        for (id, node) in catalog
-            .get("nodes")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            let name = names
-                .get(id)
-                .cloned()
-                .or_else(|| id.rsplit('.').next().map(str::to_owned))
-                .unwrap_or_default();
-            for (column, c) in node
-                .get("columns")
-                .and_then(Value::as_object)
-                .into_iter()
-                .flatten()
+        read_catalog(&catalog, &names, docs);
+    }
+    Ok(())
+}
+
+/// manifest.json: each model's relation and compiled column descriptions; the model name of
+/// each node id.
+fn read_manifest(manifest: &Value, docs: &mut ColumnDocs) -> HashMap<String, String> {
+    let mut names = HashMap::new();
+    for (id, node) in spec::entries(manifest, "nodes") {
+        if node.get("resource_type").and_then(Value::as_str) != Some("model") {
+            continue;
+        }
+        let Some(name) = node.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        names.insert(id.clone(), name.to_owned());
+        if let Some(relation) = node.get("relation_name").and_then(Value::as_str) {
+            docs.relations.insert(name.to_owned(), relation.to_owned());
+        }
+        for (column, c) in spec::entries(node, "columns") {
+            if let Some(d) = c
+                .get("description")
+                .and_then(Value::as_str)
+                .filter(|d| !d.is_empty())
             {
-                if let Some(t) = c.get("type").and_then(Value::as_str) {
-                    docs.types.insert(
-                        (name.clone(), column.to_ascii_lowercase()),
-                        warehouse_type(t),
-                    );
-                    docs.types
-                        .insert((name.clone(), column.clone()), warehouse_type(t));
-                }
+                docs.descriptions
+                    .insert((name.to_owned(), column.clone()), d.to_owned());
             }
         }
     }
-    Ok(())
+    names
+}
+
+/// semantic_manifest.json: the relation each semantic model was compiled to.
+fn read_semantic_manifest(semantic: &Value, docs: &mut ColumnDocs) {
+    for sm in spec::items(semantic, "semantic_models") {
+        let name = sm.get("name").and_then(Value::as_str);
+        let relation = sm
+            .get("node_relation")
+            .and_then(|r| r.get("relation_name"))
+            .and_then(Value::as_str);
+        if let (Some(name), Some(relation)) = (name, relation) {
+            docs.semantic_relations
+                .insert(name.to_owned(), relation.to_owned());
+        }
+    }
+}
+
+/// catalog.json: the warehouse's type of each column, under its name as written and in lower
+/// case.
+fn read_catalog(catalog: &Value, names: &HashMap<String, String>, docs: &mut ColumnDocs) {
+    for (id, node) in spec::entries(catalog, "nodes") {
+        let name = names
+            .get(id)
+            .cloned()
+            .or_else(|| id.rsplit('.').next().map(str::to_owned))
+            .unwrap_or_default();
+        for (column, c) in spec::entries(node, "columns") {
+            if let Some(t) = c.get("type").and_then(Value::as_str) {
+                docs.types.insert(
+                    (name.clone(), column.to_ascii_lowercase()),
+                    warehouse_type(t),
+                );
+                docs.types
+                    .insert((name.clone(), column.clone()), warehouse_type(t));
+            }
+        }
+    }
 }
 
 /// A warehouse's column type as a SLayer type.

@@ -5,17 +5,18 @@
 //! measures whose SQL aggregates become SLayer formulas.
 
 mod sql;
+mod tokens;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use serde_json::{json, Map, Value};
-use slayer_common::records::{DataType, Join, Model};
+use slayer_common::records::{Column, DataType, Join, Model};
 
 use crate::error::IndexError;
 use crate::import::{
     column, line_of_name, model, problem, project_files, schema, At, Fate, Imported, Tally,
+    UniqueNames,
 };
 
 const SCHEMA_0_2: &str = include_str!("osi-schema-0.2.0.dev0.json");
@@ -37,6 +38,27 @@ fn schema_for(version: Option<&str>) -> (&'static Value, bool) {
     }
 }
 
+/// One Ossie document as read and validated.
+struct Document {
+    /// Relative to the project folder.
+    file: PathBuf,
+    text: String,
+    value: Value,
+    /// Whether its `version` is one whose schema is bundled.
+    known: bool,
+    version: Option<String>,
+}
+
+impl Document {
+    /// Where the object named `name` is, at or after line `from`.
+    fn at(&self, name: &str, from: usize) -> At {
+        At {
+            file: self.file.clone(),
+            line: line_of_name(&self.text, name, from),
+        }
+    }
+}
+
 /// Imports the Ossie document at `path` (or every `.yaml`/`.yml`/`.json` under a folder).
 pub fn import(
     path: &Path,
@@ -45,51 +67,9 @@ pub fn import(
 ) -> Result<Imported, IndexError> {
     let document = |name: &str| [".yaml", ".yml", ".json"].iter().any(|x| name.ends_with(x));
     let (files, base) = project_files(path, &document, &[])?;
-    let base = base.as_path();
     let mut docs = Vec::new();
     for file in &files {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| problem(file, format!("cannot read: {e}")))?;
-        let value: Value = if file.extension().is_some_and(|e| e == "json") {
-            serde_json::from_str(&text).map_err(|e| problem(file, format!("invalid JSON: {e}")))?
-        } else {
-            serde_yaml_ng::from_str(&text)
-                .map_err(|e| problem(file, format!("invalid YAML: {e}")))?
-        };
-        if value.get("semantic_model").is_none() {
-            if path.is_dir() {
-                continue; // another kind of file in the folder
-            }
-            return Err(problem(file, "not an Ossie document: there is no top-level semantic_model (import dbt, cube and slayer read the other formats)"));
-        }
-        let version = value
-            .get("version")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let (schema, known) = schema_for(version.as_deref());
-        let errors = schema::validate(schema, &value);
-        if !errors.is_empty() {
-            let shown: Vec<&String> = errors.iter().take(20).collect();
-            return Err(problem(
-                file,
-                format!(
-                    "does not follow the Ossie {} schema ({} violations):\n  {}",
-                    if known {
-                        version.as_deref().unwrap_or_default()
-                    } else {
-                        "0.2.0.dev0"
-                    },
-                    errors.len(),
-                    shown
-                        .iter()
-                        .map(|e| e.as_str())
-                        .collect::<Vec<_>>()
-                        .join("\n  ")
-                ),
-            ));
-        }
-        let rel = file.strip_prefix(base).unwrap_or(file).to_owned();
-        docs.push((rel, text, value, known, version));
+        docs.extend(read_document(file, &base, path.is_dir())?);
     }
     if docs.is_empty() {
         return Err(problem(
@@ -97,75 +77,40 @@ pub fn import(
             "no Ossie document here (a YAML or JSON file with a top-level semantic_model)",
         ));
     }
-    let mut tally = Tally::default();
-    let mut unknown_versions = Vec::new();
-    let first_name = docs[0].2["semantic_model"][0]["name"]
+    let first_name = docs[0].value["semantic_model"][0]["name"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
     let name = datasource.map(str::to_owned).unwrap_or(first_name);
-    let mut models: Vec<Model> = Vec::new();
-    let mut seen: HashMap<String, (PathBuf, usize)> = HashMap::new();
-    let mut pending_joins = Vec::new();
-    let mut pending_metrics = Vec::new();
-    for (file, text, doc, known, version) in &docs {
-        if !known {
+    let mut reader = Reader {
+        datasource: &name,
+        dialect,
+        tally: Tally::default(),
+        models: Vec::new(),
+        seen: UniqueNames::new("dataset"),
+        pending_joins: Vec::new(),
+        pending_metrics: Vec::new(),
+    };
+    let mut unknown_versions = Vec::new();
+    for doc in &docs {
+        if !doc.known {
             unknown_versions.push(format!(
                 "{} ({})",
-                file.display(),
-                version.as_deref().unwrap_or("no version")
+                doc.file.display(),
+                doc.version.as_deref().unwrap_or("no version")
             ));
         }
-        for sm in doc["semantic_model"].as_array().into_iter().flatten() {
-            let sm_name = sm["name"].as_str().unwrap_or_default();
-            let sm_line = line_of_name(text, sm_name, 1);
-            let at = At {
-                file: file.clone(),
-                line: sm_line,
-            };
-            tally.object(
-                "semantic_model",
-                &format!("semantic model '{sm_name}'"),
-                &at,
-                vec![],
-            );
-            for ds in sm["datasets"].as_array().into_iter().flatten() {
-                let ds_name = ds["name"].as_str().unwrap_or_default();
-                let ds_at = At {
-                    file: file.clone(),
-                    line: line_of_name(text, ds_name, sm_line),
-                };
-                if let Some((f, l)) = seen.get(ds_name) {
-                    return Err(problem(
-                        &ds_at.file,
-                        format!("line {}: a second dataset named '{ds_name}' (the first is at {}:{l}); rename one", ds_at.line, f.display()),
-                    ));
-                }
-                seen.insert(ds_name.to_owned(), (ds_at.file.clone(), ds_at.line));
-                models.push(dataset(ds, &name, dialect, text, &ds_at, &mut tally));
-            }
-            for r in sm["relationships"].as_array().into_iter().flatten() {
-                let r_name = r["name"].as_str().unwrap_or_default();
-                pending_joins.push((
-                    r.clone(),
-                    At {
-                        file: file.clone(),
-                        line: line_of_name(text, r_name, sm_line),
-                    },
-                ));
-            }
-            for m in sm["metrics"].as_array().into_iter().flatten() {
-                let m_name = m["name"].as_str().unwrap_or_default();
-                pending_metrics.push((
-                    m.clone(),
-                    At {
-                        file: file.clone(),
-                        line: line_of_name(text, m_name, sm_line),
-                    },
-                ));
-            }
+        for sm in doc.value["semantic_model"].as_array().into_iter().flatten() {
+            reader.semantic_model(doc, sm)?;
         }
     }
+    let Reader {
+        mut tally,
+        mut models,
+        pending_joins,
+        pending_metrics,
+        ..
+    } = reader;
     for (r, at) in pending_joins {
         relationship(&r, &mut models, &at, &mut tally);
     }
@@ -182,6 +127,215 @@ pub fn import(
         });
     }
     Ok(Imported::of("ossie", path, name, models, tally))
+}
+
+/// The document in `file`, validated against the schema of its version; `None` for a file of
+/// a folder that is not an Ossie document.
+fn read_document(
+    file: &Path,
+    base: &Path,
+    in_folder: bool,
+) -> Result<Option<Document>, IndexError> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| problem(file, format!("cannot read: {e}")))?;
+    let value: Value = if file.extension().is_some_and(|e| e == "json") {
+        serde_json::from_str(&text).map_err(|e| problem(file, format!("invalid JSON: {e}")))?
+    } else {
+        serde_yaml_ng::from_str(&text).map_err(|e| problem(file, format!("invalid YAML: {e}")))?
+    };
+    if value.get("semantic_model").is_none() {
+        if in_folder {
+            return Ok(None); // another kind of file in the folder
+        }
+        return Err(problem(file, "not an Ossie document: there is no top-level semantic_model (import dbt, cube and slayer read the other formats)"));
+    }
+    let version = value
+        .get("version")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let (schema, known) = schema_for(version.as_deref());
+    let errors = schema::validate(schema, &value);
+    if !errors.is_empty() {
+        let shown: Vec<&str> = errors.iter().take(20).map(String::as_str).collect();
+        let named = if known {
+            version.as_deref().unwrap_or_default()
+        } else {
+            "0.2.0.dev0"
+        };
+        return Err(problem(
+            file,
+            format!(
+                "does not follow the Ossie {named} schema ({} violations):\n  {}",
+                errors.len(),
+                shown.join("\n  ")
+            ),
+        ));
+    }
+    Ok(Some(Document {
+        file: file.strip_prefix(base).unwrap_or(file).to_owned(),
+        text,
+        value,
+        known,
+        version,
+    }))
+}
+
+/// The documents' semantic models read in order: datasets become models at once; the
+/// relationships and metrics wait until every dataset of every document is in.
+struct Reader<'a> {
+    datasource: &'a str,
+    dialect: &'a str,
+    tally: Tally,
+    models: Vec<Model>,
+    seen: UniqueNames,
+    pending_joins: Vec<(Value, At)>,
+    pending_metrics: Vec<(Value, At)>,
+}
+
+impl Reader<'_> {
+    fn semantic_model(&mut self, doc: &Document, sm: &Value) -> Result<(), IndexError> {
+        let sm_name = sm["name"].as_str().unwrap_or_default();
+        let at = doc.at(sm_name, 1);
+        self.tally.object(
+            "semantic_model",
+            &format!("semantic model '{sm_name}'"),
+            &at,
+            vec![],
+        );
+        for ds in sm["datasets"].as_array().into_iter().flatten() {
+            let ds_at = doc.at(ds["name"].as_str().unwrap_or_default(), at.line);
+            self.seen
+                .insert(ds["name"].as_str().unwrap_or_default(), &ds_at)?;
+            let m = self.dataset(ds, doc, &ds_at);
+            self.models.push(m);
+        }
+        let named = |v: &Value| {
+            (
+                v.clone(),
+                doc.at(v["name"].as_str().unwrap_or_default(), at.line),
+            )
+        };
+        for r in sm["relationships"].as_array().into_iter().flatten() {
+            self.pending_joins.push(named(r));
+        }
+        for m in sm["metrics"].as_array().into_iter().flatten() {
+            self.pending_metrics.push(named(m));
+        }
+        Ok(())
+    }
+
+    /// A dataset as a model: its source, its fields as columns, its primary key's columns
+    /// (added hidden when no field reads them).
+    fn dataset(&mut self, ds: &Value, doc: &Document, at: &At) -> Model {
+        let name = ds["name"].as_str().unwrap_or_default();
+        let mut m = model(name, self.datasource);
+        let source = ds["source"].as_str().unwrap_or_default();
+        if is_query(source) {
+            m.sql = Some(
+                source
+                    .trim()
+                    .trim_start_matches('(')
+                    .trim_end_matches(')')
+                    .trim()
+                    .to_owned(),
+            );
+        } else {
+            m.sql_table = Some(source.to_owned());
+        }
+        m.description = described(ds);
+        if let Some(meta) = meta_of(ds) {
+            m.extra.insert("meta".into(), meta);
+        }
+        if let Some(keys) = ds["unique_keys"].as_array() {
+            m.extra.entry("meta").or_insert(json!({}))["unique_keys"] = Value::Array(keys.clone());
+        }
+        let primary: Vec<&str> = ds["primary_key"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        for f in ds["fields"].as_array().into_iter().flatten() {
+            let field = f["name"].as_str().unwrap_or_default();
+            let object = format!("field '{name}.{field}'");
+            let f_at = doc.at(field, at.line);
+            let (mut c, problems) = field_column(f, self.dialect);
+            if f["dimension"]["is_time"].as_bool() == Some(true)
+                && m.default_time_dimension.is_none()
+            {
+                m.default_time_dimension = Some(field.to_owned());
+            }
+            c.primary_key =
+                primary.contains(&field) || primary.contains(&c.sql.as_deref().unwrap_or(field));
+            if m.columns.iter().any(|x| x.name == c.name) {
+                self.tally.object(
+                    "field",
+                    &object,
+                    &f_at,
+                    vec![(
+                        Fate::Skipped,
+                        "a second field of that name in the dataset".into(),
+                    )],
+                );
+                continue;
+            }
+            m.columns.push(c);
+            self.tally.object("field", &object, &f_at, problems);
+        }
+        for key in &primary {
+            if !m
+                .columns
+                .iter()
+                .any(|c| c.name == *key || c.sql.as_deref() == Some(key))
+            {
+                let mut c = column(key);
+                c.primary_key = true;
+                c.hidden = true;
+                m.columns.push(c);
+            }
+        }
+        self.tally
+            .object("dataset", &format!("dataset '{name}'"), at, vec![]);
+        m
+    }
+}
+
+/// A field as a column (all but its key flag): its expression in `dialect`, type, label,
+/// description and meta, and what was lost.
+fn field_column(f: &Value, dialect: &str) -> (Column, Vec<(Fate, String)>) {
+    let field = f["name"].as_str().unwrap_or_default();
+    let mut c = column(field);
+    let mut problems = Vec::new();
+    match expression(f, dialect) {
+        Some((_, e)) => {
+            if e != field {
+                c.sql = Some(e);
+            }
+        }
+        None => {
+            let first = f["expression"]["dialects"][0]["dialect"]
+                .as_str()
+                .unwrap_or("?");
+            problems.push((
+                Fate::Lossy,
+                format!("no SQL expression (only {first}); the column reads its name"),
+            ));
+            c.extra
+                .insert("meta".into(), json!({"expression": f["expression"]}));
+        }
+    }
+    let is_time = f["dimension"]["is_time"].as_bool();
+    c.data_type = datatype(f).unwrap_or(if is_time == Some(true) {
+        DataType::Timestamp
+    } else {
+        DataType::Unknown
+    });
+    c.label = f["label"].as_str().map(str::to_owned);
+    c.description = described(f);
+    if let Some(meta) = meta_of(f) {
+        c.extra.insert("meta".into(), meta);
+    }
+    (c, problems)
 }
 
 /// `description`, then `ai_context`'s instructions, synonyms and examples: the text search reads,
@@ -276,116 +430,6 @@ fn is_query(source: &str) -> bool {
         || s.starts_with("select")
         || s.starts_with("with ")
         || source.trim().contains(char::is_whitespace)
-}
-
-fn dataset(
-    ds: &Value,
-    datasource: &str,
-    dialect: &str,
-    text: &str,
-    at: &At,
-    tally: &mut Tally,
-) -> Model {
-    let name = ds["name"].as_str().unwrap_or_default();
-    let mut m = model(name, datasource);
-    let source = ds["source"].as_str().unwrap_or_default();
-    if is_query(source) {
-        m.sql = Some(
-            source
-                .trim()
-                .trim_start_matches('(')
-                .trim_end_matches(')')
-                .trim()
-                .to_owned(),
-        );
-    } else {
-        m.sql_table = Some(source.to_owned());
-    }
-    m.description = described(ds);
-    if let Some(meta) = meta_of(ds) {
-        m.extra.insert("meta".into(), meta);
-    }
-    if let Some(keys) = ds["unique_keys"].as_array() {
-        m.extra.entry("meta").or_insert(json!({}))["unique_keys"] = Value::Array(keys.clone());
-    }
-    let primary: Vec<&str> = ds["primary_key"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    for f in ds["fields"].as_array().into_iter().flatten() {
-        let field = f["name"].as_str().unwrap_or_default();
-        let object = format!("field '{name}.{field}'");
-        let f_at = At {
-            file: at.file.clone(),
-            line: line_of_name(text, field, at.line),
-        };
-        let mut c = column(field);
-        let mut problems = Vec::new();
-        match expression(f, dialect) {
-            Some((_, e)) => {
-                if e != field {
-                    c.sql = Some(e);
-                }
-            }
-            None => {
-                let first = f["expression"]["dialects"][0]["dialect"]
-                    .as_str()
-                    .unwrap_or("?");
-                problems.push((
-                    Fate::Lossy,
-                    format!("no SQL expression (only {first}); the column reads its name"),
-                ));
-                c.extra
-                    .insert("meta".into(), json!({"expression": f["expression"]}));
-            }
-        }
-        let is_time = f["dimension"]["is_time"].as_bool();
-        c.data_type = datatype(f).unwrap_or(if is_time == Some(true) {
-            DataType::Timestamp
-        } else {
-            DataType::Unknown
-        });
-        if is_time == Some(true) && m.default_time_dimension.is_none() {
-            m.default_time_dimension = Some(field.to_owned());
-        }
-        c.label = f["label"].as_str().map(str::to_owned);
-        c.description = described(f);
-        c.primary_key =
-            primary.contains(&field) || primary.contains(&c.sql.as_deref().unwrap_or(field));
-        if let Some(meta) = meta_of(f) {
-            c.extra.insert("meta".into(), meta);
-        }
-        if m.columns.iter().any(|x| x.name == c.name) {
-            tally.object(
-                "field",
-                &object,
-                &f_at,
-                vec![(
-                    Fate::Skipped,
-                    "a second field of that name in the dataset".into(),
-                )],
-            );
-            continue;
-        }
-        m.columns.push(c);
-        tally.object("field", &object, &f_at, problems);
-    }
-    for key in &primary {
-        if !m
-            .columns
-            .iter()
-            .any(|c| c.name == *key || c.sql.as_deref() == Some(key))
-        {
-            let mut c = column(key);
-            c.primary_key = true;
-            c.hidden = true;
-            m.columns.push(c);
-        }
-    }
-    tally.object("dataset", &format!("dataset '{name}'"), at, vec![]);
-    m
 }
 
 fn relationship(r: &Value, models: &mut [Model], at: &At, tally: &mut Tally) {

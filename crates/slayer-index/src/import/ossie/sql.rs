@@ -9,115 +9,33 @@
 use serde_json::{json, Value};
 use slayer_common::records::Model;
 
+use super::tokens::{closing, text_of, tokens, Token, TokenError};
 use super::{described, expression};
 use crate::import::{column, measure, At, Fate, Tally};
 
-#[derive(Debug, Clone, PartialEq)]
-enum Token {
-    Word(String),
-    Number(String),
-    Text(String),
-    Open,
-    Close,
-    Comma,
-    Star,
-    Op(String),
-}
-
-fn tokens(sql: &str) -> Result<Vec<Token>, String> {
-    let chars: Vec<char> = sql.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c.is_whitespace() {
-            i += 1;
-        } else if c.is_ascii_alphabetic() || c == '_' || c == '"' {
-            let start = i;
-            while i < chars.len()
-                && (chars[i].is_ascii_alphanumeric() || matches!(chars[i], '_' | '.' | '"'))
-            {
-                i += 1;
-            }
-            out.push(Token::Word(
-                chars[start..i].iter().collect::<String>().replace('"', ""),
-            ));
-        } else if c.is_ascii_digit() {
-            let start = i;
-            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
-                i += 1;
-            }
-            out.push(Token::Number(chars[start..i].iter().collect()));
-        } else if c == '\'' {
-            let start = i;
-            i += 1;
-            while i < chars.len() && chars[i] != '\'' {
-                i += 1;
-            }
-            i += 1;
-            out.push(Token::Text(
-                chars[start..i.min(chars.len())].iter().collect(),
-            ));
-        } else {
-            i += 1;
-            out.push(match c {
-                '(' => Token::Open,
-                ')' => Token::Close,
-                ',' => Token::Comma,
-                '*' => Token::Star,
-                '+' | '-' | '/' | '%' => Token::Op(c.to_string()),
-                '<' | '>' | '=' | '!' => {
-                    let mut op = c.to_string();
-                    if i < chars.len() && matches!(chars[i], '=' | '>') {
-                        op.push(chars[i]);
-                        i += 1;
-                    }
-                    Token::Op(op)
-                }
-                other => return Err(format!("'{other}' is not SQL this importer reads")),
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// The token index just past the parenthesis closing the one at `open`.
-fn closing(t: &[Token], open: usize) -> Result<usize, String> {
-    let mut depth = 0;
-    for (i, tok) in t.iter().enumerate().skip(open) {
-        match tok {
-            Token::Open => depth += 1,
-            Token::Close => {
-                depth -= 1;
-                if depth == 0 {
-                    return Ok(i + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    Err("unbalanced parentheses".into())
-}
-
-fn text_of(t: &[Token]) -> String {
-    let mut out = String::new();
-    for tok in t {
-        let piece = match tok {
-            Token::Word(w) | Token::Number(w) | Token::Text(w) | Token::Op(w) => w.clone(),
-            Token::Open => "(".into(),
-            Token::Close => ")".into(),
-            Token::Comma => ",".into(),
-            Token::Star => "*".into(),
-        };
-        let glue = matches!(tok, Token::Close | Token::Comma | Token::Open)
-            || out.ends_with('(')
-            || out.is_empty();
-        if !glue {
-            out.push(' ');
-        }
-        out.push_str(&piece);
-    }
-    out
+/// Why a metric's SQL has no SLayer formula (the SQL is then kept as the formula's text).
+#[derive(Debug, thiserror::Error)]
+enum SqlError {
+    #[error(transparent)]
+    Tokens(#[from] TokenError),
+    #[error("{0}(DISTINCT …) has no SLayer form")]
+    Distinct(String),
+    #[error("{0} without WITHIN GROUP (ORDER BY …)")]
+    NoWithinGroup(String),
+    #[error("{0}'s WITHIN GROUP needs ORDER BY")]
+    NoOrderBy(String),
+    #[error("the window function {0}(…) OVER (…) has no SLayer form")]
+    Window(String),
+    #[error("{0} outside an aggregate has no SLayer form")]
+    KeywordOutside(String),
+    #[error("the column '{0}' is read outside an aggregate")]
+    ColumnOutside(String),
+    #[error("a string outside an aggregate has no SLayer form")]
+    StringOutside,
+    #[error("'{0}' is a field of several datasets; qualify it as <dataset>.{0}")]
+    Ambiguous(String),
+    #[error("'{0}' reads more than one dataset inside one aggregate")]
+    SeveralDatasets(String),
 }
 
 /// One aggregate the metric reads: its SLayer function (with any extra argument) and what it
@@ -130,8 +48,18 @@ struct Aggregate {
     operand: String,
 }
 
+impl Aggregate {
+    fn new(function: &str, operand: String) -> Aggregate {
+        Aggregate {
+            function: function.into(),
+            extra: String::new(),
+            operand,
+        }
+    }
+}
+
 /// The formula with `{0}`, `{1}`… where the aggregates go, and the aggregates.
-fn parse(t: &[Token]) -> Result<(String, Vec<Aggregate>), String> {
+fn parse(t: &[Token]) -> Result<(String, Vec<Aggregate>), SqlError> {
     let mut out = String::new();
     let mut aggregates = Vec::new();
     let mut i = 0;
@@ -141,87 +69,9 @@ fn parse(t: &[Token]) -> Result<(String, Vec<Aggregate>), String> {
                 let end = closing(t, i + 1)?;
                 let inner = &t[i + 2..end - 1];
                 let upper = w.to_ascii_uppercase();
-                let simple = match upper.as_str() {
-                    "SUM" => Some("sum"),
-                    "AVG" => Some("avg"),
-                    "MIN" => Some("min"),
-                    "MAX" => Some("max"),
-                    "MEDIAN" => Some("median"),
-                    "STDDEV" | "STDDEV_SAMP" => Some("stddev_samp"),
-                    "STDDEV_POP" => Some("stddev_pop"),
-                    "VARIANCE" | "VAR_SAMP" => Some("var_samp"),
-                    "VAR_POP" => Some("var_pop"),
-                    _ => None,
-                };
-                let mut next = end;
-                let aggregate = if let Some(f) = simple {
-                    if matches!(inner.first(), Some(Token::Word(d)) if d.eq_ignore_ascii_case("distinct"))
-                    {
-                        return Err(format!("{upper}(DISTINCT …) has no SLayer form"));
-                    }
-                    Some(Aggregate {
-                        function: f.into(),
-                        extra: String::new(),
-                        operand: text_of(inner),
-                    })
-                } else if upper == "COUNT" {
-                    Some(match inner {
-                        [Token::Star] | [] => Aggregate {
-                            function: "count".into(),
-                            extra: String::new(),
-                            operand: "*".into(),
-                        },
-                        [Token::Word(d), rest @ ..] if d.eq_ignore_ascii_case("distinct") => {
-                            Aggregate {
-                                function: "count_distinct".into(),
-                                extra: String::new(),
-                                operand: text_of(rest),
-                            }
-                        }
-                        rest => Aggregate {
-                            function: "count".into(),
-                            extra: String::new(),
-                            operand: text_of(rest),
-                        },
-                    })
-                } else if upper == "PERCENTILE_CONT" || upper == "PERCENTILE_DISC" {
-                    // PERCENTILE_CONT(p) WITHIN GROUP (ORDER BY x)
-                    let p = text_of(inner);
-                    let within = matches!((t.get(end), t.get(end + 1)), (Some(Token::Word(a)), Some(Token::Word(b))) if a.eq_ignore_ascii_case("within") && b.eq_ignore_ascii_case("group"));
-                    if !within || t.get(end + 2) != Some(&Token::Open) {
-                        return Err(format!("{upper} without WITHIN GROUP (ORDER BY …)"));
-                    }
-                    let group_end = closing(t, end + 2)?;
-                    let group = &t[end + 3..group_end - 1];
-                    let operand = match group {
-                        [Token::Word(o), Token::Word(b), rest @ ..]
-                            if o.eq_ignore_ascii_case("order") && b.eq_ignore_ascii_case("by") =>
-                        {
-                            text_of(rest)
-                        }
-                        _ => return Err(format!("{upper}'s WITHIN GROUP needs ORDER BY")),
-                    };
-                    next = group_end;
-                    Some(if p == "0.5" {
-                        Aggregate {
-                            function: "median".into(),
-                            extra: String::new(),
-                            operand,
-                        }
-                    } else {
-                        Aggregate {
-                            function: "percentile".into(),
-                            extra: format!(", p={p}"),
-                            operand,
-                        }
-                    })
-                } else {
-                    None
-                };
+                let (aggregate, next) = aggregate_of(&upper, inner, t, end)?;
                 if matches!(t.get(next), Some(Token::Word(o)) if o.eq_ignore_ascii_case("over")) {
-                    return Err(format!(
-                        "the window function {upper}(…) OVER (…) has no SLayer form"
-                    ));
+                    return Err(SqlError::Window(upper));
                 }
                 match aggregate {
                     Some(a) => {
@@ -247,13 +97,10 @@ fn parse(t: &[Token]) -> Result<(String, Vec<Aggregate>), String> {
                 if ["case", "when", "over", "select"]
                     .contains(&w.to_ascii_lowercase().as_str()) =>
             {
-                return Err(format!(
-                    "{} outside an aggregate has no SLayer form",
-                    w.to_ascii_uppercase()
-                ));
+                return Err(SqlError::KeywordOutside(w.to_ascii_uppercase()));
             }
-            Token::Word(w) => return Err(format!("the column '{w}' is read outside an aggregate")),
-            Token::Text(_) => return Err("a string outside an aggregate has no SLayer form".into()),
+            Token::Word(w) => return Err(SqlError::ColumnOutside(w.clone())),
+            Token::Text(_) => return Err(SqlError::StringOutside),
             Token::Open => out.push('('),
             Token::Close => out.push(')'),
             Token::Comma => out.push_str(", "),
@@ -269,9 +116,87 @@ fn parse(t: &[Token]) -> Result<(String, Vec<Aggregate>), String> {
     ))
 }
 
+/// The call `upper(inner)` ending before token `end` as an aggregate (`None` when it is
+/// another function), and the token index after it (past `WITHIN GROUP (…)` for a
+/// percentile).
+fn aggregate_of(
+    upper: &str,
+    inner: &[Token],
+    t: &[Token],
+    end: usize,
+) -> Result<(Option<Aggregate>, usize), SqlError> {
+    let simple = match upper {
+        "SUM" => Some("sum"),
+        "AVG" => Some("avg"),
+        "MIN" => Some("min"),
+        "MAX" => Some("max"),
+        "MEDIAN" => Some("median"),
+        "STDDEV" | "STDDEV_SAMP" => Some("stddev_samp"),
+        "STDDEV_POP" => Some("stddev_pop"),
+        "VARIANCE" | "VAR_SAMP" => Some("var_samp"),
+        "VAR_POP" => Some("var_pop"),
+        _ => None,
+    };
+    if let Some(f) = simple {
+        if matches!(inner.first(), Some(Token::Word(d)) if d.eq_ignore_ascii_case("distinct")) {
+            return Err(SqlError::Distinct(upper.to_owned()));
+        }
+        return Ok((Some(Aggregate::new(f, text_of(inner))), end));
+    }
+    if upper == "COUNT" {
+        let a = match inner {
+            [Token::Star] | [] => Aggregate::new("count", "*".into()),
+            [Token::Word(d), rest @ ..] if d.eq_ignore_ascii_case("distinct") => {
+                Aggregate::new("count_distinct", text_of(rest))
+            }
+            rest => Aggregate::new("count", text_of(rest)),
+        };
+        return Ok((Some(a), end));
+    }
+    if upper == "PERCENTILE_CONT" || upper == "PERCENTILE_DISC" {
+        let (a, next) = percentile(upper, inner, t, end)?;
+        return Ok((Some(a), next));
+    }
+    Ok((None, end))
+}
+
+/// `PERCENTILE_CONT(p) WITHIN GROUP (ORDER BY x)`: the median at 0.5, else a percentile.
+fn percentile(
+    upper: &str,
+    inner: &[Token],
+    t: &[Token],
+    end: usize,
+) -> Result<(Aggregate, usize), SqlError> {
+    let p = text_of(inner);
+    let within = matches!((t.get(end), t.get(end + 1)), (Some(Token::Word(a)), Some(Token::Word(b))) if a.eq_ignore_ascii_case("within") && b.eq_ignore_ascii_case("group"));
+    if !within || t.get(end + 2) != Some(&Token::Open) {
+        return Err(SqlError::NoWithinGroup(upper.to_owned()));
+    }
+    let group_end = closing(t, end + 2)?;
+    let group = &t[end + 3..group_end - 1];
+    let operand = match group {
+        [Token::Word(o), Token::Word(b), rest @ ..]
+            if o.eq_ignore_ascii_case("order") && b.eq_ignore_ascii_case("by") =>
+        {
+            text_of(rest)
+        }
+        _ => return Err(SqlError::NoOrderBy(upper.to_owned())),
+    };
+    let a = if p == "0.5" {
+        Aggregate::new("median", operand)
+    } else {
+        Aggregate {
+            function: "percentile".into(),
+            extra: format!(", p={p}"),
+            operand,
+        }
+    };
+    Ok((a, group_end))
+}
+
 /// The datasets an operand reads: `dataset.column` names one; a bare column the dataset having
 /// a field of that name (when exactly one does).
-fn owners(operand: &str, models: &[Model]) -> Result<Vec<usize>, String> {
+fn owners(operand: &str, models: &[Model]) -> Result<Vec<usize>, SqlError> {
     let mut found = Vec::new();
     for tok in tokens(operand)? {
         let Token::Word(w) = tok else { continue };
@@ -287,11 +212,7 @@ fn owners(operand: &str, models: &[Model]) -> Result<Vec<usize>, String> {
                 match having.len() {
                     0 => None,
                     1 => Some(having[0]),
-                    _ => {
-                        return Err(format!(
-                            "'{w}' is a field of several datasets; qualify it as <dataset>.{w}"
-                        ))
-                    }
+                    _ => return Err(SqlError::Ambiguous(w)),
                 }
             }
         };
@@ -326,27 +247,12 @@ pub fn metric(m: &Value, models: &mut [Model], dialect: &str, at: &At, tally: &m
         );
         return;
     };
-    let translated = tokens(&sql)
-        .and_then(|t| parse(&t))
-        .and_then(|(template, aggregates)| {
-            let mut read = Vec::new();
-            for a in &aggregates {
-                if a.operand == "*" {
-                    continue;
-                }
-                let o = owners(&a.operand, models)?;
-                if o.len() > 1 {
-                    return Err(format!(
-                        "'{}' reads more than one dataset inside one aggregate",
-                        a.operand
-                    ));
-                }
-                read.push(o.first().copied());
-            }
-            Ok((template, aggregates, read))
-        });
-    let (template, aggregates, read) = match translated {
-        Ok(x) => x,
+    match translate(&sql, models) {
+        Ok(translated) => {
+            let anchor = anchor(&translated.read, models, &mut problems);
+            let formula = translated.formula(&name, anchor, models);
+            place(models, anchor, &name, formula, m, &mut problems);
+        }
         Err(why) => {
             // Still findable: the SQL as the formula's text, on the first dataset it names.
             let home = owners(&sql, models)
@@ -358,16 +264,48 @@ pub fn metric(m: &Value, models: &mut [Model], dialect: &str, at: &At, tally: &m
                 format!("{why}; the SQL is kept as the formula's text, which SLayer cannot run"),
             ));
             place(models, home, &name, sql.clone(), m, &mut problems);
-            tally.object("metric", &object, at, problems);
-            return;
         }
-    };
+    }
+    tally.object("metric", &object, at, problems);
+}
+
+/// A metric's SQL parsed: the template, its aggregates, and the dataset each aggregate other
+/// than `count(*)` reads (when it names one).
+struct Translated {
+    template: String,
+    aggregates: Vec<Aggregate>,
+    read: Vec<Option<usize>>,
+}
+
+fn translate(sql: &str, models: &[Model]) -> Result<Translated, SqlError> {
+    let (template, aggregates) = parse(&tokens(sql)?)?;
+    let mut read = Vec::new();
+    for a in &aggregates {
+        if a.operand == "*" {
+            continue;
+        }
+        let o = owners(&a.operand, models)?;
+        if o.len() > 1 {
+            return Err(SqlError::SeveralDatasets(a.operand.clone()));
+        }
+        read.push(o.first().copied());
+    }
+    Ok(Translated {
+        template,
+        aggregates,
+        read,
+    })
+}
+
+/// The dataset the metric goes on: the one it reads that joins all the others it reads, else
+/// the first it reads, else the first that no dataset joins.
+fn anchor(read: &[Option<usize>], models: &[Model], problems: &mut Vec<(Fate, String)>) -> usize {
     let referenced: Vec<usize> = {
         let mut r: Vec<usize> = read.iter().flatten().copied().collect();
         r.dedup();
         r
     };
-    let anchor = referenced
+    referenced
         .iter()
         .copied()
         .find(|&a| referenced.iter().all(|&b| a == b || joined(&models[a], &models[b])))
@@ -378,46 +316,52 @@ pub fn metric(m: &Value, models: &mut [Model], dialect: &str, at: &At, tally: &m
             referenced.first().copied()
         })
         .or_else(|| (0..models.len()).find(|&i| !models.iter().any(|m| m.joins.iter().any(|j| j.target_model == models[i].name))))
-        .unwrap_or(0);
-    let mut formula = template;
-    let mut reads = read.into_iter();
-    for (k, a) in aggregates.iter().enumerate() {
-        let owner = if a.operand == "*" {
-            None
-        } else {
-            reads.next().flatten()
-        };
-        let operand = match owner {
-            None if a.operand == "*" => "*".to_owned(),
-            None => a.operand.clone(),
-            Some(o) => {
-                let local = strip_qualifier(&a.operand, &models[o].name);
-                let column = if crate::import::is_identifier(&local)
-                    && models[o].columns.iter().any(|c| c.name == local)
-                {
-                    local
-                } else {
-                    let hidden = format!("_{name}_{k}");
-                    let mut c = column(&hidden);
-                    c.sql = Some(local);
-                    c.hidden = true;
-                    models[o].columns.push(c);
-                    hidden
-                };
-                if o == anchor {
-                    column
-                } else {
-                    format!("{}.{column}", models[o].name)
+        .unwrap_or(0)
+}
+
+impl Translated {
+    /// The formula on dataset `anchor`: each aggregate over its column (a hidden column of
+    /// its dataset when it aggregates an expression), through the join when on another.
+    fn formula(self, metric: &str, anchor: usize, models: &mut [Model]) -> String {
+        let mut formula = self.template;
+        let mut reads = self.read.into_iter();
+        for (k, a) in self.aggregates.iter().enumerate() {
+            let owner = if a.operand == "*" {
+                None
+            } else {
+                reads.next().flatten()
+            };
+            let operand = match owner {
+                None if a.operand == "*" => "*".to_owned(),
+                None => a.operand.clone(),
+                Some(o) => {
+                    let local = strip_qualifier(&a.operand, &models[o].name);
+                    let column = if crate::import::is_identifier(&local)
+                        && models[o].columns.iter().any(|c| c.name == local)
+                    {
+                        local
+                    } else {
+                        let hidden = format!("_{metric}_{k}");
+                        let mut c = column(&hidden);
+                        c.sql = Some(local);
+                        c.hidden = true;
+                        models[o].columns.push(c);
+                        hidden
+                    };
+                    if o == anchor {
+                        column
+                    } else {
+                        format!("{}.{column}", models[o].name)
+                    }
                 }
-            }
-        };
-        formula = formula.replace(
-            &format!("{{{k}}}"),
-            &format!("{}({operand}{})", a.function, a.extra),
-        );
+            };
+            formula = formula.replace(
+                &format!("{{{k}}}"),
+                &format!("{}({operand}{})", a.function, a.extra),
+            );
+        }
+        formula
     }
-    place(models, anchor, &name, formula, m, &mut problems);
-    tally.object("metric", &object, at, problems);
 }
 
 fn strip_qualifier(operand: &str, dataset: &str) -> String {
@@ -480,7 +424,7 @@ fn place(
 mod tests {
     use super::*;
 
-    fn formula(sql: &str) -> Result<(String, Vec<String>), String> {
+    fn formula(sql: &str) -> Result<(String, Vec<String>), SqlError> {
         let (template, aggregates) = parse(&tokens(sql)?)?;
         Ok((
             template,
@@ -527,12 +471,15 @@ mod tests {
         );
         assert!(formula("SUM(x) OVER (PARTITION BY y)")
             .unwrap_err()
+            .to_string()
             .contains("window"));
         assert!(formula("CASE WHEN SUM(x) > 0 THEN 1 END")
             .unwrap_err()
+            .to_string()
             .contains("CASE"));
         assert!(formula("price")
             .unwrap_err()
+            .to_string()
             .contains("outside an aggregate"));
         assert!(formula("SUM(DISTINCT x)").is_err());
     }
