@@ -1,6 +1,6 @@
 //! One connection to a source, whichever the engine: DuckDB ([`crate::duckdb`]), SQLite
-//! ([`crate::sqlite`]) or PostgreSQL ([`crate::pg`]). Every call goes to the engine's folder;
-//! nothing here speaks SQL.
+//! ([`crate::sqlite`]) or PostgreSQL ([`crate::pg`]). Every call goes to the engine's folder,
+//! which speaks its dialect.
 //!
 //! Queries name tables and columns only through [`crate::ident`]; the values that come back
 //! are printed by [`crate::sample`] so every engine gives the same text.
@@ -11,7 +11,7 @@ use slayer_common::records::DataType;
 
 use crate::duckdb::{self, DuckError};
 use crate::pg::{PgConn, PgError, PgSource};
-use crate::query::{MinMax, RangeColumn};
+use crate::query::{counting, MinMax, RangeColumn};
 use crate::sqlite::{self, LiteError};
 use crate::table::{TableInfo, TableRef};
 
@@ -104,11 +104,7 @@ impl Conn {
 
     /// `SELECT count(*)`: does the table answer at all?
     pub fn probe(&self, from: &str) -> Result<i64, DbError> {
-        Ok(match self {
-            Conn::Duck(c) => duckdb::queries::probe(c, from)?,
-            Conn::Lite(c) => sqlite::queries::probe(c, from)?,
-            Conn::Pg(c) => c.probe(from)?,
-        })
+        self.count(&counting(from, None))
     }
 
     /// Up to 51 `(value, count)` pairs by frequency, NULLs dropped, ties by the value's text.
@@ -127,10 +123,14 @@ impl Conn {
 
     /// The exact number of distinct non-NULL values.
     pub fn count_distinct(&self, from: &str, expr: &str) -> Result<i64, DbError> {
+        self.count(&counting(from, Some(expr)))
+    }
+
+    fn count(&self, sql: &str) -> Result<i64, DbError> {
         Ok(match self {
-            Conn::Duck(c) => duckdb::queries::count_distinct(c, from, expr)?,
-            Conn::Lite(c) => sqlite::queries::count_distinct(c, from, expr)?,
-            Conn::Pg(c) => c.count_distinct(from, expr)?,
+            Conn::Duck(c) => duckdb::queries::count(c, sql)?,
+            Conn::Lite(c) => sqlite::queries::count(c, sql)?,
+            Conn::Pg(c) => c.count(sql)?,
         })
     }
 

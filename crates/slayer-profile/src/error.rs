@@ -13,8 +13,8 @@ pub enum ProfileError {
     Open {
         /// The file, or the server's masked URL.
         what: String,
-        /// The engine's message.
-        cause: DbError,
+        /// The engine's message (boxed: the drivers' errors are large).
+        cause: Box<DbError>,
     },
     /// A CSV / Parquet file or glob of the source cannot be read (or matches no file).
     #[error("cannot read {path}: {cause}")]
@@ -29,8 +29,8 @@ pub enum ProfileError {
     Introspect {
         /// The source as given.
         source_name: String,
-        /// The engine's message.
-        cause: DbError,
+        /// The engine's message (boxed: the drivers' errors are large).
+        cause: Box<DbError>,
     },
     /// A `--models` input line is bad; nothing was written.
     #[error("{0}")]

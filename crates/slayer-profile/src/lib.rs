@@ -50,12 +50,12 @@ use table::{TableInfo, TableRef};
 /// server gets one connection per worker).
 pub fn connect(source: &Source, threads: usize) -> Result<Vec<Conn>, ProfileError> {
     let open_err = |cause: DbError| ProfileError::Open {
+        cause: Box::new(cause),
         what: match &source.opener {
             Opener::DuckDbFile(p) | Opener::Sqlite(p) => p.display().to_string(),
             Opener::DuckDbMemory => "(in-memory DuckDB)".into(),
             Opener::Postgres(pg) => pg.target.masked(),
         },
-        cause,
     };
     let first = source.opener.open(threads).map_err(open_err)?;
     let mut conns = Vec::with_capacity(threads);
@@ -79,7 +79,7 @@ pub fn tables(
         conn.list_tables()
             .map_err(|cause| ProfileError::Introspect {
                 source_name: source_name.to_owned(),
-                cause,
+                cause: Box::new(cause),
             })?
     } else {
         let mut tables = Vec::with_capacity(source.files.len());

@@ -19,6 +19,15 @@ pub struct RangeColumn {
     pub db_type: Option<String>,
 }
 
+/// The two counting queries, which every dialect writes alike: `SELECT count(*)` of `from`
+/// (does the table answer at all?), or the distinct non-NULL values of `expr` in it.
+pub(crate) fn counting(from: &str, distinct: Option<&str>) -> String {
+    match distinct {
+        None => format!("SELECT COUNT(*) FROM {from}"),
+        Some(expr) => format!("SELECT COUNT(DISTINCT {expr}) FROM {from}"),
+    }
+}
+
 /// A time of day (`TIME`, `time with time zone`) rather than a point in time.
 pub(crate) fn is_time_of_day(db_type: Option<&str>) -> bool {
     db_type.is_some_and(|t| {

@@ -9,14 +9,13 @@ use super::DuckError;
 use crate::query::{categorical_text, is_time_of_day, MinMax, RangeColumn};
 use crate::sample::{self, py_float, timestamp_from_micros};
 
-/// `SELECT count(*)` of `from`.
-pub fn probe(c: &Connection, from: &str) -> Result<i64, DuckError> {
-    let sql = format!("SELECT COUNT(*) FROM {from}");
-    Ok(c.query_row(&sql, [], |r| r.get(0))?)
+/// The one number a counting query ([`crate::query::counting`]) returns.
+pub fn count(c: &Connection, sql: &str) -> Result<i64, DuckError> {
+    Ok(c.query_row(sql, [], |r| r.get(0))?)
 }
 
-/// The top values of `expr` in `from` as `(text, count)`, as [`crate::db::Conn::top_values`]
-/// orders them.
+/// The top values of `expr` in `from`, cast to text by DuckDB (the tie order compares that
+/// text), as [`crate::db::Conn::top_values`] orders them.
 pub fn top_values(
     c: &Connection,
     from: &str,
@@ -35,12 +34,6 @@ pub fn top_values(
         out.push((categorical_text(text, data_type), n));
     }
     Ok(out)
-}
-
-/// `COUNT(DISTINCT expr)` of `from`.
-pub fn count_distinct(c: &Connection, from: &str, expr: &str) -> Result<i64, DuckError> {
-    let sql = format!("SELECT COUNT(DISTINCT {expr}) FROM {from}");
-    Ok(c.query_row(&sql, [], |r| r.get(0))?)
 }
 
 /// `(min, max)` of each of `columns` (not empty) in one query.

@@ -10,13 +10,13 @@ use crate::query::{categorical_text, is_time_of_day, MinMax, RangeColumn};
 use crate::sample::{self, py_float, timestamp_from_micros};
 
 impl PgConn {
-    /// `SELECT count(*)` of `from`.
-    pub fn probe(&self, from: &str) -> Result<i64, PgError> {
-        get(&self.query_one(&format!("SELECT COUNT(*) FROM {from}"))?, 0)
+    /// The one number a counting query ([`crate::query::counting`]) returns.
+    pub fn count(&self, sql: &str) -> Result<i64, PgError> {
+        get(&self.query_one(sql)?, 0)
     }
 
-    /// The top values of `expr` in `from` as `(text, count)`, as [`crate::db::Conn::top_values`]
-    /// orders them.
+    /// The top values of `expr` in `from`, cast to text on the server and tie-ordered by that
+    /// text's bytes (`COLLATE "C"`), as [`crate::db::Conn::top_values`] orders them.
     pub fn top_values(
         &self,
         from: &str,
@@ -34,14 +34,6 @@ impl PgConn {
             out.push((categorical_text(get(&row, 0)?, data_type), get(&row, 1)?));
         }
         Ok(out)
-    }
-
-    /// `COUNT(DISTINCT expr)` of `from`.
-    pub fn count_distinct(&self, from: &str, expr: &str) -> Result<i64, PgError> {
-        get(
-            &self.query_one(&format!("SELECT COUNT(DISTINCT {expr}) FROM {from}"))?,
-            0,
-        )
     }
 
     /// `(min, max)` of each of `columns` (not empty) in one query.

@@ -9,14 +9,13 @@ use super::LiteError;
 use crate::query::{MinMax, RangeColumn};
 use crate::sample::{self, py_bool, py_float};
 
-/// `SELECT count(*)` of `from`.
-pub fn probe(c: &Connection, from: &str) -> Result<i64, LiteError> {
-    let sql = format!("SELECT COUNT(*) FROM {from}");
-    Ok(c.query_row(&sql, [], |r| r.get(0))?)
+/// The one number a counting query ([`crate::query::counting`]) returns.
+pub fn count(c: &Connection, sql: &str) -> Result<i64, LiteError> {
+    Ok(c.query_row(sql, [], |r| r.get(0))?)
 }
 
-/// The top values of `expr` in `from` as `(text, count)`, as [`crate::db::Conn::top_values`]
-/// orders them.
+/// The top values of `expr` in `from` as SQLite stored them, printed here by the column's
+/// type, in the order of [`crate::db::Conn::top_values`].
 pub fn top_values(
     c: &Connection,
     from: &str,
@@ -37,12 +36,6 @@ pub fn top_values(
         }
     }
     Ok(out)
-}
-
-/// `COUNT(DISTINCT expr)` of `from`.
-pub fn count_distinct(c: &Connection, from: &str, expr: &str) -> Result<i64, LiteError> {
-    let sql = format!("SELECT COUNT(DISTINCT {expr}) FROM {from}");
-    Ok(c.query_row(&sql, [], |r| r.get(0))?)
 }
 
 /// `(min, max)` of each of `columns` (not empty) in one query.
