@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 use slayer_common::records::{Column, Datasource, Join, Model};
 
-use crate::introspect::{TableInfo, TableRef};
 use crate::profile::{column_expr, is_profilable, ProfileColumn, TableJob};
+use crate::table::{TableInfo, TableRef};
 use crate::typemap::{default_format, map_type};
 
 /// The datasource record, with the source's connection fields (never a password).

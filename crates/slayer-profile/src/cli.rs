@@ -84,8 +84,27 @@ pub struct Cli {
     pub no_progress: bool,
 }
 
+/// Why a `--statement-timeout` is not a duration.
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum DurationError {
+    /// No number where one was expected.
+    #[error("'{0}' is not a duration: write 500ms, 60s, 5m or 1h")]
+    NotANumber(String),
+    /// A unit other than ms, s, m, min or h.
+    #[error("unknown unit '{unit}' in '{text}': use ms, s, m or h")]
+    UnknownUnit {
+        /// The unit as written.
+        unit: String,
+        /// The whole argument.
+        text: String,
+    },
+    /// More than PostgreSQL's statement_timeout can hold.
+    #[error("'{0}' is too long a timeout: at most 24 days (596h)")]
+    TooLong(String),
+}
+
 /// `500ms`, `60s`, `5m`, `1h`, or a bare number of seconds.
-fn parse_duration(text: &str) -> Result<Duration, String> {
+fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !c.is_ascii_digit() && c != '.')
@@ -93,23 +112,22 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     let (number, unit) = t.split_at(split);
     let value: f64 = number
         .parse()
-        .map_err(|_| format!("'{text}' is not a duration: write 500ms, 60s, 5m or 1h"))?;
+        .map_err(|_| DurationError::NotANumber(text.to_owned()))?;
     let seconds = match unit.trim() {
         "ms" => value / 1000.0,
         "" | "s" => value,
         "m" | "min" => value * 60.0,
         "h" => value * 3600.0,
         other => {
-            return Err(format!(
-                "unknown unit '{other}' in '{text}': use ms, s, m or h"
-            ))
+            return Err(DurationError::UnknownUnit {
+                unit: other.to_owned(),
+                text: text.to_owned(),
+            })
         }
     };
     // PostgreSQL's statement_timeout holds up to 2^31 - 1 milliseconds (about 24 days).
     if !(0.0..=2_147_483.0).contains(&seconds) {
-        return Err(format!(
-            "'{text}' is too long a timeout: at most 24 days (596h)"
-        ));
+        return Err(DurationError::TooLong(text.to_owned()));
     }
     Ok(Duration::from_secs_f64(seconds))
 }
@@ -126,9 +144,11 @@ mod tests {
         assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
         assert!(parse_duration("soon")
             .unwrap_err()
+            .to_string()
             .contains("not a duration"));
         assert!(parse_duration("5 weeks")
             .unwrap_err()
+            .to_string()
             .contains("unknown unit 'weeks'"));
     }
 }

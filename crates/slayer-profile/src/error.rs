@@ -1,5 +1,7 @@
 //! The errors of slayer-profile, as sentences a user can act on.
 
+use crate::db::DbError;
+
 /// Why profiling could not run at all (a single table or column failing is a warning instead).
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
@@ -11,8 +13,8 @@ pub enum ProfileError {
     Open {
         /// The file, or the server's masked URL.
         what: String,
-        /// The driver's message.
-        cause: String,
+        /// The engine's message (boxed: the drivers' errors are large).
+        cause: Box<DbError>,
     },
     /// A CSV / Parquet file or glob of the source cannot be read (or matches no file).
     #[error("cannot read {path}: {cause}")]
@@ -27,8 +29,8 @@ pub enum ProfileError {
     Introspect {
         /// The source as given.
         source_name: String,
-        /// The driver's message.
-        cause: String,
+        /// The engine's message (boxed: the drivers' errors are large).
+        cause: Box<DbError>,
     },
     /// A `--models` input line is bad; nothing was written.
     #[error("{0}")]
@@ -42,7 +44,7 @@ pub enum ProfileError {
         /// Requested threads.
         threads: usize,
         /// Why.
-        cause: String,
+        cause: rayon::ThreadPoolBuildError,
     },
 }
 

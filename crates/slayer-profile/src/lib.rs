@@ -2,13 +2,19 @@
 //!
 //! - [`source`]: what the user pointed at (DuckDB file, SQLite file, CSV / Parquet files, a
 //!   PostgreSQL server).
-//! - [`introspect`]: tables, views, columns, keys and comments of a source.
+//! - [`table`]: what a source holds (tables, views, columns, keys, comments), whatever the
+//!   engine.
 //! - [`names`]: the model and column names records give the source's objects.
 //! - [`catalog`]: introspected tables → `datasource` and `model` records.
 //! - [`profile`]: sample values of one table, with the fault rules.
 //! - [`refresh`]: fill only the sample fields of existing model records.
-//! - [`sample`], [`db`], [`typemap`], [`ident`]: value printing, connections, type mapping,
-//!   quoting; [`pg`]: the PostgreSQL connector.
+//! - [`db`]: one connection, whichever the engine; each engine has a folder, [`duckdb`],
+//!   [`sqlite`] and [`pg`], with its catalog reading and its profiling queries ([`query`] says
+//!   what they ask).
+//! - [`sample`], [`typemap`], [`ident`]: value printing, type mapping, quoting.
+//!
+//! Engine-independent modules depend on [`table`] and [`query`], never on an engine; engines
+//! depend on those two, never on each other; only [`db`] and [`source`] know every engine.
 //!
 //! Rules: sources are opened read-only; every identifier reaches SQL quoted; a failing table or
 //! column is a warning and the rest goes on; nothing here prints or exits.
@@ -17,44 +23,44 @@
 
 pub mod catalog;
 pub mod db;
+pub mod duckdb;
 pub mod error;
 pub mod ident;
-pub mod introspect;
 pub mod names;
 pub mod pg;
 pub mod profile;
+pub mod query;
 pub mod refresh;
 pub mod sample;
 pub mod source;
+pub mod sqlite;
+pub mod table;
 pub mod typemap;
 
 use std::sync::Mutex;
 
 pub use error::ProfileError;
 
-use db::{Conn, Opener};
-use introspect::{TableInfo, TableRef};
+use db::{Conn, DbError, Opener};
 use profile::{TableJob, TableProfile};
 use source::Source;
+use table::{TableInfo, TableRef};
 
 /// Opens `threads` connections to the source (DuckDB connections share one database; a
 /// server gets one connection per worker).
 pub fn connect(source: &Source, threads: usize) -> Result<Vec<Conn>, ProfileError> {
-    let open_err = |cause: String| ProfileError::Open {
+    let open_err = |cause: DbError| ProfileError::Open {
+        cause: Box::new(cause),
         what: match &source.opener {
             Opener::DuckDbFile(p) | Opener::Sqlite(p) => p.display().to_string(),
             Opener::DuckDbMemory => "(in-memory DuckDB)".into(),
             Opener::Postgres(pg) => pg.target.masked(),
         },
-        cause,
     };
     let first = source.opener.open(threads).map_err(open_err)?;
     let mut conns = Vec::with_capacity(threads);
     for _ in 1..threads.max(1) {
-        let next = match &first {
-            Conn::Duck(c) => c.try_clone().map(Conn::Duck).map_err(|e| e.to_string()),
-            Conn::Lite(_) | Conn::Pg(_) => source.opener.open(threads),
-        };
+        let next = first.another(&source.opener, threads);
         conns.push(next.map_err(open_err)?);
     }
     conns.insert(0, first);
@@ -70,14 +76,15 @@ pub fn tables(
     source_name: &str,
 ) -> Result<Vec<TableInfo>, ProfileError> {
     let mut tables = if source.files.is_empty() {
-        introspect::list_tables(conn).map_err(|cause| ProfileError::Introspect {
-            source_name: source_name.to_owned(),
-            cause,
-        })?
+        conn.list_tables()
+            .map_err(|cause| ProfileError::Introspect {
+                source_name: source_name.to_owned(),
+                cause: Box::new(cause),
+            })?
     } else {
         let mut tables = Vec::with_capacity(source.files.len());
         for (name, table_ref) in &source.files {
-            let mut t = introspect::describe_file(conn, name.clone(), table_ref.clone());
+            let mut t = conn.describe_file(name.clone(), table_ref.clone());
             if let Some(cause) = t.error.take() {
                 let path = match table_ref {
                     TableRef::File { path, .. } => path.clone(),
@@ -105,10 +112,7 @@ pub fn profile_all(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .map_err(|e| ProfileError::Threads {
-            threads,
-            cause: e.to_string(),
-        })?;
+        .map_err(|cause| ProfileError::Threads { threads, cause })?;
     let idle = Mutex::new(conns);
     Ok(pool.install(|| {
         jobs.par_iter()

@@ -12,26 +12,7 @@ use std::collections::HashSet;
 
 use slayer_common::canonical::check_entity_name;
 
-use crate::introspect::{TableInfo, TableRef};
-
-/// The name an object gets in the records.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct EntityName {
-    /// The name written in the records.
-    pub name: String,
-    /// Why it differs from the name asked for, when it does (the rename warning's reason).
-    pub renamed: Option<String>,
-}
-
-impl EntityName {
-    /// The object's own name, before [`assign_names`] has looked at it.
-    pub fn own(name: &str) -> EntityName {
-        EntityName {
-            name: name.to_owned(),
-            renamed: None,
-        }
-    }
-}
+use crate::table::{EntityName, TableInfo, TableRef};
 
 /// A name asked for: the object's own, or one derived from it by a documented rule
 /// (`_count` → `count_col`, `<schema>_<table>`). Own names that are loadable are served

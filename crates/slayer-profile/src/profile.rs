@@ -4,8 +4,9 @@
 
 use slayer_common::records::{Column, DataType, Model};
 
-use crate::db::{Conn, RangeColumn};
+use crate::db::Conn;
 use crate::ident::quote_ident;
+use crate::query::RangeColumn;
 use crate::sample::{self, ColumnSamples};
 
 /// A column to profile: where it sits in the model and how to read it.

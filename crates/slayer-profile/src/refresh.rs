@@ -8,9 +8,9 @@ use slayer_common::jsonl::{parse_record, read_lines, Record};
 use slayer_common::records::Model;
 
 use crate::error::ProfileError;
-use crate::introspect::TableInfo;
 use crate::profile::TableJob;
 use crate::sample::ColumnSamples;
+use crate::table::{TableInfo, TableRef};
 
 /// One input line: the record as given, and the model parsed from it when it is one.
 #[derive(Debug)]
@@ -73,8 +73,7 @@ pub fn plan<'a>(model: &Model, tables: &'a [TableInfo], source_name: &str) -> Pl
     // profiled as a warehouse.
     let found = tables.iter().find(|t| {
         t.table_ref.matches_sql_table(sql_table)
-            || (matches!(t.table_ref, crate::introspect::TableRef::File { .. })
-                && t.name == sql_table)
+            || (matches!(t.table_ref, TableRef::File { .. }) && t.name == sql_table)
     });
     match found {
         Some(t) => Plan::Profile(t, crate::catalog::job(model, t)),

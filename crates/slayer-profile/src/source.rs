@@ -10,10 +10,10 @@ use serde_json::Value;
 
 use crate::db::Opener;
 use crate::error::ProfileError;
-use crate::introspect::TableRef;
 use crate::names::sanitize;
 use crate::pg::dsn::{looks_like_dsn, PgTarget, ProcessEnv};
 use crate::pg::PgSource;
+use crate::table::TableRef;
 
 /// A source to introspect.
 #[derive(Debug, Clone)]
@@ -180,27 +180,22 @@ fn database_file(path: &Path) -> Result<Source, ProfileError> {
         .map_err(|e| cannot_read(path, e))?;
     let display = path.to_string_lossy().into_owned();
     let default_name = Some(sanitize(&stem(&display)));
-    if n == 16 && head == *SQLITE_MAGIC {
-        return Ok(Source {
-            opener: Opener::Sqlite(path.to_owned()),
-            default_type: "sqlite",
-            default_name,
-            connection: vec![("database", Value::String(display))],
-            files: vec![],
-        });
-    }
-    if n >= 12 && &head[8..12] == b"DUCK" {
-        return Ok(Source {
-            opener: Opener::DuckDbFile(path.to_owned()),
-            default_type: "duckdb",
-            default_name,
-            connection: vec![("database", Value::String(display))],
-            files: vec![],
-        });
-    }
-    Err(ProfileError::Source(format!(
-        "{display}: not a DuckDB or SQLite database, and not a .csv / .parquet file (a PostgreSQL source is a postgres:// URL)"
-    )))
+    let (opener, default_type) = if n == 16 && head == *SQLITE_MAGIC {
+        (Opener::Sqlite(path.to_owned()), "sqlite")
+    } else if n >= 12 && &head[8..12] == b"DUCK" {
+        (Opener::DuckDbFile(path.to_owned()), "duckdb")
+    } else {
+        return Err(ProfileError::Source(format!(
+            "{display}: not a DuckDB or SQLite database, and not a .csv / .parquet file (a PostgreSQL source is a postgres:// URL)"
+        )));
+    };
+    Ok(Source {
+        opener,
+        default_type,
+        default_name,
+        connection: vec![("database", Value::String(display))],
+        files: vec![],
+    })
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@
 
 use std::collections::HashMap;
 
-use super::session::{get, PgConn};
-use crate::introspect::{non_empty, ColumnInfo, ForeignKey, TableInfo, TableRef};
+use super::session::{get, PgConn, PgError};
+use crate::table::{non_empty, ColumnInfo, ForeignKey, TableInfo, TableRef};
 
 const RELATIONS: &str = "\
 SELECT c.oid, n.nspname, c.relname, c.relkind::text, pg_catalog.obj_description(c.oid, 'pg_class')
@@ -67,7 +67,7 @@ fn table_schema(schema: &str) -> Option<String> {
 }
 
 /// Lists every table and view, sorted by schema and name (byte order, as the other engines).
-pub fn list_tables(conn: &PgConn) -> Result<Vec<TableInfo>, String> {
+pub fn list_tables(conn: &PgConn) -> Result<Vec<TableInfo>, PgError> {
     let mut relations: Vec<(u32, TableInfo)> = Vec::new();
     for row in conn.query(RELATIONS, &[])? {
         let oid: u32 = get(&row, 0)?;

@@ -8,4 +8,4 @@ pub mod queries;
 pub mod session;
 pub mod tls;
 
-pub use session::{PgConn, PgSource};
+pub use session::{PgConn, PgError, PgSource};

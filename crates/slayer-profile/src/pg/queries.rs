@@ -5,23 +5,24 @@
 
 use slayer_common::records::DataType;
 
-use super::session::{get, PgConn};
-use crate::db::{categorical_text, is_time_of_day, MinMax, RangeColumn};
+use super::session::{get, PgConn, PgError};
+use crate::query::{categorical_text, is_time_of_day, MinMax, RangeColumn};
 use crate::sample::{self, py_float, timestamp_from_micros};
 
 impl PgConn {
-    /// `SELECT count(*)`: does the table answer at all?
-    pub fn probe(&self, from: &str) -> Result<i64, String> {
-        get(&self.query_one(&format!("SELECT COUNT(*) FROM {from}"))?, 0)
+    /// The one number a counting query ([`crate::query::counting`]) returns.
+    pub fn count(&self, sql: &str) -> Result<i64, PgError> {
+        get(&self.query_one(sql)?, 0)
     }
 
-    /// Up to 51 `(value, count)` pairs by frequency, NULLs dropped, ties by the value's text.
+    /// The top values of `expr` in `from`, cast to text on the server and tie-ordered by that
+    /// text's bytes (`COLLATE "C"`), as [`crate::db::Conn::top_values`] orders them.
     pub fn top_values(
         &self,
         from: &str,
         expr: &str,
         data_type: DataType,
-    ) -> Result<Vec<(String, i64)>, String> {
+    ) -> Result<Vec<(String, i64)>, PgError> {
         let limit = sample::TOP_VALUES + 1;
         let sql = format!(
             "SELECT CAST(v AS text), n FROM (SELECT {expr} AS v, COUNT(*) AS n FROM {from} \
@@ -35,19 +36,8 @@ impl PgConn {
         Ok(out)
     }
 
-    /// The exact number of distinct non-NULL values.
-    pub fn count_distinct(&self, from: &str, expr: &str) -> Result<i64, String> {
-        get(
-            &self.query_one(&format!("SELECT COUNT(DISTINCT {expr}) FROM {from}"))?,
-            0,
-        )
-    }
-
-    /// `(min, max)` of each column, in one query.
-    pub fn ranges(&self, from: &str, columns: &[RangeColumn]) -> Result<Vec<MinMax>, String> {
-        if columns.is_empty() {
-            return Ok(Vec::new());
-        }
+    /// `(min, max)` of each of `columns` (not empty) in one query.
+    pub fn ranges(&self, from: &str, columns: &[RangeColumn]) -> Result<Vec<MinMax>, PgError> {
         let select: Vec<String> = columns
             .iter()
             .flat_map(|c| ["MIN", "MAX"].map(|f| range_expr(c, &format!("{f}({})", c.expr))))
@@ -86,7 +76,11 @@ fn range_expr(col: &RangeColumn, agg: &str) -> String {
     }
 }
 
-fn range_value(row: &postgres::Row, i: usize, col: &RangeColumn) -> Result<Option<String>, String> {
+fn range_value(
+    row: &postgres::Row,
+    i: usize,
+    col: &RangeColumn,
+) -> Result<Option<String>, PgError> {
     Ok(match col.data_type {
         DataType::Double => get::<Option<f64>>(row, i)?.map(py_float),
         DataType::Timestamp if !is_time_of_day(col.db_type.as_deref()) => {

@@ -18,6 +18,32 @@ use postgres::{Client, NoTls, Row};
 use super::dsn::{PgTarget, SslMode};
 use super::tls;
 
+/// Why a PostgreSQL connection or query failed. Whatever the server or a library says is
+/// passed through [`PgTarget::scrub`] first, so no message holds the password.
+#[derive(Debug, thiserror::Error)]
+pub enum PgError {
+    /// TLS could not be set up (no usable root certificate, a bad one).
+    #[error("{0}")]
+    Tls(String),
+    /// The server or the driver refused: its one line.
+    #[error("{0}")]
+    Server(String),
+    /// An earlier worker panicked while holding the connection.
+    #[error("the connection was poisoned by a failed worker")]
+    Poisoned,
+    /// A query meant to return one row returned another number.
+    #[error("expected one row, got {0}")]
+    RowCount(usize),
+    /// A column of a row could not be read as the type asked for.
+    #[error("reading {column}: {cause}")]
+    Column {
+        /// The column's name (`?` when the row has no such column).
+        column: String,
+        /// The driver's message.
+        cause: postgres::Error,
+    },
+}
+
 /// A PostgreSQL source: where it is, and the limits every query runs under.
 #[derive(Debug, Clone)]
 pub struct PgSource {
@@ -41,7 +67,7 @@ pub struct PgConn {
 
 impl PgSource {
     /// Connects, trying each host in turn; errors never hold the password.
-    pub fn connect(&self) -> Result<PgConn, String> {
+    pub fn connect(&self) -> Result<PgConn, PgError> {
         let target = &self.target;
         let mut config = postgres::Config::new();
         for endpoint in &target.endpoints {
@@ -76,10 +102,11 @@ impl PgSource {
                     postgres::config::SslMode::Require
                 }
             });
-            let connector = tls::connector(target).map_err(|e| target.scrub(&e))?;
+            let connector =
+                tls::connector(target).map_err(|e| PgError::Tls(target.scrub(&e.to_string())))?;
             config.connect(connector)
         }
-        .map_err(|e| target.scrub(&describe(&e)))?;
+        .map_err(|e| PgError::Server(target.scrub(&describe(&e))))?;
         let timeout_ms = self.statement_timeout.map_or(0, |t| t.as_millis().max(1));
         Ok(PgConn {
             session: Mutex::new(Session {
@@ -118,11 +145,8 @@ fn describe(e: &postgres::Error) -> String {
 
 impl PgConn {
     /// Runs `sql` in a fresh read-only transaction.
-    pub fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, String> {
-        let mut session = self
-            .session
-            .lock()
-            .map_err(|_| "the connection was poisoned by a failed worker".to_owned())?;
+    pub fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, PgError> {
+        let mut session = self.session.lock().map_err(|_| PgError::Poisoned)?;
         let begin = if session.in_transaction {
             // COMMIT also ends a failed transaction (as a rollback).
             format!("COMMIT; {}", self.begin)
@@ -134,15 +158,15 @@ impl PgConn {
             .client
             .batch_execute(&begin)
             .and_then(|()| session.client.query(sql, params));
-        result.map_err(|e| self.target.scrub(&describe(&e)))
+        result.map_err(|e| PgError::Server(self.target.scrub(&describe(&e))))
     }
 
     /// Runs `sql`, which returns one row.
-    pub fn query_one(&self, sql: &str) -> Result<Row, String> {
+    pub fn query_one(&self, sql: &str) -> Result<Row, PgError> {
         let mut rows = self.query(sql, &[])?;
         match rows.len() {
             1 => Ok(rows.remove(0)),
-            n => Err(format!("expected one row, got {n}")),
+            n => Err(PgError::RowCount(n)),
         }
     }
 
@@ -165,9 +189,9 @@ impl PgConn {
 }
 
 /// Reads column `i` of `row` as `T`, as a one-line error naming the column.
-pub fn get<'a, T: postgres::types::FromSql<'a>>(row: &'a Row, i: usize) -> Result<T, String> {
-    row.try_get(i).map_err(|e| {
-        let name = row.columns().get(i).map_or("?", |c| c.name());
-        format!("reading {name}: {e}")
+pub fn get<'a, T: postgres::types::FromSql<'a>>(row: &'a Row, i: usize) -> Result<T, PgError> {
+    row.try_get(i).map_err(|cause| PgError::Column {
+        column: row.columns().get(i).map_or("?", |c| c.name()).to_owned(),
+        cause,
     })
 }

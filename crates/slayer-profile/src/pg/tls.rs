@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::WebPkiServerVerifier;
-use rustls::crypto::CryptoProvider;
+use rustls::client::{VerifierBuilderError, WebPkiServerVerifier};
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
@@ -20,13 +20,23 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::dsn::{PgTarget, SslMode};
 
-/// How the server's certificate is checked.
+/// How the server's certificate is checked. The handshake's signatures are verified either
+/// way, with the provider's algorithms (those a [`WebPkiServerVerifier`] of it uses too).
 #[derive(Debug)]
-enum Check {
-    /// Encrypt only (signatures on the handshake are still verified).
-    Nothing(Arc<CryptoProvider>),
-    /// The chain, not the name (`verify-ca`).
-    Chain(Arc<WebPkiServerVerifier>),
+struct Check {
+    /// The provider's signature algorithms.
+    algorithms: WebPkiSupportedAlgorithms,
+    /// The chain, not the name (`verify-ca`); `None`: encrypt only.
+    chain: Option<Arc<WebPkiServerVerifier>>,
+}
+
+impl Check {
+    fn new(provider: &CryptoProvider, chain: Option<Arc<WebPkiServerVerifier>>) -> Check {
+        Check {
+            algorithms: provider.signature_verification_algorithms,
+            chain,
+        }
+    }
 }
 
 impl ServerCertVerifier for Check {
@@ -38,23 +48,14 @@ impl ServerCertVerifier for Check {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self {
-            Check::Nothing(_) => Ok(ServerCertVerified::assertion()),
-            Check::Chain(inner) => {
-                match inner.verify_server_cert(
-                    end_entity,
-                    intermediates,
-                    server_name,
-                    ocsp_response,
-                    now,
-                ) {
-                    Err(rustls::Error::InvalidCertificate(
-                        CertificateError::NotValidForName
-                        | CertificateError::NotValidForNameContext { .. },
-                    )) => Ok(ServerCertVerified::assertion()),
-                    other => other,
-                }
-            }
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
         }
     }
 
@@ -64,15 +65,7 @@ impl ServerCertVerifier for Check {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        match self {
-            Check::Nothing(p) => rustls::crypto::verify_tls12_signature(
-                message,
-                cert,
-                dss,
-                &p.signature_verification_algorithms,
-            ),
-            Check::Chain(inner) => inner.verify_tls12_signature(message, cert, dss),
-        }
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -81,23 +74,51 @@ impl ServerCertVerifier for Check {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        match self {
-            Check::Nothing(p) => rustls::crypto::verify_tls13_signature(
-                message,
-                cert,
-                dss,
-                &p.signature_verification_algorithms,
-            ),
-            Check::Chain(inner) => inner.verify_tls13_signature(message, cert, dss),
-        }
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        match self {
-            Check::Nothing(p) => p.signature_verification_algorithms.supported_schemes(),
-            Check::Chain(inner) => inner.supported_verify_schemes(),
-        }
+        self.algorithms.supported_schemes()
     }
+}
+
+/// Why TLS could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// The root certificate file cannot be read or parsed.
+    #[error("cannot read the root certificate {}: {cause}", .path.display())]
+    ReadRoot {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        cause: rustls::pki_types::pem::Error,
+    },
+    /// The root certificate file holds no certificate.
+    #[error("the root certificate file {} holds no PEM certificate", .0.display())]
+    EmptyRoot(PathBuf),
+    /// A certificate of the root file is not a usable trust anchor.
+    #[error("bad root certificate in {}: {cause}", .path.display())]
+    BadRoot {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        cause: rustls::Error,
+    },
+    /// `verify-ca` / `verify-full` without a root certificate to verify against.
+    #[error(
+        "sslmode={mode} needs a root certificate: set sslrootcert=FILE (or PGSSLROOTCERT), \
+         or put it in ~/.postgresql/root.crt; sslrootcert=system trusts the usual web roots"
+    )]
+    NoRoot {
+        /// `verify-ca` or `verify-full`.
+        mode: &'static str,
+    },
+    /// rustls refused the configuration.
+    #[error("{0}")]
+    Config(rustls::Error),
+    /// rustls refused the certificate verifier.
+    #[error("{0}")]
+    Verifier(VerifierBuilderError),
 }
 
 /// The root certificate file libpq looks for when `sslrootcert` is not given.
@@ -107,7 +128,7 @@ fn default_root_cert() -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
-fn roots(target: &PgTarget) -> Result<Option<RootCertStore>, String> {
+fn roots(target: &PgTarget) -> Result<Option<RootCertStore>, TlsError> {
     let mut store = RootCertStore::empty();
     let path = match target.sslrootcert.as_deref() {
         Some("system") => {
@@ -122,51 +143,57 @@ fn roots(target: &PgTarget) -> Result<Option<RootCertStore>, String> {
     };
     let certs = CertificateDer::pem_file_iter(&path)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("cannot read the root certificate {}: {e}", path.display()))?;
+        .map_err(|cause| TlsError::ReadRoot {
+            path: path.clone(),
+            cause,
+        })?;
     if certs.is_empty() {
-        return Err(format!(
-            "the root certificate file {} holds no PEM certificate",
-            path.display()
-        ));
+        return Err(TlsError::EmptyRoot(path));
     }
     for cert in certs {
-        store
-            .add(cert)
-            .map_err(|e| format!("bad root certificate in {}: {e}", path.display()))?;
+        store.add(cert).map_err(|cause| TlsError::BadRoot {
+            path: path.clone(),
+            cause,
+        })?;
     }
     Ok(Some(store))
 }
 
 /// The TLS connector for `target`'s `sslmode`.
-pub fn connector(target: &PgTarget) -> Result<MakeRustlsConnect, String> {
+pub fn connector(target: &PgTarget) -> Result<MakeRustlsConnect, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let roots = roots(target)?;
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?;
+        .map_err(TlsError::Config)?;
     let verifier = |roots: RootCertStore| {
         WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
             .build()
-            .map_err(|e| e.to_string())
+            .map_err(TlsError::Verifier)
     };
     let config = match (target.sslmode, roots) {
         (SslMode::VerifyCa | SslMode::VerifyFull, None) => {
-            return Err(format!(
-                "sslmode={} needs a root certificate: set sslrootcert=FILE (or PGSSLROOTCERT), \
-                 or put it in ~/.postgresql/root.crt; sslrootcert=system trusts the usual web roots",
-                if target.sslmode == SslMode::VerifyCa { "verify-ca" } else { "verify-full" }
-            ))
+            return Err(TlsError::NoRoot {
+                mode: if target.sslmode == SslMode::VerifyCa {
+                    "verify-ca"
+                } else {
+                    "verify-full"
+                },
+            })
         }
         (SslMode::VerifyFull, Some(roots)) => builder
             .with_webpki_verifier(verifier(roots)?)
             .with_no_client_auth(),
         (_, Some(roots)) => builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(Check::Chain(verifier(roots)?)))
+            .with_custom_certificate_verifier(Arc::new(Check::new(
+                &provider,
+                Some(verifier(roots)?),
+            )))
             .with_no_client_auth(),
         (_, None) => builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(Check::Nothing(provider.clone())))
+            .with_custom_certificate_verifier(Arc::new(Check::new(&provider, None)))
             .with_no_client_auth(),
     };
     Ok(MakeRustlsConnect::new(config))
@@ -195,11 +222,10 @@ mod tests {
         let mut roots = RootCertStore::empty();
         roots.add(root).unwrap();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        Check::Chain(
-            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
-                .build()
-                .unwrap(),
-        )
+        let chain = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+            .build()
+            .unwrap();
+        Check::new(&provider, Some(chain))
     }
 
     fn verify(check: &dyn ServerCertVerifier, cert: &CertificateDer<'_>, name: &str) -> bool {
@@ -219,7 +245,7 @@ mod tests {
         // Another authority's certificate fails, whatever the name.
         assert!(!verify(&chain_check(other_ca), &server, "db.internal"));
         // verify-full's verifier refuses the wrong name.
-        let Check::Chain(full) = chain_check(ca) else {
+        let Some(full) = chain_check(ca).chain else {
             unreachable!()
         };
         assert!(verify(full.as_ref(), &server, "db.internal"));
@@ -229,7 +255,7 @@ mod tests {
     #[test]
     fn require_without_a_root_accepts_any_certificate() {
         let (_, server) = ca_and_server("anything");
-        let check = Check::Nothing(Arc::new(rustls::crypto::ring::default_provider()));
+        let check = Check::new(&rustls::crypto::ring::default_provider(), None);
         assert!(verify(&check, &server, "db.internal"));
     }
 }

@@ -12,10 +12,7 @@ fn the_demo_folder_profiles_one_model_per_file() {
         r.records[0],
         json!({"kind": "datasource", "name": "data", "type": "duckdb"})
     );
-    let names: Vec<&str> = r.records[1..]
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect();
+    let names = r.model_names();
     assert_eq!(
         names,
         [

@@ -1,5 +1,5 @@
 //! The examples in `--help` run, from the workspace root, with slayer-index beside them; the
-//! PostgreSQL ones against the test server (pg_server.rs), on a small `shop` database.
+//! PostgreSQL ones against the test server (pg_server/), on a small `shop` database.
 
 use crate::kit::{bin_dir, Shell};
 use crate::pg_server;

@@ -35,17 +35,7 @@ fn duckdb_keys_joins_comments_and_types() {
         r.column("orders", "amount"),
         &json!({"name": "amount", "sql": "amount", "type": "DOUBLE", "description": "Total in dollars.", "format": {"type": "float"}})
     );
-    let types: Vec<(String, String)> = r.model("kinds")["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["name"].as_str().unwrap().to_owned(),
-                c["type"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let types = r.column_types("kinds");
     let want = [
         ("k", "INT"),
         ("d", "DOUBLE"),
@@ -58,10 +48,7 @@ fn duckdb_keys_joins_comments_and_types() {
     ];
     assert_eq!(types, want.map(|(a, b)| (a.to_owned(), b.to_owned())));
     assert_eq!(r.model("big_orders")["source_kind"], "view");
-    let names: Vec<&str> = r.records[1..]
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect();
+    let names = r.model_names();
     assert_eq!(names, ["big_orders", "customers", "kinds", "orders"]);
 
     let r = run(
@@ -74,10 +61,7 @@ fn duckdb_keys_joins_comments_and_types() {
         ],
         None,
     );
-    let names: Vec<&str> = r.records[1..]
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect();
+    let names = r.model_names();
     assert_eq!(names, ["customers", "orders"]);
     let r = run(&[path(&db), "--tables", "nope"], None);
     assert_eq!(r.code, 2);

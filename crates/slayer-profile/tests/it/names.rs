@@ -27,13 +27,6 @@ fn warnings(r: &Run) -> Vec<&str> {
         .collect()
 }
 
-fn model_names(r: &Run) -> Vec<&str> {
-    r.records[1..]
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect()
-}
-
 /// Every line is a record `slayer-index load` accepts, and no two models share a name.
 fn assert_loadable(r: &Run) {
     let mut names = std::collections::HashSet::new();
@@ -76,7 +69,7 @@ fn colliding_and_unloadable_names_are_renamed_once_each_with_a_warning() {
     let r = run(&[path(&duck), "--threads", "1"], None);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_loadable(&r);
-    assert_eq!(model_names(&r), ["padded", "a_b_2", "a/b", "a_b", "ctl"]);
+    assert_eq!(r.model_names(), ["padded", "a_b_2", "a/b", "a_b", "ctl"]);
     assert_eq!(
         warnings(&r),
         [
@@ -149,7 +142,7 @@ fn joins_name_the_models_and_columns_as_emitted() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_loadable(&r);
     assert_eq!(
-        model_names(&r),
+        r.model_names(),
         ["orders", "sales_orders", "items", "sales_orders_2"]
     );
     assert_eq!(r.model("sales_orders_2")["sql_table"], "sales.orders");
@@ -166,7 +159,7 @@ fn joins_name_the_models_and_columns_as_emitted() {
     );
     // A selection does not change names: they are decided over the whole source.
     let r = run(&[path(&db), "--no-samples", "--tables", "orders"], None);
-    assert_eq!(model_names(&r), ["orders", "sales_orders_2"]);
+    assert_eq!(r.model_names(), ["orders", "sales_orders_2"]);
 }
 
 #[test]
@@ -180,7 +173,7 @@ fn a_blank_table_name_and_file_stems_are_renamed_too() {
     let r = run(&[path(&db)], None);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_loadable(&r);
-    assert_eq!(model_names(&r), ["_"]);
+    assert_eq!(r.model_names(), ["_"]);
     assert_eq!(r.column("_", "v")["sampled"], "blank");
     let a = dir.path().join("one");
     let b = dir.path().join("two");
@@ -199,7 +192,7 @@ fn a_blank_table_name_and_file_stems_are_renamed_too() {
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_loadable(&r);
-    assert_eq!(model_names(&r), ["orders", "orders_2"]);
+    assert_eq!(r.model_names(), ["orders", "orders_2"]);
     assert_eq!(
         r.model("orders_2")["sql_table"],
         format!("'{}'", path(&b.join("orders.csv")))

@@ -1,4 +1,4 @@
-//! slayer-profile against a real PostgreSQL server (pg_server.rs starts one per test process on
+//! slayer-profile against a real PostgreSQL server (pg_server/ starts one per test process on
 //! a unix socket in a temp dir): introspection of the fixture's every kind of object, the same
 //! records as DuckDB and SQLite, read-only transactions and the statement timeout, one
 //! connection per worker, refresh mode, the libpq environment, TLS, and the password kept out
@@ -44,14 +44,6 @@ fn profile(args: &[&str], env: &[(String, String)], stdin: Option<&str>) -> Run 
     Run::of(out, args)
 }
 
-fn models(run: &Run) -> Vec<&str> {
-    run.records
-        .iter()
-        .filter(|r| r["kind"] == "model")
-        .map(|r| r["name"].as_str().unwrap())
-        .collect()
-}
-
 fn fixture_run() -> (&'static PgServer, Run) {
     let server = pg_server::shared();
     let db = server.fixture();
@@ -80,7 +72,7 @@ fn the_fixture_becomes_one_model_per_table_and_view() {
     // Sorted by schema, then name; the partitioned table once, its partitions never; the
     // materialized view as a view; `public` tables unqualified.
     assert_eq!(
-        models(&r),
+        r.model_names(),
         [
             "Mixed Case",
             "Café Ünïcode",
@@ -119,17 +111,7 @@ fn the_fixture_becomes_one_model_per_table_and_view() {
 #[test]
 fn postgres_types_map_through_domains_enums_and_arrays() {
     let (_, r) = fixture_run();
-    let types: Vec<(String, String)> = r.model("all_types")["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["name"].as_str().unwrap().to_owned(),
-                c["type"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let types = r.column_types("all_types");
     let type_of = |name: &str| {
         types
             .iter()
@@ -436,7 +418,7 @@ fn schemas_and_tables_select_what_is_profiled() {
     let sales = profile(&[&url, "--schema", "sales"], &[], None);
     assert_eq!(sales.code, 0, "{}", sales.stderr);
     assert_eq!(
-        models(&sales),
+        sales.model_names(),
         [
             "customer_totals",
             "empty_table",
@@ -465,7 +447,7 @@ fn schemas_and_tables_select_what_is_profiled() {
         &[],
         None,
     );
-    assert_eq!(models(&two), ["Mixed Case", "orders"]);
+    assert_eq!(two.model_names(), ["Mixed Case", "orders"]);
     let unknown = profile(&[&url, "--schema", "nope"], &[], None);
     assert_eq!(unknown.code, 2);
     assert!(

@@ -15,10 +15,7 @@ fn files_written_by_duckdb_2_0_and_1_1_give_equal_records() {
         r
     });
     assert_eq!(new.records[1..], old.records[1..]);
-    let names: Vec<&str> = new.records[1..]
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect();
+    let names = new.model_names();
     assert_eq!(names, ["customers", "orders", "paid_orders"]);
     let orders = new.model("orders");
     assert_eq!(orders["description"], "One row per order.");

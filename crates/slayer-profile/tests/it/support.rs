@@ -40,6 +40,32 @@ impl Run {
             .unwrap_or_else(|| panic!("no model {name} in {:#?}", self.records))
     }
 
+    /// The names of the records after the datasource record, each of them a model.
+    pub fn model_names(&self) -> Vec<&str> {
+        self.records[1..]
+            .iter()
+            .map(|m| {
+                assert_eq!(m["kind"], "model", "not a model: {m}");
+                m["name"].as_str().unwrap()
+            })
+            .collect()
+    }
+
+    /// `(name, type)` of each column of `model`, in order.
+    pub fn column_types(&self, model: &str) -> Vec<(String, String)> {
+        self.model(model)["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_owned(),
+                    c["type"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+
     pub fn column<'a>(&'a self, model: &str, column: &str) -> &'a Value {
         self.model(model)["columns"]
             .as_array()

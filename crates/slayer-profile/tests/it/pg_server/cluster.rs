@@ -1,300 +1,23 @@
-//! Throwaway PostgreSQL servers for slayer-profile's PostgreSQL tests.
-//!
-//! [`PgServer::shared`] starts one cluster per test process on first use: `initdb` into a fresh
-//! temp dir under /tmp, then `pg_ctl start` listening only on a unix socket inside that dir (no
-//! TCP). The superuser `admin` connects with trust over the socket; every other role, such as
-//! the reader role [`READER`], must pass scram-sha-256 password authentication.
-//! [`TlsServer::shared`] starts a second cluster listening on 127.0.0.1 with TLS only (a
-//! certificate signed by a throwaway CA that rcgen makes; a plain TCP connection is refused).
-//!
-//! Statics are never dropped, so each cluster gets a detached watchdog shell, in its own process
-//! group, that waits for the test process to exit (however it exits, killed included), then
-//! stops the server (`pg_ctl stop -m immediate`) and deletes the temp dir.
-//!
-//! PostgreSQL refuses to run as root: when the tests run as root, `initdb`, `pg_ctl` (and so the
-//! server) run as the OS user `postgres` (`runuser -u postgres`), which owns the temp dir. The
-//! server binaries come from `pg_config --bindir`, else the highest `/usr/lib/postgresql/*/bin`
-//! (Debian), else `PATH`.
-//!
-//! The server runs with timezone=UTC and autovacuum off, so statistics only change when a test
-//! (or the fixture) runs ANALYZE.
-// Not every test uses every helper.
-#![allow(dead_code)]
+//! One throwaway cluster: its temp dir and watchdog, `initdb`, `pg_ctl start`, and psql as the
+//! superuser; the programs found and, under root, run as the OS user `postgres`.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::fs;
 use std::io::Write as _;
 use std::net::TcpListener;
-use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
+use std::os::unix::fs::MetadataExt as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
-use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyPair, KeyUsagePurpose,
+use super::{
+    grant_reader_sql, path_str, quote_ident, quote_literal, ADMIN, OS_USER, READER, READER_PASSWORD,
 };
 
-/// The superuser; trusted over the unix socket, so it needs no password.
-pub const ADMIN: &str = "admin";
-/// The login role tests connect as; it must authenticate with [`READER_PASSWORD`].
-pub const READER: &str = "slayer_reader";
-/// Distinctive, so tests can grep every output stream for it; `:`, `/` and `@` need escaping in
-/// a URL.
-pub const READER_PASSWORD: &str = "pa:ss/w@rd-5ecret-7f3a";
-/// The database [`PgServer::fixture`] loads.
-pub const FIXTURE_DB: &str = "fixture";
-/// The fixture script (`tests/fixtures/pg_fixture.sql`), run as [`ADMIN`].
-pub const FIXTURE_SQL: &str = include_str!("../fixtures/pg_fixture.sql");
-/// The database the TLS server holds: one table `t (id int primary key, colour text)`, 3 rows.
-pub const TLS_DB: &str = "tls";
-
-/// The socket-only server's port: it only names the socket file (`.s.PGSQL.5432`).
-const SOCKET_PORT: u16 = 5432;
-/// The OS user the server runs as when the tests run as root.
-const OS_USER: &str = "postgres";
-
-/// The unix-socket-only server of this test process.
-pub struct PgServer {
-    /// The socket directory (also the cluster's temp dir): the host of every connection.
-    pub dir: PathBuf,
-    /// The port; with `dir` it names the socket `<dir>/.s.PGSQL.<port>`.
-    pub port: u16,
-    cluster: Cluster,
-    fixture: OnceLock<Result<(), String>>,
-}
-
-/// The server of this test process that listens on 127.0.0.1 with TLS only.
-pub struct TlsServer {
-    /// The cluster's temp dir, which also holds a unix socket that only [`ADMIN`] may use.
-    pub dir: PathBuf,
-    /// The TCP port on 127.0.0.1 (also the port of the admin socket in `dir`).
-    pub port: u16,
-    /// Always 127.0.0.1; the certificate names both `localhost` and `127.0.0.1`.
-    pub host: &'static str,
-    /// The CA certificate (PEM) that signed the server's certificate: pass it as `sslrootcert`.
-    pub ca_path: PathBuf,
-    cluster: Cluster,
-}
-
-/// The shared socket-only server (the same as [`PgServer::shared`]).
-pub fn shared() -> &'static PgServer {
-    PgServer::shared()
-}
-
-/// The shared TLS server (the same as [`TlsServer::shared`]).
-pub fn tls() -> &'static TlsServer {
-    TlsServer::shared()
-}
-
-impl PgServer {
-    /// The server of this test process, started on first use.
-    pub fn shared() -> &'static PgServer {
-        static SHARED: OnceLock<Result<PgServer, String>> = OnceLock::new();
-        match SHARED.get_or_init(PgServer::start) {
-            Ok(server) => server,
-            Err(e) => panic!("could not start the test PostgreSQL server: {e}"),
-        }
-    }
-
-    fn start() -> Result<PgServer, String> {
-        let mut cluster = Cluster::create("local all admin trust\nlocal all all scram-sha-256\n")?;
-        cluster.start("", SOCKET_PORT, "")?;
-        cluster.create_reader()?;
-        Ok(PgServer {
-            dir: cluster.root.clone(),
-            port: cluster.port,
-            cluster,
-            fixture: OnceLock::new(),
-        })
-    }
-
-    /// `postgres://slayer_reader:<password>@<socket dir>:<port>/<db>`, every part
-    /// percent-encoded (the socket dir as `%2Ftmp%2Fslpg…`, as libpq reads it).
-    pub fn url(&self, db: &str) -> String {
-        format!(
-            "postgres://{READER}:{}@{}:{}/{}",
-            percent_encode(READER_PASSWORD),
-            percent_encode(&path_str(&self.dir)),
-            self.port,
-            percent_encode(db)
-        )
-    }
-
-    /// libpq's environment for [`READER`] on `db`: PGHOST (the socket dir), PGPORT, PGUSER,
-    /// PGPASSWORD and PGDATABASE.
-    pub fn env(&self, db: &str) -> Vec<(String, String)> {
-        vec![
-            ("PGHOST".to_owned(), path_str(&self.dir)),
-            ("PGPORT".to_owned(), self.port.to_string()),
-            ("PGUSER".to_owned(), READER.to_owned()),
-            ("PGPASSWORD".to_owned(), READER_PASSWORD.to_owned()),
-            ("PGDATABASE".to_owned(), db.to_owned()),
-        ]
-    }
-
-    /// The database [`FIXTURE_DB`], loaded from [`FIXTURE_SQL`] once per process and granted to
-    /// [`READER`].
-    pub fn fixture(&self) -> &'static str {
-        let loaded = self.fixture.get_or_init(|| {
-            self.cluster.create_database_result(FIXTURE_DB)?;
-            self.cluster.psql_result(FIXTURE_DB, FIXTURE_SQL, false)?;
-            self.cluster
-                .psql_result(FIXTURE_DB, &grant_reader_sql(FIXTURE_DB), false)?;
-            Ok(())
-        });
-        if let Err(e) = loaded {
-            panic!("could not load the PostgreSQL fixture: {e}");
-        }
-        FIXTURE_DB
-    }
-}
-
-/// The cluster's own helpers (psql, query, create_database, grant_reader, log) serve both
-/// servers.
-impl std::ops::Deref for PgServer {
-    type Target = Cluster;
-    fn deref(&self) -> &Cluster {
-        &self.cluster
-    }
-}
-
-impl std::ops::Deref for TlsServer {
-    type Target = Cluster;
-    fn deref(&self) -> &Cluster {
-        &self.cluster
-    }
-}
-
-impl TlsServer {
-    /// The TLS server of this test process, started on first use, with [`TLS_DB`] loaded and
-    /// granted to [`READER`].
-    pub fn shared() -> &'static TlsServer {
-        static TLS: OnceLock<Result<TlsServer, String>> = OnceLock::new();
-        match TLS.get_or_init(TlsServer::start) {
-            Ok(server) => server,
-            Err(e) => panic!("could not start the test PostgreSQL TLS server: {e}"),
-        }
-    }
-
-    fn start() -> Result<TlsServer, String> {
-        // No plain `host` line: a TCP connection without TLS is refused.
-        let mut cluster =
-            Cluster::create("local all admin trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n")?;
-        let (cert, key) = write_certs(&cluster.root, cluster.run_as.as_ref())?;
-        let ssl = format!(
-            " -c ssl=on -c ssl_cert_file='{}' -c ssl_key_file='{}'",
-            path_str(&cert),
-            path_str(&key)
-        );
-        // The port is free when picked but may be taken before the server binds it: retry.
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            match cluster.start("127.0.0.1", free_port()?, &ssl) {
-                Ok(()) => break,
-                Err(e) if tries < 3 && e.contains("already in use") => {}
-                Err(e) => return Err(e),
-            }
-        }
-        cluster.create_reader()?;
-        cluster.create_database_result(TLS_DB)?;
-        cluster.psql_result(
-            TLS_DB,
-            "CREATE TABLE t (id integer PRIMARY KEY, colour text);
-             COMMENT ON TABLE t IS 'Read over TLS';
-             INSERT INTO t VALUES (1, 'red'), (2, 'green'), (3, 'blue');
-             ANALYZE t;",
-            false,
-        )?;
-        cluster.psql_result(TLS_DB, &grant_reader_sql(TLS_DB), false)?;
-        Ok(TlsServer {
-            dir: cluster.root.clone(),
-            port: cluster.port,
-            host: "127.0.0.1",
-            ca_path: cluster.root.join("ca.pem"),
-            cluster,
-        })
-    }
-
-    /// The database holding table `t` ([`TLS_DB`]).
-    pub fn db(&self) -> &'static str {
-        TLS_DB
-    }
-
-    /// `postgres://slayer_reader:<password>@127.0.0.1:<port>/<db>` with no TLS parameters (add
-    /// `?sslmode=…&sslrootcert=…`, or see [`TlsServer::verify_full_url`]).
-    pub fn url(&self, db: &str) -> String {
-        format!(
-            "postgres://{READER}:{}@{}:{}/{}",
-            percent_encode(READER_PASSWORD),
-            self.host,
-            self.port,
-            percent_encode(db)
-        )
-    }
-
-    /// [`TlsServer::url`] with `?sslmode=verify-full&sslrootcert=<ca_path, percent-encoded>`.
-    pub fn verify_full_url(&self, db: &str) -> String {
-        format!(
-            "{}?sslmode=verify-full&sslrootcert={}",
-            self.url(db),
-            percent_encode(&path_str(&self.ca_path))
-        )
-    }
-}
-
-/// `s` with every byte but A-Z a-z 0-9 `-._~` percent-encoded (RFC 3986 unreserved characters).
-pub fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() * 3);
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            write!(out, "%{b:02X}").expect("writing to a String");
-        }
-    }
-    out
-}
-
-/// `name` as a double-quoted SQL identifier.
-pub fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-/// `value` as a single-quoted SQL string literal.
-pub fn quote_literal(value: &str) -> String {
-    format!("'{}'", value.replace('\'', "''"))
-}
-
-fn path_str(path: &Path) -> String {
-    path.to_str()
-        .unwrap_or_else(|| panic!("non-UTF-8 path {}", path.display()))
-        .to_owned()
-}
-
-fn grant_reader_sql(db: &str) -> String {
-    format!(
-        "GRANT CONNECT ON DATABASE {db} TO {READER};
-         DO $grant$
-         DECLARE s name;
-         BEGIN
-             FOR s IN SELECT nspname FROM pg_catalog.pg_namespace
-                      WHERE nspname <> 'information_schema' AND nspname NOT LIKE 'pg\\_%'
-             LOOP
-                 EXECUTE format('GRANT USAGE ON SCHEMA %I TO {READER}', s);
-                 EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO {READER}', s);
-             END LOOP;
-         END
-         $grant$;",
-        db = quote_ident(db)
-    )
-}
-
 /// A free TCP port on 127.0.0.1 (free when picked).
-fn free_port() -> Result<u16, String> {
+pub(super) fn free_port() -> Result<u16, String> {
     let listener =
         TcpListener::bind("127.0.0.1:0").map_err(|e| format!("binding 127.0.0.1:0: {e}"))?;
     listener
@@ -361,10 +84,10 @@ fn server_bin_dir() -> Option<PathBuf> {
 }
 
 /// The OS user the server runs as when the test process is root.
-struct RunAs {
+pub(super) struct RunAs {
     runuser: PathBuf,
-    uid: u32,
-    gid: u32,
+    pub(super) uid: u32,
+    pub(super) gid: u32,
 }
 
 /// `None` when the test process may run the server itself; `Some` (the `postgres` user) when it
@@ -467,11 +190,11 @@ fn output_text(out: &Output) -> String {
 
 /// One cluster: its temp dir (socket dir, data dir `data`, log `server.log`, certificates).
 pub struct Cluster {
-    root: PathBuf,
+    pub(super) root: PathBuf,
     data: PathBuf,
-    port: u16,
+    pub(super) port: u16,
     bins: Bins,
-    run_as: Option<RunAs>,
+    pub(super) run_as: Option<RunAs>,
     databases: Mutex<HashSet<String>>,
     /// Never waited on: it outlives the test process on purpose.
     _watchdog: Child,
@@ -480,7 +203,7 @@ pub struct Cluster {
 impl Cluster {
     /// A new temp dir under /tmp (short: a socket path has at most 107 bytes) with its watchdog,
     /// `initdb` run in it (superuser `admin`, UTF8) and `hba` as its pg_hba.conf.
-    fn create(hba: &str) -> Result<Cluster, String> {
+    pub(super) fn create(hba: &str) -> Result<Cluster, String> {
         let bins = Bins::find()?;
         let root = tempfile::Builder::new()
             .prefix("slpg")
@@ -588,7 +311,7 @@ impl Cluster {
 
     /// `pg_ctl start`: TCP on `listen` ('' for none), the unix socket in the temp dir, `port`,
     /// no durability, plus `extra` server options.
-    fn start(&mut self, listen: &str, port: u16, extra: &str) -> Result<(), String> {
+    pub(super) fn start(&mut self, listen: &str, port: u16, extra: &str) -> Result<(), String> {
         // pg_ctl hands -o to the postgres command line through /bin/sh, hence the quotes.
         let options = format!(
             "-c listen_addresses='{listen}' -c unix_socket_directories='{}' -c port={port} \
@@ -619,7 +342,7 @@ impl Cluster {
         Ok(())
     }
 
-    fn create_reader(&self) -> Result<(), String> {
+    pub(super) fn create_reader(&self) -> Result<(), String> {
         self.psql_result(
             "postgres",
             &format!(
@@ -633,7 +356,7 @@ impl Cluster {
 
     /// psql as [`ADMIN`] over the unix socket with `sql` on stdin; with `rows`, tuples only and
     /// unaligned. Its stdout, or its stderr as the error.
-    fn psql_result(&self, db: &str, sql: &str, rows: bool) -> Result<String, String> {
+    pub(super) fn psql_result(&self, db: &str, sql: &str, rows: bool) -> Result<String, String> {
         let mut cmd = Command::new(&self.bins.psql);
         cmd.args(["-v", "ON_ERROR_STOP=1", "-X", "-q"]);
         if rows {
@@ -690,7 +413,7 @@ impl Cluster {
         }
     }
 
-    fn create_database_result(&self, name: &str) -> Result<(), String> {
+    pub(super) fn create_database_result(&self, name: &str) -> Result<(), String> {
         let mut created = self
             .databases
             .lock()
@@ -718,66 +441,4 @@ impl Cluster {
     pub fn grant_reader(&self, db: &str) {
         self.psql(db, &grant_reader_sql(db));
     }
-}
-
-/// A CA and a server certificate it signs for `localhost` and `127.0.0.1`, written to
-/// `root/ca.pem`, `root/server.crt` and `root/server.key` (mode 0600, owned by the server's
-/// user). Returns the certificate's and the key's paths.
-fn write_certs(root: &Path, run_as: Option<&RunAs>) -> Result<(PathBuf, PathBuf), String> {
-    let rcgen_err = |e: rcgen::Error| format!("making the test certificates: {e}");
-
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(rcgen_err)?;
-    ca_params.distinguished_name = DistinguishedName::new();
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, "slayer test CA");
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    ca_params.not_before = rcgen::date_time_ymd(2020, 1, 1);
-    ca_params.not_after = rcgen::date_time_ymd(2100, 1, 1);
-    let ca_key = KeyPair::generate().map_err(rcgen_err)?;
-    let ca_cert = ca_params.self_signed(&ca_key).map_err(rcgen_err)?;
-    let issuer = Issuer::new(ca_params, ca_key);
-
-    let mut params = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-        .map_err(rcgen_err)?;
-    params.distinguished_name = DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(DnType::CommonName, "localhost");
-    params.use_authority_key_identifier_extension = true;
-    params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    params.not_before = rcgen::date_time_ymd(2020, 1, 1);
-    params.not_after = rcgen::date_time_ymd(2100, 1, 1);
-    let key = KeyPair::generate().map_err(rcgen_err)?;
-    let cert = params.signed_by(&key, &issuer).map_err(rcgen_err)?;
-
-    let io_err = |path: &Path| {
-        let path = path.display().to_string();
-        move |e: std::io::Error| format!("writing {path}: {e}")
-    };
-    let ca_path = root.join("ca.pem");
-    let cert_path = root.join("server.crt");
-    let key_path = root.join("server.key");
-    fs::write(&ca_path, ca_cert.pem()).map_err(io_err(&ca_path))?;
-    fs::write(&cert_path, cert.pem()).map_err(io_err(&cert_path))?;
-    fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&key_path)
-        .and_then(|mut file| file.write_all(key.serialize_pem().as_bytes()))
-        .map_err(io_err(&key_path))?;
-    if let Some(user) = run_as {
-        for path in [&cert_path, &key_path] {
-            std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid))
-                .map_err(|e| format!("chown {} to {OS_USER}: {e}", path.display()))?;
-        }
-    }
-    Ok((cert_path, key_path))
 }

@@ -1,0 +1,88 @@
+//! The profiling queries in DuckDB's dialect: values cast to text for top values, doubles and
+//! dates cast before printing, timestamps as microseconds since the epoch (docs/spec.md
+//! §12.4–12.5).
+
+use ::duckdb::{Connection, Row};
+use slayer_common::records::DataType;
+
+use super::DuckError;
+use crate::query::{categorical_text, is_time_of_day, MinMax, RangeColumn};
+use crate::sample::{self, py_float, timestamp_from_micros};
+
+/// The one number a counting query ([`crate::query::counting`]) returns.
+pub fn count(c: &Connection, sql: &str) -> Result<i64, DuckError> {
+    Ok(c.query_row(sql, [], |r| r.get(0))?)
+}
+
+/// The top values of `expr` in `from`, cast to text by DuckDB (the tie order compares that
+/// text), as [`crate::db::Conn::top_values`] orders them.
+pub fn top_values(
+    c: &Connection,
+    from: &str,
+    expr: &str,
+    data_type: DataType,
+) -> Result<Vec<(String, i64)>, DuckError> {
+    let limit = sample::TOP_VALUES + 1;
+    let sql = format!(
+        "SELECT CAST(v AS VARCHAR) AS t, n FROM (SELECT {expr} AS v, COUNT(*) AS n FROM {from} WHERE ({expr}) IS NOT NULL GROUP BY 1) ORDER BY n DESC, t ASC LIMIT {limit}"
+    );
+    let mut stmt = c.prepare(&sql)?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (text, n) = row?;
+        out.push((categorical_text(text, data_type), n));
+    }
+    Ok(out)
+}
+
+/// `(min, max)` of each of `columns` (not empty) in one query.
+pub fn ranges(
+    c: &Connection,
+    from: &str,
+    columns: &[RangeColumn],
+) -> Result<Vec<MinMax>, DuckError> {
+    let select: Vec<String> = columns
+        .iter()
+        .flat_map(|col| ["MIN", "MAX"].map(|f| range_expr(col, &format!("{f}({})", col.expr))))
+        .collect();
+    let sql = format!("SELECT {} FROM {from}", select.join(", "));
+    let ranges = c.query_row(&sql, [], |r| {
+        let mut out = Vec::with_capacity(columns.len());
+        for (i, col) in columns.iter().enumerate() {
+            out.push((range_value(r, 2 * i, col)?, range_value(r, 2 * i + 1, col)?));
+        }
+        Ok(out)
+    })?;
+    Ok(ranges)
+}
+
+fn is_zoned(db_type: Option<&str>) -> bool {
+    db_type.is_some_and(|t| {
+        let u = t.to_ascii_uppercase();
+        u.contains("WITH TIME ZONE") || u == "TIMESTAMPTZ"
+    })
+}
+
+/// The SQL that turns `MIN(x)` / `MAX(x)` into something printed the common way.
+fn range_expr(col: &RangeColumn, agg: &str) -> String {
+    let db_type = col.db_type.as_deref();
+    match col.data_type {
+        DataType::Double => format!("CAST({agg} AS DOUBLE)"),
+        DataType::Date => format!("CAST(CAST({agg} AS DATE) AS VARCHAR)"),
+        DataType::Timestamp if is_time_of_day(db_type) => format!("CAST({agg} AS VARCHAR)"),
+        DataType::Timestamp if is_zoned(db_type) => format!("epoch_us({agg})"),
+        DataType::Timestamp => format!("epoch_us(CAST({agg} AS TIMESTAMP))"),
+        _ => format!("CAST({agg} AS VARCHAR)"),
+    }
+}
+
+fn range_value(r: &Row<'_>, i: usize, col: &RangeColumn) -> ::duckdb::Result<Option<String>> {
+    Ok(match col.data_type {
+        DataType::Double => r.get::<_, Option<f64>>(i)?.map(py_float),
+        DataType::Timestamp if !is_time_of_day(col.db_type.as_deref()) => {
+            r.get::<_, Option<i64>>(i)?.map(timestamp_from_micros)
+        }
+        _ => r.get::<_, Option<String>>(i)?,
+    })
+}

@@ -1,0 +1,52 @@
+//! What the profiling queries ask of every engine, and the helpers that make the engines print
+//! the answers alike (docs/spec.md §12.4–12.5). Each engine's folder runs them in its dialect.
+
+use slayer_common::records::DataType;
+
+use crate::sample::py_bool;
+
+/// The printed `(min, max)` of a column; `None` for NULL.
+pub type MinMax = (Option<String>, Option<String>);
+
+/// One numeric or temporal column of a batched `min .. max` query.
+#[derive(Debug, Clone)]
+pub struct RangeColumn {
+    /// The column's SQL (a quoted identifier, or the model's own expression).
+    pub expr: String,
+    /// Semantic type: INT, DOUBLE, DATE or TIMESTAMP.
+    pub data_type: DataType,
+    /// The database's type name when known (TIME and zoned timestamps print differently).
+    pub db_type: Option<String>,
+}
+
+/// The two counting queries, which every dialect writes alike: `SELECT count(*)` of `from`
+/// (does the table answer at all?), or the distinct non-NULL values of `expr` in it.
+pub(crate) fn counting(from: &str, distinct: Option<&str>) -> String {
+    match distinct {
+        None => format!("SELECT COUNT(*) FROM {from}"),
+        Some(expr) => format!("SELECT COUNT(DISTINCT {expr}) FROM {from}"),
+    }
+}
+
+/// A time of day (`TIME`, `time with time zone`) rather than a point in time.
+pub(crate) fn is_time_of_day(db_type: Option<&str>) -> bool {
+    db_type.is_some_and(|t| {
+        t.trim().to_ascii_uppercase().starts_with("TIME")
+            && !t.to_ascii_uppercase().starts_with("TIMESTAMP")
+    })
+}
+
+/// A categorical value the engine printed as text (`true`/`false` for booleans), the common way.
+pub(crate) fn categorical_text(text: String, data_type: DataType) -> String {
+    match (data_type, text.as_str()) {
+        (DataType::Boolean, "true") => py_bool(true),
+        (DataType::Boolean, "false") => py_bool(false),
+        _ => text,
+    }
+}
+
+/// The first line of a driver's message: DuckDB and SQLite follow it with context (a caret
+/// under the SQL, candidate names) that a one-line warning leaves out.
+pub(crate) fn first_line(e: &impl std::fmt::Display) -> String {
+    e.to_string().lines().next().unwrap_or("").to_owned()
+}
