@@ -165,6 +165,28 @@ pub struct Column {
     pub extra: Map<String, Value>,
 }
 
+impl Column {
+    /// A column with nothing but its name (type unknown, no SQL, not a key, shown).
+    pub fn named(name: impl Into<String>) -> Column {
+        Column {
+            name: name.into(),
+            sql: None,
+            data_type: DataType::Unknown,
+            primary_key: false,
+            description: None,
+            label: None,
+            hidden: false,
+            format: None,
+            allowed_aggregations: None,
+            filter: None,
+            sampled: None,
+            sampled_values: None,
+            distinct_count: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 /// A measure defined on a model; only named ones are entities.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measure {

@@ -85,20 +85,12 @@ pub fn model(datasource: &str, t: &TableInfo, targets: &JoinTargets<'_>) -> (Mod
         .map(|c| {
             let data_type = map_type(&c.db_type);
             Column {
-                name: c.leaf.name.clone(),
                 sql: Some(c.name.clone()),
                 data_type,
                 primary_key: t.primary_key.contains(&c.name),
                 description: c.comment.clone(),
-                label: None,
-                hidden: false,
                 format: default_format(data_type),
-                allowed_aggregations: None,
-                filter: None,
-                sampled: None,
-                sampled_values: None,
-                distinct_count: None,
-                extra: Map::new(),
+                ..Column::named(c.leaf.name.clone())
             }
         })
         .collect();

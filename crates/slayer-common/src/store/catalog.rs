@@ -277,20 +277,8 @@ mod skeleton {
                     .columns
                     .into_iter()
                     .map(|c| records::Column {
-                        name: c.name,
-                        sql: None,
-                        data_type: Default::default(),
-                        primary_key: false,
-                        description: None,
-                        label: None,
                         hidden: c.hidden,
-                        format: None,
-                        allowed_aggregations: None,
-                        filter: None,
-                        sampled: None,
-                        sampled_values: None,
-                        distinct_count: None,
-                        extra: Default::default(),
+                        ..records::Column::named(c.name)
                     })
                     .collect(),
                 measures: m

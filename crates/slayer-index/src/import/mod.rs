@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Map;
-use slayer_common::records::{Column, DataType, Datasource, Measure, Model};
+use slayer_common::records::{Column, Datasource, Measure, Model};
 
 /// What an importer made of a project.
 #[derive(Debug)]
@@ -174,22 +174,7 @@ impl Tally {
 
 /// A column with nothing but its name.
 pub fn column(name: &str) -> Column {
-    Column {
-        name: name.to_owned(),
-        sql: None,
-        data_type: DataType::Unknown,
-        primary_key: false,
-        description: None,
-        label: None,
-        hidden: false,
-        format: None,
-        allowed_aggregations: None,
-        filter: None,
-        sampled: None,
-        sampled_values: None,
-        distinct_count: None,
-        extra: Map::new(),
-    }
+    Column::named(name)
 }
 
 /// A named measure.
