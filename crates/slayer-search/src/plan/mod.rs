@@ -62,7 +62,7 @@ pub struct Planner {
     pub config: config::PlanConfig,
     /// `SLAYER_LLM_MODEL` and friends: `Ok(None)` when no LLM is configured, `Err` (the
     /// warning) when the variable is malformed.
-    pub llm: Result<Option<llm::LlmSettings>, String>,
+    pub llm: Result<Option<llm::LlmSettings>, llm::BadModelVar>,
 }
 
 impl Planner {

@@ -416,7 +416,7 @@ impl Context<'_> {
             Ok(None) => return Ok(None),
             Ok(Some(s)) => s,
             Err(why) => {
-                warnings.push(why.clone());
+                warnings.push(why.to_string());
                 return Ok(None);
             }
         };
@@ -442,7 +442,7 @@ impl Context<'_> {
         let answer = match llm::expand(settings, question, &datasources, stoplist) {
             Ok(answer) => answer,
             Err(why) => {
-                warnings.push(why);
+                warnings.push(why.to_string());
                 report.failed = true;
                 explain.llm = Some(report);
                 return Ok(None);
@@ -507,7 +507,7 @@ impl Context<'_> {
                         Ok((with_retrieval(&cosines, &retrieval_order()), provider))
                     }
                     Err(warning) => {
-                        warnings.push(warning);
+                        warnings.push(warning.to_string());
                         Ok((retrieval_order(), RerankProvider::None))
                     }
                 }
@@ -540,7 +540,7 @@ impl Context<'_> {
                 match http_rerank::rerank(&settings, question, &blocks) {
                     Ok(scores) => Ok((scores, provider)),
                     Err(warning) => {
-                        warnings.push(warning);
+                        warnings.push(warning.to_string());
                         Ok((retrieval_order(), RerankProvider::None))
                     }
                 }
