@@ -6,8 +6,7 @@ use slayer_common::canonical::{datasource_of, memory_id_of};
 use slayer_common::store::embeddings::{self, VectorsState};
 use slayer_common::store::StoreError;
 
-use super::layout::{encode, Header, Parts, Sections, FORMAT};
-use super::MEMORY;
+use super::layout::{encode, Header, Parts, Sections, FORMAT, MEMORY};
 
 /// Datasource names, each given the index of its first appearance.
 #[derive(Default)]

@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 use slayer_common::store::embeddings::VectorsState;
 use slayer_common::store::StoreError;
 
+/// The kind byte of a memory's row (an entity's is 0).
+pub(super) const MEMORY: u8 = 1;
+
 /// The file's first bytes.
 const MAGIC: &[u8; 8] = b"SLAYVEC1";
 /// The layout's version: a file of another is rebuilt.

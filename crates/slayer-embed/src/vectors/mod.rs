@@ -31,13 +31,10 @@ use slayer_common::store::embeddings;
 use slayer_common::store::StoreError;
 
 use build::build;
-use layout::{validated_header, Header};
+use layout::{validated_header, Header, MEMORY};
 
 /// Rows past which a scan is split across the cores.
 const PARALLEL_ROWS: usize = 16_384;
-
-/// A row's kind byte.
-const MEMORY: u8 = 1;
 
 enum Bytes {
     Mapped(MappedFile),
