@@ -17,7 +17,7 @@ use crate::exit::{is_broken_pipe, ExitStatus};
 use crate::jsonl::{write_line, ReadError};
 
 /// The variable that sets a person's default format at a terminal.
-pub const FORMAT_ENV: &str = "SLAYER_FORMAT";
+pub const FORMAT_ENV: &str = crate::env::FORMAT;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

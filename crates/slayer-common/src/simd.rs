@@ -1,5 +1,6 @@
 //! The two hot loops of a dense search, with AVX2/FMA kernels chosen at run time: the f32 dot
-//! product of the question's forward pass and the i16 × i8 dot product of the vector scan.
+//! product of the question's forward pass and the i16 × i8 dot product of the vector scan;
+//! and [`dot_f64`], the portable f64 dot product of cosines between stored rows.
 //! Release builds target baseline x86-64 (SSE2), where neither loop vectorises well; calling a
 //! `#[target_feature]` function is `unsafe`, so this module (with [`crate::mapped`]) is where
 //! the workspace allows it. Each `unsafe` call is made only after the CPU reported the
@@ -18,6 +19,29 @@ pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     portable_dot_f32(&a[..n], &b[..n])
 }
 
+/// `Σ a·b` over the shorter length, in f64 (each f32 product is exact there): the cosine of
+/// two stored unit vectors. Eight running sums, so the compiler can keep them in vector
+/// registers even on baseline x86-64; a sum in one order would forbid it.
+pub fn dot_f64(a: &[f32], b: &[f32]) -> f64 {
+    const LANES: usize = 8;
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut sums = [0.0f64; LANES];
+    let chunks = a.chunks_exact(LANES).zip(b.chunks_exact(LANES));
+    for (x, y) in chunks {
+        for lane in 0..LANES {
+            sums[lane] += f64::from(x[lane]) * f64::from(y[lane]);
+        }
+    }
+    let tail = n - n % LANES;
+    let rest: f64 = a[tail..]
+        .iter()
+        .zip(&b[tail..])
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
+    sums.iter().sum::<f64>() + rest
+}
+
 /// `Σ a·b` over the shorter length, in i32 (exact: 32767 × 127 × 2^15 products fit).
 pub fn dot_i16_i8(a: &[i16], b: &[i8]) -> i32 {
     let n = a.len().min(b.len());
@@ -34,7 +58,7 @@ fn avx2_fma() -> bool {
     use std::sync::OnceLock;
     static HAS: OnceLock<bool> = OnceLock::new();
     *HAS.get_or_init(|| {
-        std::env::var_os("SLAYER_NO_SIMD").is_none()
+        std::env::var_os(crate::env::NO_SIMD).is_none()
             && std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("fma")
     })
@@ -140,20 +164,38 @@ mod x86 {
 mod tests {
     use super::*;
 
+    /// Two f32 vectors of length `n` with values of both signs, and their plain f64 dot product.
+    fn vectors(n: i32) -> (Vec<f32>, Vec<f32>, f64) {
+        let a: Vec<f32> = (0..n)
+            .map(|i| ((i * 7919) % 113) as f32 / 57.0 - 1.0)
+            .collect();
+        let b: Vec<f32> = (0..n)
+            .map(|i| ((i * 104_729) % 97) as f32 / 31.0 - 1.5)
+            .collect();
+        let plain = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| f64::from(*x) * f64::from(*y))
+            .sum();
+        (a, b, plain)
+    }
+
+    #[test]
+    fn the_lane_wise_f64_dot_product_equals_the_plain_one() {
+        let (a, b, plain) = vectors(389);
+        assert!((dot_f64(&a, &b) - plain).abs() < 1e-9);
+        assert_eq!(
+            dot_f64(&a[..3], &b[..3]),
+            f64::from(a[0]) * f64::from(b[0])
+                + f64::from(a[1]) * f64::from(b[1])
+                + f64::from(a[2]) * f64::from(b[2])
+        );
+    }
+
     #[test]
     fn kernels_agree_with_the_portable_loops() {
         for n in [0i32, 1, 7, 8, 15, 16, 31, 33, 384, 389] {
-            let a: Vec<f32> = (0..n)
-                .map(|i| ((i * 7919) % 113) as f32 / 57.0 - 1.0)
-                .collect();
-            let b: Vec<f32> = (0..n)
-                .map(|i| ((i * 104_729) % 97) as f32 / 31.0 - 1.5)
-                .collect();
-            let plain: f64 = a
-                .iter()
-                .zip(&b)
-                .map(|(x, y)| f64::from(*x) * f64::from(*y))
-                .sum();
+            let (a, b, plain) = vectors(n);
             assert!((f64::from(dot_f32(&a, &b)) - plain).abs() < 1e-3, "{n}");
             let q: Vec<i16> = (0..n)
                 .map(|i| (((i * 7919) % 65_535) - 32_767) as i16)

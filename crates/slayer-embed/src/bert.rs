@@ -97,33 +97,82 @@ struct Entry {
     data_offsets: [usize; 2],
 }
 
+/// Why a model folder cannot be read by [`Bert`], or a text cannot be embedded by it.
+#[derive(Debug, thiserror::Error)]
+pub enum BertError {
+    /// A file cannot be read.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// `config.json` or a tensor entry is not of the expected shape.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// A configuration this encoder does not implement.
+    #[error("{0}")]
+    Unsupported(&'static str),
+    /// The safetensors file is cut short or not laid out as mapped reading needs.
+    #[error("{0}")]
+    Layout(&'static str),
+    /// A tensor the encoder reads is missing.
+    #[error("no tensor {0}")]
+    MissingTensor(String),
+    /// A tensor of another type or shape.
+    #[error("tensor {name} is not F32 {shape:?}")]
+    TensorType {
+        /// The tensor.
+        name: String,
+        /// The shape it should have.
+        shape: Vec<usize>,
+    },
+    /// A tensor outside the data section or unaligned.
+    #[error("tensor {0} is misplaced")]
+    Misplaced(String),
+    /// A text of no tokens or more than the model's positions.
+    #[error("{tokens} tokens: between 1 and {max} fit")]
+    Length {
+        /// The text's tokens.
+        tokens: usize,
+        /// The most the model takes.
+        max: usize,
+    },
+    /// A token id outside the vocabulary.
+    #[error("token id {0} is outside the vocabulary")]
+    UnknownToken(usize),
+}
+
 impl Bert {
     /// Maps `model.safetensors` and checks every tensor the encoder reads (names, shapes,
     /// f32, aligned). `Err` says why the file cannot be read this way.
-    pub fn load(weights: &Path, config: Config) -> Result<Bert, String> {
+    pub fn load(weights: &Path, config: Config) -> Result<Bert, BertError> {
         if config.hidden_act != "gelu" || config.position_embedding_type != "absolute" {
-            return Err("only gelu activations and absolute positions are supported".into());
+            return Err(BertError::Unsupported(
+                "only gelu activations and absolute positions are supported",
+            ));
         }
         if config.num_attention_heads == 0
             || !config
                 .hidden_size
                 .is_multiple_of(config.num_attention_heads)
         {
-            return Err("hidden size not a multiple of the heads".into());
+            return Err(BertError::Unsupported(
+                "hidden size not a multiple of the heads",
+            ));
         }
-        let file = MappedFile::open(weights).map_err(|e| e.to_string())?;
+        let file = MappedFile::open(weights)?;
         let bytes = file.bytes();
         let header_len = bytes
             .get(..8)
             .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()) as usize)
-            .ok_or("truncated safetensors file")?;
+            .ok_or(BertError::Layout("truncated safetensors file"))?;
         let data = 8usize.saturating_add(header_len);
         let header: rustc_hash::FxHashMap<String, serde_json::Value> = bytes
             .get(8..data)
-            .ok_or("truncated safetensors header")
-            .and_then(|h| serde_json::from_slice(h).map_err(|_| "unreadable safetensors header"))?;
+            .ok_or(BertError::Layout("truncated safetensors header"))
+            .and_then(|h| {
+                serde_json::from_slice(h)
+                    .map_err(|_| BertError::Layout("unreadable safetensors header"))
+            })?;
         if data % 4 != 0 {
-            return Err("tensor data not aligned to 4 bytes".into());
+            return Err(BertError::Layout("tensor data not aligned to 4 bytes"));
         }
         let data_len = bytes.len() - data;
         let prefix = if header.contains_key("bert.embeddings.word_embeddings.weight") {
@@ -131,23 +180,26 @@ impl Bert {
         } else {
             ""
         };
-        let span = |name: &str, shape: &[usize]| -> Result<Span, String> {
+        let span = |name: &str, shape: &[usize]| -> Result<Span, BertError> {
             let value = header
                 .get(&format!("{prefix}{name}"))
-                .ok_or_else(|| format!("no tensor {name}"))?;
-            let entry: Entry = serde_json::from_value(value.clone()).map_err(|e| e.to_string())?;
+                .ok_or_else(|| BertError::MissingTensor(name.to_owned()))?;
+            let entry: Entry = serde_json::from_value(value.clone())?;
             let [begin, end] = entry.data_offsets;
             if entry.dtype != "F32" || entry.shape != shape {
-                return Err(format!("tensor {name} is not F32 {shape:?}"));
+                return Err(BertError::TensorType {
+                    name: name.to_owned(),
+                    shape: shape.to_vec(),
+                });
             }
             let len: usize = shape.iter().product();
             if begin % 4 != 0 || end != begin + 4 * len || end > data_len {
-                return Err(format!("tensor {name} is misplaced"));
+                return Err(BertError::Misplaced(name.to_owned()));
             }
             Ok(begin / 4..end / 4)
         };
         let h = config.hidden_size;
-        let linear = |name: &str, inputs: usize, outputs: usize| -> Result<Linear, String> {
+        let linear = |name: &str, inputs: usize, outputs: usize| -> Result<Linear, BertError> {
             Ok(Linear {
                 weight: span(&format!("{name}.weight"), &[outputs, inputs])?,
                 bias: span(&format!("{name}.bias"), &[outputs])?,
@@ -155,7 +207,7 @@ impl Bert {
                 outputs,
             })
         };
-        let norm = |name: &str| -> Result<Norm, String> {
+        let norm = |name: &str| -> Result<Norm, BertError> {
             Ok(Norm {
                 weight: span(&format!("{name}.weight"), &[h])?,
                 bias: span(&format!("{name}.bias"), &[h])?,
@@ -175,7 +227,7 @@ impl Bert {
                     output_norm: norm(&at("output.LayerNorm"))?,
                 })
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, BertError>>()?;
         // Every text reads all the encoder's weights: map them in with one call.
         let spans = layers.iter().flat_map(Layer::spans);
         let (lo, hi) = spans.fold((usize::MAX, 0), |(lo, hi), s| {
@@ -215,21 +267,21 @@ impl Bert {
 
     /// The unit-length mean of the last hidden states of one text's token ids (special tokens
     /// included, no padding). `Err` for an id outside the vocabulary or too many tokens.
-    pub fn embed(&self, ids: &[u32]) -> Result<Vec<f32>, String> {
+    pub fn embed(&self, ids: &[u32]) -> Result<Vec<f32>, BertError> {
         let w = self.floats();
         let h = self.config.hidden_size;
         let tokens = ids.len();
         if tokens == 0 || tokens > self.config.max_position_embeddings {
-            return Err(format!(
-                "{tokens} tokens: between 1 and {} fit",
-                self.max_positions()
-            ));
+            return Err(BertError::Length {
+                tokens,
+                max: self.max_positions(),
+            });
         }
         let mut x = vec![0f32; tokens * h];
         for (t, &id) in ids.iter().enumerate() {
             let id = id as usize;
             if id >= self.config.vocab_size {
-                return Err(format!("token id {id} is outside the vocabulary"));
+                return Err(BertError::UnknownToken(id));
             }
             let word = &w[self.words.start + id * h..][..h];
             let position = &w[self.positions.start + t * h..][..h];
@@ -341,9 +393,9 @@ impl Bert {
 }
 
 /// Loads `config.json` and maps the weights of a model folder.
-pub fn open(dir: &Path) -> Result<Bert, String> {
-    let config = std::fs::read(dir.join("config.json")).map_err(|e| e.to_string())?;
-    let config: Config = serde_json::from_slice(&config).map_err(|e| e.to_string())?;
+pub fn open(dir: &Path) -> Result<Bert, BertError> {
+    let config = std::fs::read(dir.join("config.json"))?;
+    let config: Config = serde_json::from_slice(&config)?;
     Bert::load(&dir.join("model.safetensors"), config)
 }
 

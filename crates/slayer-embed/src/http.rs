@@ -1,6 +1,10 @@
-//! What every HTTP client of the project reads the same way from a failed call: the server's
-//! retry hint and the error's causes (the embedding API here, the planner's LLM and rerank
-//! clients in slayer-search).
+//! The one HTTP client of the project ([`Client`]: a blocking JSON POST with retries) and what
+//! every caller reads the same way from a failed call: the server's retry hint, the error's
+//! causes, the server's explanation, and the secrets scrubbed from all of it. Its callers are
+//! the embedding API here ([`crate::openai`]) and the planner's LLM and rerank clients in
+//! slayer-search; each states its own retry policy in [`Settings`].
+
+mod client;
 
 use std::time::Duration;
 
@@ -8,20 +12,55 @@ use reqwest::header::HeaderMap;
 use reqwest::Url;
 use slayer_common::secrets::{masked_url, secrets_of};
 
+pub use client::{Client, HttpError, Settings};
+
+/// Why a base URL cannot be joined with an endpoint path; the URL shows masked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointError {
+    /// Not a URL at all.
+    #[error("{shown} is not a URL ({why})")]
+    NotAUrl {
+        /// The base, masked.
+        shown: String,
+        /// The parser's reason.
+        why: String,
+    },
+    /// A URL of another scheme than http or https.
+    #[error("{0} is not an http(s) URL")]
+    NotHttp(String),
+    /// A URL that cannot have a path (`data:` and the like).
+    #[error("{0} cannot take a path")]
+    NoPath(String),
+}
+
 /// `base` with `path` appended to its path, its query (Azure's `?api-version=`) kept after it:
 /// `https://h/v1?api-version=1` and `chat/completions` give
 /// `https://h/v1/chat/completions?api-version=1`. Messages show `base` masked.
-pub fn endpoint(base: &str, path: &str) -> Result<Url, String> {
+pub fn endpoint(base: &str, path: &str) -> Result<Url, EndpointError> {
     let shown = masked_url(base);
-    let mut url = Url::parse(base.trim()).map_err(|e| format!("{shown} is not a URL ({e})"))?;
+    let mut url = Url::parse(base.trim()).map_err(|e| EndpointError::NotAUrl {
+        shown: shown.clone(),
+        why: e.to_string(),
+    })?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!("{shown} is not an http(s) URL"));
+        return Err(EndpointError::NotHttp(shown));
     }
     url.path_segments_mut()
-        .map_err(|_| format!("{shown} cannot take a path"))?
+        .map_err(|()| EndpointError::NoPath(shown))?
         .pop_if_empty()
         .extend(path.split('/'));
     Ok(url)
+}
+
+/// `url` parsed, when it is an http(s) URL; the error shows it masked and without `key`.
+pub fn http_url(url: &str, key: Option<&str>) -> Result<Url, HttpError> {
+    Url::parse(url)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+        .ok_or_else(|| {
+            let message = format!("{} is not an http(s) URL", masked_url(url));
+            HttpError::Invalid(one_line(&scrub(&message, None, key)))
+        })
 }
 
 /// `message` without the API key (as [`REDACTED`]) or any secret of the endpoint (user,
@@ -85,4 +124,9 @@ pub fn truncate(text: &str, max_chars: usize) -> String {
         Some((end, _)) => format!("{}...", &text[..end]),
         None => text.to_owned(),
     }
+}
+
+/// Whitespace runs, line breaks included, as single spaces: errors are shown on one line.
+pub fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

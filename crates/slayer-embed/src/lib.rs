@@ -10,6 +10,9 @@
 //!   cached), stamped on every row so a model changed under the same name is told apart.
 //! - [`vectors`]: the vector sidecar, the rows laid out (int8) for one mapped scan.
 //! - [`similar`]: ranking stored rows by cosine against a query vector (search's channel 3).
+//! - [`http`]: the project's one HTTP client (retries as each caller states them), also used
+//!   by slayer-search's planner; `test_support` (feature `test-support`): the scripted server
+//!   their tests talk to.
 //!
 //! Rows are keyed by (canonical id, model name) and hold the SHA-256 of the exact embedded
 //! text and the revision of the model that embedded it, so unchanged docs never reach a
@@ -25,6 +28,8 @@ pub mod provider;
 pub mod refresh;
 pub mod revision;
 pub mod similar;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 pub mod vectors;
 pub mod wordpiece;
 

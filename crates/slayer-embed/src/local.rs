@@ -24,7 +24,7 @@ const MAX_TOKENS: usize = 256;
 /// Where model folders live: `$SLAYER_MODEL_DIR`, else `$XDG_CACHE_HOME/slayer/models`, else
 /// `~/.cache/slayer/models`.
 pub fn models_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("SLAYER_MODEL_DIR").filter(|d| !d.is_empty()) {
+    if let Some(dir) = std::env::var_os(slayer_common::env::MODEL_DIR).filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
     let cache = std::env::var_os("XDG_CACHE_HOME")
@@ -41,7 +41,7 @@ pub fn models_dir() -> PathBuf {
 pub struct LocalModel {
     dir: PathBuf,
     single: Option<(WordPiece, Bert)>,
-    batched: OnceLock<Result<Batched, String>>,
+    batched: OnceLock<Result<Batched, LocalError>>,
 }
 
 /// The candle model and the `tokenizers` tokenizer, for batches.
@@ -51,14 +51,44 @@ struct Batched {
     device: Device,
 }
 
-/// Why a model folder cannot be used: a one-line message that says what to do.
-pub fn check_folder(dir: &Path) -> Result<(), String> {
+/// Why a local model cannot be used or a batch cannot be embedded: one line that says what to
+/// do. Clone, since a batched model that failed to load fails every later batch the same way.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LocalError {
+    /// The folder lacks one of the model's files.
+    #[error("no local embedding model at {} (missing {file}); run scripts/fetch-model.sh to install it", .dir.display())]
+    Missing {
+        /// The model folder.
+        dir: PathBuf,
+        /// The missing file.
+        file: &'static str,
+    },
+    /// A file of the folder cannot be loaded by candle or the tokenizer.
+    #[error("cannot load {what} from {}: {why}", .dir.display())]
+    Load {
+        /// What: `config.json`, `tokenizer.json`, `weights`.
+        what: &'static str,
+        /// The model folder.
+        dir: PathBuf,
+        /// The loader's message (its error types are not `Clone`).
+        why: String,
+    },
+    /// The tokenizer failed on a batch.
+    #[error("tokenizer: {0}")]
+    Tokenizer(String),
+    /// The forward pass failed.
+    #[error("forward pass: {0}")]
+    Forward(String),
+}
+
+/// Why a model folder cannot be used.
+pub fn check_folder(dir: &Path) -> Result<(), LocalError> {
     for file in ["config.json", "tokenizer.json", "model.safetensors"] {
         if !dir.join(file).is_file() {
-            return Err(format!(
-                "no local embedding model at {} (missing {file}); run scripts/fetch-model.sh to install it",
-                dir.display()
-            ));
+            return Err(LocalError::Missing {
+                dir: dir.to_owned(),
+                file,
+            });
         }
     }
     Ok(())
@@ -68,11 +98,13 @@ impl LocalModel {
     /// Opens a sentence-transformers BERT folder (`config.json`, `tokenizer.json`,
     /// `model.safetensors`): maps its weights, or loads candle's model where the folder is
     /// of another shape.
-    pub fn load(dir: &Path) -> Result<LocalModel, String> {
+    pub fn load(dir: &Path) -> Result<LocalModel, LocalError> {
         check_folder(dir)?;
+        // A folder of another shape is read by candle: why the mapped reader refused it does
+        // not matter.
         let single = WordPiece::load(&dir.join("tokenizer.json"))
-            .and_then(|tokenizer| Ok((tokenizer, bert::open(dir)?)))
-            .ok();
+            .ok()
+            .and_then(|tokenizer| Some((tokenizer, bert::open(dir).ok()?)));
         let model = LocalModel {
             dir: dir.to_owned(),
             single,
@@ -84,7 +116,7 @@ impl LocalModel {
         Ok(model)
     }
 
-    fn batched(&self) -> Result<&Batched, String> {
+    fn batched(&self) -> Result<&Batched, LocalError> {
         self.batched
             .get_or_init(|| Batched::load(&self.dir))
             .as_ref()
@@ -98,19 +130,23 @@ impl LocalModel {
         }
         if let (Some((tokenizer, bert)), [text]) = (&self.single, texts) {
             let max = MAX_TOKENS.min(bert.max_positions());
-            return vec![bert.embed(&tokenizer.encode(text, max))];
+            return vec![bert
+                .embed(&tokenizer.encode(text, max))
+                .map_err(|e| e.to_string())];
         }
         match self.batched().and_then(|b| b.forward(texts)) {
             Ok(vectors) => vectors.into_iter().map(Ok).collect(),
-            Err(e) => texts.iter().map(|_| Err(e.clone())).collect(),
+            Err(e) => vec![Err(e.to_string()); texts.len()],
         }
     }
 }
 
 impl Batched {
-    fn load(dir: &Path) -> Result<Batched, String> {
-        let fail = |what: &str, e: &dyn std::fmt::Display| {
-            format!("cannot load {what} from {}: {e}", dir.display())
+    fn load(dir: &Path) -> Result<Batched, LocalError> {
+        let fail = |what: &'static str, e: &dyn std::fmt::Display| LocalError::Load {
+            what,
+            dir: dir.to_owned(),
+            why: e.to_string(),
         };
         let config = std::fs::read_to_string(dir.join("config.json"))
             .map_err(|e| fail("config.json", &e))?;
@@ -143,11 +179,11 @@ impl Batched {
         })
     }
 
-    fn forward(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+    fn forward(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, LocalError> {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
-            .map_err(|e| format!("tokenizer: {e}"))?;
+            .map_err(|e| LocalError::Tokenizer(e.to_string()))?;
         let (rows, width) = (encodings.len(), encodings[0].get_ids().len());
         let ids: Vec<u32> = encodings
             .iter()
@@ -169,7 +205,7 @@ impl Batched {
             let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
             mean.broadcast_div(&norm)?.to_vec2::<f32>()
         };
-        run().map_err(|e| format!("forward pass: {e}"))
+        run().map_err(|e| LocalError::Forward(e.to_string()))
     }
 }
 

@@ -5,8 +5,9 @@
 
 use std::path::PathBuf;
 
-use crate::local::{self, LocalModel};
-use crate::openai::{OpenAiClient, OpenAiConfig};
+use crate::local::{self, LocalError, LocalModel};
+use crate::openai::{OpenAiClient, OpenAiConfig, OpenAiError};
+use crate::revision::RevisionError;
 use crate::EmbedResult;
 
 /// The model used when `SLAYER_EMBEDDING_MODEL` is unset or blank: offline, no key.
@@ -14,7 +15,7 @@ pub const DEFAULT_NAME: &str = "local/all-MiniLM-L6-v2";
 
 /// The active model name: `SLAYER_EMBEDDING_MODEL` trimmed, or the default.
 pub fn active_name() -> String {
-    std::env::var("SLAYER_EMBEDDING_MODEL")
+    std::env::var(slayer_common::env::EMBEDDING_MODEL)
         .ok()
         .map(|s| s.trim().to_owned())
         .filter(|s| !s.is_empty())
@@ -30,8 +31,30 @@ pub enum Spec {
     OpenAi(String),
 }
 
+/// A model name none of the providers answers to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown embedding model '{0}': use local/<model>, local:<folder> or openai/<model> in SLAYER_EMBEDDING_MODEL")]
+pub struct UnknownModel(pub String);
+
+/// Why the named provider cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// The name is of no provider.
+    #[error(transparent)]
+    Unknown(#[from] UnknownModel),
+    /// The local model's folder is incomplete or cannot be loaded.
+    #[error(transparent)]
+    Local(#[from] LocalError),
+    /// The local model's revision cannot be read.
+    #[error(transparent)]
+    Revision(#[from] RevisionError),
+    /// The OpenAI-compatible endpoint is misconfigured.
+    #[error(transparent)]
+    OpenAi(#[from] OpenAiError),
+}
+
 /// Parses a model name.
-pub fn spec(name: &str) -> Result<Spec, String> {
+pub fn spec(name: &str) -> Result<Spec, UnknownModel> {
     if let Some(path) = name.strip_prefix("local:") {
         return Ok(Spec::Local(PathBuf::from(path)));
     }
@@ -40,26 +63,31 @@ pub fn spec(name: &str) -> Result<Spec, String> {
             Ok(Spec::Local(local::models_dir().join(model)))
         }
         Some(("openai", model)) if !model.is_empty() => Ok(Spec::OpenAi(model.to_owned())),
-        _ => Err(format!(
-            "unknown embedding model '{name}': use local/<model>, local:<folder> or openai/<model> in SLAYER_EMBEDDING_MODEL"
-        )),
+        _ => Err(UnknownModel(name.to_owned())),
     }
 }
 
 /// The revision of the named model (see [`crate::revision`]): a digest of a local folder's
 /// configuration, tokenizer and weights (cached), or of an `openai/<m>` model's name and base
 /// URL. Loads nothing; fails where [`Embedder::check`] would.
+///
+/// This and [`Embedder`]'s functions are the crate's message edge: the `Err` is the
+/// [`ProviderError`]'s text, which slayer-search's dense channel and slayer-memory quote as is
+/// in their warnings ("the embedding model '…' is unavailable: …").
 pub fn revision(name: &str) -> Result<String, String> {
-    match spec(name)? {
+    typed_revision(name).map_err(|e| e.to_string())
+}
+
+fn typed_revision(name: &str) -> Result<String, ProviderError> {
+    Ok(match spec(name)? {
         Spec::Local(dir) => {
             local::check_folder(&dir)?;
-            crate::revision::local(&dir)
+            crate::revision::local(&dir)?
         }
-        Spec::OpenAi(model) => Ok(crate::revision::remote(
-            &model,
-            &OpenAiConfig::from_env(&model).base_url,
-        )),
-    }
+        Spec::OpenAi(model) => {
+            crate::revision::remote(&model, &OpenAiConfig::from_env(&model).base_url)
+        }
+    })
 }
 
 enum Backend {
@@ -76,14 +104,23 @@ pub struct Embedder {
 impl Embedder {
     /// Whether the named provider can be used, without loading a model or calling a server.
     pub fn check(name: &str) -> Result<(), String> {
+        Embedder::typed_check(name).map_err(|e| e.to_string())
+    }
+
+    fn typed_check(name: &str) -> Result<(), ProviderError> {
         match spec(name)? {
-            Spec::Local(dir) => local::check_folder(&dir),
-            Spec::OpenAi(model) => OpenAiClient::new(OpenAiConfig::from_env(&model))?.check(),
+            Spec::Local(dir) => local::check_folder(&dir)?,
+            Spec::OpenAi(model) => OpenAiClient::new(OpenAiConfig::from_env(&model))?.check()?,
         }
+        Ok(())
     }
 
     /// Opens the named provider (loads a local model).
     pub fn open(name: &str) -> Result<Embedder, String> {
+        Embedder::typed_open(name).map_err(|e| e.to_string())
+    }
+
+    fn typed_open(name: &str) -> Result<Embedder, ProviderError> {
         let backend = match spec(name)? {
             Spec::Local(dir) => Backend::Local(Box::new(LocalModel::load(&dir)?)),
             Spec::OpenAi(model) => {
@@ -131,6 +168,7 @@ mod tests {
         );
         assert!(spec("cohere/x")
             .unwrap_err()
+            .to_string()
             .contains("unknown embedding model"));
         assert!(spec("openai/").is_err());
     }

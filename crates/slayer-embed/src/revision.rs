@@ -66,12 +66,12 @@ pub enum Source {
 }
 
 /// The revision of a local model folder, from its cache when the key still holds.
-pub fn local(dir: &Path) -> Result<String, String> {
+pub fn local(dir: &Path) -> Result<String, RevisionError> {
     local_with_source(dir).map(|(revision, _)| revision)
 }
 
 /// [`local`], saying whether the cache answered.
-pub fn local_with_source(dir: &Path) -> Result<(String, Source), String> {
+pub fn local_with_source(dir: &Path) -> Result<(String, Source), RevisionError> {
     let key = cache_key(dir)?;
     let places = cache_places(dir);
     for place in &places {
@@ -92,11 +92,11 @@ pub fn local_with_source(dir: &Path) -> Result<(String, Source), String> {
 
 /// What a cached revision is valid for: the files' lengths and modification times, and the
 /// configuration's digest.
-fn cache_key(dir: &Path) -> Result<String, String> {
+fn cache_key(dir: &Path) -> Result<String, RevisionError> {
     let mut key = String::new();
     for name in LOCAL_FILES {
         let path = dir.join(name);
-        let meta = std::fs::metadata(&path).map_err(|e| cannot_read(&path, &e))?;
+        let meta = std::fs::metadata(&path).map_err(|e| cannot_read(&path, e))?;
         let mtime = meta
             .modified()
             .ok()
@@ -105,28 +105,44 @@ fn cache_key(dir: &Path) -> Result<String, String> {
         key.push_str(&format!("{name}:{}:{mtime} ", meta.len()));
     }
     let config = dir.join(LOCAL_FILES[0]);
-    let bytes = std::fs::read(&config).map_err(|e| cannot_read(&config, &e))?;
+    let bytes = std::fs::read(&config).map_err(|e| cannot_read(&config, e))?;
     key.push_str(&format!("config-sha256:{:x}", Sha256::digest(&bytes)));
     Ok(key)
 }
 
-fn cannot_read(path: &Path, e: &std::io::Error) -> String {
-    format!("cannot read {}: {e}", path.display())
+/// Why a local model's revision cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RevisionError {
+    /// One of the folder's files cannot be read.
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+fn cannot_read(path: &Path, source: std::io::Error) -> RevisionError {
+    RevisionError::Read {
+        path: path.to_owned(),
+        source,
+    }
 }
 
 /// The whole digest over the folder's files.
-fn hash_folder(dir: &Path) -> Result<String, String> {
+fn hash_folder(dir: &Path) -> Result<String, RevisionError> {
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 20];
     for name in LOCAL_FILES {
         let path = dir.join(name);
-        let mut file = std::fs::File::open(&path).map_err(|e| cannot_read(&path, &e))?;
-        let len = file.metadata().map_err(|e| cannot_read(&path, &e))?.len();
+        let mut file = std::fs::File::open(&path).map_err(|e| cannot_read(&path, e))?;
+        let len = file.metadata().map_err(|e| cannot_read(&path, e))?.len();
         hasher.update((name.len() as u64).to_le_bytes());
         hasher.update(name.as_bytes());
         hasher.update(len.to_le_bytes());
         loop {
-            let n = file.read(&mut buffer).map_err(|e| cannot_read(&path, &e))?;
+            let n = file.read(&mut buffer).map_err(|e| cannot_read(&path, e))?;
             if n == 0 {
                 break;
             }
@@ -246,7 +262,10 @@ mod tests {
     #[test]
     fn a_missing_file_is_an_error_and_remote_revisions_follow_the_server() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(local(dir.path()).unwrap_err().contains("config.json"));
+        assert!(local(dir.path())
+            .unwrap_err()
+            .to_string()
+            .contains("config.json"));
         let a = remote("text-embedding-3-small", "https://api.openai.com/v1");
         assert_eq!(
             a,

@@ -1,5 +1,8 @@
 //! Channel 3's scoring: cosine similarity of stored rows to a query vector.
 
+/// The dot product in f64, the workspace's one kernel for it ([`slayer_common::simd::dot_f64`]).
+pub use slayer_common::simd::dot_f64 as dot;
+
 /// `v` scaled to unit length (a zero vector stays zero).
 pub fn normalized(v: &[f32]) -> Vec<f32> {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -25,28 +28,6 @@ pub fn rank_unit<'a>(
     scored
 }
 
-/// The dot product in f64 (each f32 product is exact there). Eight running sums, so the
-/// compiler can keep them in vector registers; a sum in one order would forbid it.
-pub fn dot(a: &[f32], b: &[f32]) -> f64 {
-    const LANES: usize = 8;
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut sums = [0.0f64; LANES];
-    let chunks = a.chunks_exact(LANES).zip(b.chunks_exact(LANES));
-    for (x, y) in chunks {
-        for lane in 0..LANES {
-            sums[lane] += f64::from(x[lane]) * f64::from(y[lane]);
-        }
-    }
-    let tail = n - n % LANES;
-    let rest: f64 = a[tail..]
-        .iter()
-        .zip(&b[tail..])
-        .map(|(x, y)| f64::from(*x) * f64::from(*y))
-        .sum();
-    sums.iter().sum::<f64>() + rest
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,27 +47,5 @@ mod tests {
         assert!((ranked[2].1 - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-6);
         let zero: [&[f32]; 1] = [&[1.0, 0.0]];
         assert_eq!(rank(&[0.0, 0.0], zero)[0].1, 0.0);
-    }
-
-    #[test]
-    fn the_lane_wise_dot_product_equals_the_plain_one() {
-        let a: Vec<f32> = (0..389)
-            .map(|i| ((i * 7919) % 113) as f32 / 57.0 - 1.0)
-            .collect();
-        let b: Vec<f32> = (0..389)
-            .map(|i| ((i * 104_729) % 97) as f32 / 31.0 - 1.5)
-            .collect();
-        let plain: f64 = a
-            .iter()
-            .zip(&b)
-            .map(|(x, y)| f64::from(*x) * f64::from(*y))
-            .sum();
-        assert!((dot(&a, &b) - plain).abs() < 1e-9);
-        assert_eq!(
-            dot(&a[..3], &b[..3]),
-            f64::from(a[0]) * f64::from(b[0])
-                + f64::from(a[1]) * f64::from(b[1])
-                + f64::from(a[2]) * f64::from(b[2])
-        );
     }
 }

@@ -54,40 +54,61 @@ struct Model {
     vocab: FxHashMap<String, u32>,
 }
 
+/// Why a `tokenizer.json` is not one [`WordPiece`] reproduces exactly, or cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum WordPieceError {
+    /// The file cannot be read.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The file is not JSON of a tokenizer's shape.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// A tokenizer of another kind or with options this one does not reproduce.
+    #[error("{0}")]
+    Unsupported(&'static str),
+    /// A special token missing from the vocabulary.
+    #[error("no {0} in the vocabulary")]
+    MissingToken(String),
+}
+
 impl WordPiece {
     /// Reads a `tokenizer.json`; `Err` says why this file is not one this tokenizer
     /// reproduces exactly (or cannot be read).
-    pub fn load(path: &Path) -> Result<WordPiece, String> {
-        let text = std::fs::read(path).map_err(|e| e.to_string())?;
-        let file: File = serde_json::from_slice(&text).map_err(|e| e.to_string())?;
+    pub fn load(path: &Path) -> Result<WordPiece, WordPieceError> {
+        let text = std::fs::read(path)?;
+        let file: File = serde_json::from_slice(&text)?;
         let expected_normalizer = json!({"type": "BertNormalizer", "clean_text": true,
             "handle_chinese_chars": true, "strip_accents": null, "lowercase": true});
         if file.normalizer != expected_normalizer
             || file.pre_tokenizer != json!({"type": "BertPreTokenizer"})
             || file.model.kind != "WordPiece"
         {
-            return Err("not an uncased BERT WordPiece tokenizer".into());
+            return Err(WordPieceError::Unsupported(
+                "not an uncased BERT WordPiece tokenizer",
+            ));
         }
         if file
             .added_tokens
             .iter()
             .any(|a| a.single_word || a.lstrip || a.rstrip || a.normalized)
         {
-            return Err("added tokens with matching options".into());
+            return Err(WordPieceError::Unsupported(
+                "added tokens with matching options",
+            ));
         }
         let id = |token: &str| {
             file.model
                 .vocab
                 .get(token)
                 .copied()
-                .ok_or_else(|| format!("no {token} in the vocabulary"))
+                .ok_or_else(|| WordPieceError::MissingToken(token.to_owned()))
         };
         let (unk, cls, sep) = (id(&file.model.unk_token)?, id("[CLS]")?, id("[SEP]")?);
         let single = &file.post_processor["single"];
         let template = json!([{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
             {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}}]);
         if file.post_processor["type"] != "TemplateProcessing" || *single != template {
-            return Err("not a [CLS] $A [SEP] template".into());
+            return Err(WordPieceError::Unsupported("not a [CLS] $A [SEP] template"));
         }
         Ok(WordPiece {
             added: file
@@ -345,7 +366,7 @@ mod tests {
                 "vocab": {"[UNK]": 0}}}"###,
         )
         .unwrap();
-        let err = WordPiece::load(&path).err().unwrap();
+        let err = WordPiece::load(&path).err().unwrap().to_string();
         assert!(err.contains("not an uncased BERT"), "{err}");
     }
 }

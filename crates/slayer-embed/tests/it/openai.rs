@@ -1,245 +1,52 @@
-//! Whole-client tests against a scripted HTTP/1.1 server running in this process.
+//! Whole-client tests against the scripted HTTP/1.1 server of `slayer_embed::test_support`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use slayer_embed::openai::{OpenAiClient, OpenAiConfig};
+use slayer_embed::test_support::{unused_address, Reply, Request, Server};
 
 const KEY: &str = "sk-test-0123456789abcdef";
 const MODEL: &str = "text-embedding-3-small";
 
-/// One request as the server saw it.
-#[derive(Clone, Debug)]
-pub(crate) struct Request {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: String,
+/// The texts of an embeddings request.
+pub(crate) fn inputs(request: &Request) -> Vec<String> {
+    request.json()["input"]
+        .as_array()
+        .expect("input is an array")
+        .iter()
+        .map(|v| v.as_str().expect("input items are strings").to_owned())
+        .collect()
 }
 
-impl Request {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).expect("request body is JSON")
-    }
-
-    pub(crate) fn inputs(&self) -> Vec<String> {
-        self.json()["input"]
-            .as_array()
-            .expect("input is an array")
-            .iter()
-            .map(|v| v.as_str().expect("input items are strings").to_owned())
-            .collect()
-    }
+/// An OpenAI-style error answer.
+pub(crate) fn error(status: u16, message: &str) -> Reply {
+    Reply::json(
+        status,
+        &json!({"error": {"message": message, "type": "invalid_request_error", "param": null, "code": null}}),
+    )
 }
 
-/// What the server answers, after waiting `delay`.
-pub(crate) struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-    delay: Duration,
-}
-
-impl Reply {
-    pub(crate) fn json(status: u16, body: Value) -> Reply {
-        Reply {
-            status,
-            headers: Vec::new(),
-            body: body.to_string(),
-            delay: Duration::ZERO,
-        }
-    }
-
-    pub(crate) fn error(status: u16, message: &str) -> Reply {
-        Reply::json(
-            status,
-            json!({"error": {"message": message, "type": "invalid_request_error", "param": null, "code": null}}),
-        )
-    }
-
-    /// A well-formed answer to `request`, with `data` reversed so that order must come from `index`.
-    pub(crate) fn embeddings(request: &Request) -> Reply {
-        let data: Vec<Value> = request
-            .inputs()
-            .iter()
-            .enumerate()
-            .rev()
-            .map(|(index, text)| {
-                json!({"object": "embedding", "index": index, "embedding": fake_embedding(text)})
-            })
-            .collect();
-        Reply::json(
-            200,
-            json!({"object": "list", "data": data, "model": MODEL,
-                   "usage": {"prompt_tokens": 1, "total_tokens": 1}}),
-        )
-    }
-
-    pub(crate) fn with_header(mut self, name: &str, value: &str) -> Reply {
-        self.headers.push((name.to_owned(), value.to_owned()));
-        self
-    }
-
-    fn after(mut self, delay: Duration) -> Reply {
-        self.delay = delay;
-        self
-    }
+/// A well-formed answer to `request`, with `data` reversed so that order must come from `index`.
+pub(crate) fn embeddings(request: &Request) -> Reply {
+    let data: Vec<Value> = inputs(request)
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(index, text)| {
+            json!({"object": "embedding", "index": index, "embedding": fake_embedding(text)})
+        })
+        .collect();
+    Reply::json(
+        200,
+        &json!({"object": "list", "data": data, "model": MODEL,
+               "usage": {"prompt_tokens": 1, "total_tokens": 1}}),
+    )
 }
 
 /// Identifies its text exactly, so a vector landing in the wrong slot is caught.
 fn fake_embedding(text: &str) -> Vec<f32> {
     text.bytes().map(f32::from).collect()
-}
-
-type Handler = dyn Fn(usize, &Request) -> Reply + Send + Sync;
-
-/// Scripted server: `handler` gets the 0-based request number and the request.
-pub(crate) struct Server {
-    addr: SocketAddr,
-    requests: Arc<Mutex<Vec<Request>>>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Server {
-    pub(crate) fn start(
-        handler: impl Fn(usize, &Request) -> Reply + Send + Sync + 'static,
-    ) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let addr = listener.local_addr().expect("local addr");
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let handler: Arc<Handler> = Arc::new(handler);
-        {
-            let requests = Arc::clone(&requests);
-            let stop = Arc::clone(&stop);
-            thread::spawn(move || {
-                for stream in listener.incoming() {
-                    if stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let requests = Arc::clone(&requests);
-                    let handler = Arc::clone(&handler);
-                    // One thread per connection: a deliberately slow reply must not hold up
-                    // the client's retry on a new connection.
-                    thread::spawn(move || serve(stream, &requests, &*handler));
-                }
-            });
-        }
-        Server {
-            addr,
-            requests,
-            stop,
-        }
-    }
-
-    pub(crate) fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
-    }
-
-    pub(crate) fn requests(&self) -> Vec<Request> {
-        self.requests.lock().unwrap().clone()
-    }
-
-    pub(crate) fn count(&self) -> usize {
-        self.requests.lock().unwrap().len()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wakes the accept loop so it sees the flag.
-        let _ = TcpStream::connect(self.addr);
-    }
-}
-
-fn serve(stream: TcpStream, requests: &Mutex<Vec<Request>>, handler: &Handler) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let Some(request) = read_request(&stream) else {
-        return;
-    };
-    let number = {
-        let mut requests = requests.lock().unwrap();
-        requests.push(request.clone());
-        requests.len() - 1
-    };
-    let reply = handler(number, &request);
-    thread::sleep(reply.delay);
-    let mut head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
-        reply.status,
-        reason(reply.status),
-        reply.body.len()
-    );
-    for (name, value) in &reply.headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    let mut stream = stream;
-    // The client may have given up (timeout tests); a failed write is expected then.
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(reply.body.as_bytes());
-    let _ = stream.flush();
-}
-
-fn read_request(stream: &TcpStream) -> Option<Request> {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_owned();
-    let path = parts.next()?.to_owned();
-    let mut headers = Vec::new();
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).ok()?;
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        let (name, value) = line.split_once(':')?;
-        headers.push((name.trim().to_owned(), value.trim().to_owned()));
-    }
-    let length = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .map_or(0, |(_, v)| {
-            v.parse::<usize>().expect("numeric Content-Length")
-        });
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some(Request {
-        method,
-        path,
-        headers,
-        body: String::from_utf8(body).expect("UTF-8 body"),
-    })
-}
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        404 => "Not Found",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        503 => "Service Unavailable",
-        _ => "Whatever",
-    }
 }
 
 fn config(server: &Server) -> OpenAiConfig {
@@ -266,7 +73,7 @@ fn assert_embedded(results: &[Result<Vec<f32>, String>], texts: &[&str]) {
 
 #[test]
 fn batch_comes_back_in_input_order_from_one_request() {
-    let server = Server::start(|_, request| Reply::embeddings(request));
+    let server = Server::start(|_, request| embeddings(request));
     let client = client(config(&server));
     let texts = ["alpha", "b", "gamma ray"];
 
@@ -292,9 +99,9 @@ fn batch_comes_back_in_input_order_from_one_request() {
 fn rate_limit_is_retried() {
     let server = Server::start(|n, request| {
         if n < 2 {
-            Reply::error(429, "Rate limit reached").with_header("Retry-After", "0")
+            error(429, "Rate limit reached").header("Retry-After", "0")
         } else {
-            Reply::embeddings(request)
+            embeddings(request)
         }
     });
     let client = client(config(&server));
@@ -310,9 +117,9 @@ fn rate_limit_is_retried() {
 fn retry_after_is_honoured() {
     let server = Server::start(|n, request| {
         if n == 0 {
-            Reply::error(429, "Rate limit reached").with_header("Retry-After", "1")
+            error(429, "Rate limit reached").header("Retry-After", "1")
         } else {
-            Reply::embeddings(request)
+            embeddings(request)
         }
     });
     let client = client(config(&server));
@@ -329,9 +136,9 @@ fn retry_after_is_honoured() {
 fn server_error_is_retried() {
     let server = Server::start(|n, request| {
         if n == 0 {
-            Reply::error(500, "The server had an error")
+            error(500, "The server had an error")
         } else {
-            Reply::embeddings(request)
+            embeddings(request)
         }
     });
     let client = client(config(&server));
@@ -344,7 +151,7 @@ fn server_error_is_retried() {
 
 #[test]
 fn exhausted_retries_fail_every_slot() {
-    let server = Server::start(|_, _| Reply::error(503, "overloaded"));
+    let server = Server::start(|_, _| error(503, "overloaded"));
     let client = client(OpenAiConfig {
         max_retries: 2,
         ..config(&server)
@@ -363,7 +170,7 @@ fn exhausted_retries_fail_every_slot() {
 #[test]
 fn timeout_is_retried() {
     let server = Server::start(|n, request| {
-        let reply = Reply::embeddings(request);
+        let reply = embeddings(request);
         if n == 0 {
             reply.after(Duration::from_secs(1))
         } else {
@@ -383,8 +190,7 @@ fn timeout_is_retried() {
 
 #[test]
 fn timeout_without_retries_fails_every_slot() {
-    let server =
-        Server::start(|_, request| Reply::embeddings(request).after(Duration::from_secs(1)));
+    let server = Server::start(|_, request| embeddings(request).after(Duration::from_secs(1)));
     let client = client(OpenAiConfig {
         timeout: Duration::from_millis(300),
         max_retries: 0,
@@ -403,11 +209,7 @@ fn timeout_without_retries_fails_every_slot() {
 
 #[test]
 fn connection_errors_are_retried() {
-    // A port that was just free and now has nobody listening.
-    let addr = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let addr = unused_address();
     let client = client(OpenAiConfig {
         base_url: format!("http://{addr}/v1"),
         api_key: Some(KEY.to_owned()),
@@ -428,10 +230,10 @@ fn connection_errors_are_retried() {
 #[test]
 fn bad_request_isolates_the_bad_text() {
     let server = Server::start(|_, request| {
-        if request.inputs().iter().any(|text| text.contains("BAD")) {
-            Reply::error(400, "input contains a forbidden word")
+        if inputs(request).iter().any(|text| text.contains("BAD")) {
+            error(400, "input contains a forbidden word")
         } else {
-            Reply::embeddings(request)
+            embeddings(request)
         }
     });
     let client = client(config(&server));
@@ -462,13 +264,13 @@ fn bad_request_isolates_the_bad_text() {
     }
     assert_eq!(server.count(), 1 + 32);
     let requests = server.requests();
-    assert_eq!(requests[0].inputs().len(), 32);
-    assert!(requests[1..].iter().all(|r| r.inputs().len() == 1));
+    assert_eq!(inputs(&requests[0]).len(), 32);
+    assert!(requests[1..].iter().all(|r| inputs(r).len() == 1));
 }
 
 #[test]
 fn bad_request_for_a_single_text_is_not_repeated() {
-    let server = Server::start(|_, _| Reply::error(400, "input too long"));
+    let server = Server::start(|_, _| error(400, "input too long"));
     let client = client(config(&server));
 
     let results = client.embed(&["one"]);
@@ -479,8 +281,7 @@ fn bad_request_for_a_single_text_is_not_repeated() {
 
 #[test]
 fn unauthorized_fails_at_once_without_leaking_the_key() {
-    let server =
-        Server::start(|_, _| Reply::error(401, &format!("Incorrect API key provided: {KEY}.")));
+    let server = Server::start(|_, _| error(401, &format!("Incorrect API key provided: {KEY}.")));
     let config = config(&server);
     assert!(!format!("{config:?}").contains(KEY));
     let client = client(config);
@@ -500,7 +301,7 @@ fn unauthorized_fails_at_once_without_leaking_the_key() {
 
 #[test]
 fn other_client_errors_are_not_retried() {
-    let server = Server::start(|_, _| Reply::json(404, json!({"detail": "Not Found"})));
+    let server = Server::start(|_, _| Reply::json(404, &json!({"detail": "Not Found"})));
     let client = client(config(&server));
 
     let results = client.embed(&["one", "two"]);
@@ -515,12 +316,7 @@ fn other_client_errors_are_not_retried() {
 
 #[test]
 fn malformed_response_fails_every_slot() {
-    let server = Server::start(|_, _| Reply {
-        status: 200,
-        headers: Vec::new(),
-        body: "not json".to_owned(),
-        delay: Duration::ZERO,
-    });
+    let server = Server::start(|_, _| Reply::new(200, "not json"));
     let client = client(config(&server));
 
     let results = client.embed(&["one", "two"]);
@@ -540,7 +336,7 @@ fn wrong_number_of_embeddings_fails_every_slot() {
     let server = Server::start(|_, _| {
         Reply::json(
             200,
-            json!({"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": [0.5]}]}),
+            &json!({"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": [0.5]}]}),
         )
     });
     let client = client(config(&server));
@@ -559,7 +355,7 @@ fn wrong_number_of_embeddings_fails_every_slot() {
 
 #[test]
 fn trailing_slash_and_missing_key_are_handled() {
-    let server = Server::start(|_, request| Reply::embeddings(request));
+    let server = Server::start(|_, request| embeddings(request));
     let client = client(OpenAiConfig {
         base_url: format!("{}/", server.base_url()),
         api_key: None,
@@ -576,7 +372,7 @@ fn trailing_slash_and_missing_key_are_handled() {
 
 #[test]
 fn empty_batch_sends_nothing() {
-    let server = Server::start(|_, request| Reply::embeddings(request));
+    let server = Server::start(|_, request| embeddings(request));
     let client = client(config(&server));
 
     assert!(client.embed(&[]).is_empty());
@@ -595,7 +391,7 @@ fn check_requires_a_key_only_for_openai() {
     };
     let openai = |api_key| client(settings("https://api.openai.com/v1", api_key));
     assert_eq!(
-        openai(None).check(),
+        openai(None).check().map_err(|e| e.to_string()),
         Err("OPENAI_API_KEY is not set".to_owned())
     );
     assert!(openai(Some("")).check().is_err());
@@ -616,7 +412,7 @@ fn invalid_base_url_is_rejected() {
 
 #[test]
 fn a_base_url_with_a_query_keeps_it_after_the_path_and_never_shows_its_values() {
-    let server = Server::start(|_, _| Reply::error(503, "overloaded"));
+    let server = Server::start(|_, _| error(503, "overloaded"));
     let base = format!(
         "{}?api-version=2024-06-01&key=QUERYSECRET",
         server.base_url().replace("http://", "http://tok3n@")
@@ -639,10 +435,7 @@ fn a_base_url_with_a_query_keeps_it_after_the_path_and_never_shows_its_values() 
     );
 
     // A refused connection quotes the URL in reqwest's error chain: masked there too.
-    let addr = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let addr = unused_address();
     let refused = client(OpenAiConfig {
         base_url: format!("http://user:PASSW0RD@{addr}/v1?key=QUERYSECRET"),
         max_retries: 0,
@@ -659,7 +452,7 @@ fn a_base_url_with_a_query_keeps_it_after_the_path_and_never_shows_its_values() 
     })
     .unwrap_err();
     assert_eq!(
-        bad,
+        bad.to_string(),
         "invalid embedding base URL: ftp://***:***@host/v1?key=*** is not an http(s) URL"
     );
 }

@@ -1,7 +1,9 @@
 //! `refresh` against an OpenAI-compatible server run in this process: hash skip, per-text
 //! failure isolation, retries, and model switches.
 
-use crate::openai::{Reply, Server};
+use slayer_embed::test_support::Server;
+
+use crate::openai::{embeddings, error, inputs};
 use crate::support::TempStore;
 
 const MODEL: &str = "openai/text-embedding-3-small";
@@ -23,7 +25,7 @@ fn refresh(s: &TempStore, server: &Server, args: &[&str]) -> crate::support::Out
 #[test]
 fn unchanged_texts_make_no_provider_call() {
     let s = TempStore::with_catalog();
-    let server = Server::start(|_, req| Reply::embeddings(req));
+    let server = Server::start(|_, req| embeddings(req));
     let docs = s.count("SELECT count(*) FROM docs") as usize;
     let first = refresh(&s, &server, &["refresh", "--all", "--batch-size", "5"]);
     assert_eq!(first.code, 0, "{}", first.stderr);
@@ -58,12 +60,12 @@ fn one_bad_text_fails_alone_and_a_rate_limit_is_retried() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let server = Server::start(|n, req| {
         if n == 0 {
-            return Reply::error(429, "slow down").with_header("Retry-After", "0");
+            return error(429, "slow down").header("Retry-After", "0");
         }
-        if req.inputs().iter().any(|t| t.contains("BAD")) {
-            return Reply::error(400, "input contains a forbidden word");
+        if inputs(req).iter().any(|t| t.contains("BAD")) {
+            return error(400, "input contains a forbidden word");
         }
-        Reply::embeddings(req)
+        embeddings(req)
     });
     let memories: String = (0..31)
         .map(|i| format!("{{\"kind\":\"doc\",\"canonical_id\":\"memory:n{i}\"}}\n"))
@@ -100,7 +102,7 @@ fn one_bad_text_fails_alone_and_a_rate_limit_is_retried() {
 #[test]
 fn another_model_s_rows_stay_but_count_for_nothing() {
     let s = TempStore::with_catalog();
-    let server = Server::start(|_, req| Reply::embeddings(req));
+    let server = Server::start(|_, req| embeddings(req));
     assert_eq!(refresh(&s, &server, &["refresh", "--all"]).code, 0);
     let docs = s.count("SELECT count(*) FROM docs");
     // The default model is active now: the OpenAI rows are kept, and every doc lacks a row.
@@ -120,13 +122,13 @@ fn another_model_s_rows_stay_but_count_for_nothing() {
 #[test]
 fn text_sends_long_input_in_chunks_and_keeps_its_order() {
     let s = TempStore::with_catalog();
-    let server = Server::start(|_, req| Reply::embeddings(req));
+    let server = Server::start(|_, req| embeddings(req));
     let input: String = (0..150).map(|i| format!("text number {i}\n")).collect();
     let env = env(&server);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let out = s.run("slayer-embed", &["text"], &env, Some(&input));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let sizes: Vec<usize> = server.requests().iter().map(|r| r.inputs().len()).collect();
+    let sizes: Vec<usize> = server.requests().iter().map(|r| inputs(r).len()).collect();
     assert_eq!(sizes, [64, 64, 22]);
     let texts: Vec<String> = out
         .stdout

@@ -217,7 +217,7 @@ impl Default for Reranker {
             url: None,
             model: None,
             api: RerankApi::Cohere,
-            api_key_env: "SLAYER_RERANK_API_KEY".into(),
+            api_key_env: slayer_common::env::RERANK_API_KEY.into(),
             timeout_s: 10.0,
             retries: 2,
             blend: Blend::default(),

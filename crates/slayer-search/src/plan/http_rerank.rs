@@ -1,15 +1,47 @@
 //! A cross-encoder reranker behind HTTP, in the Cohere / Jina request shape or the one of
 //! Hugging Face's text-embeddings-inference (TEI). Responses are read in either shape
 //! whatever the settings say; requests are written exactly in the configured one. The POST
-//! itself (retries, timeout, redaction) is [`super::http::Post`].
+//! itself (retries, timeout, redaction) is the shared client under [`super::http`]'s policy.
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use slayer_embed::http::HttpError;
 
-use super::http::{Post, REDACTED};
+use super::http::REDACTED;
 
-const PREFIX: &str = "planner: rerank failed: ";
+/// Why the reranker gave no scores. Its text is the one-line warning the response shows,
+/// starting with `planner: rerank failed: `, and never holds the key or the URL's secrets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum RerankError {
+    /// The request failed (after the planner's retries).
+    #[error("planner: rerank failed: {0}")]
+    Request(#[from] HttpError),
+    /// The answer is not one score per document (see [`rerank`]); the reason, scrubbed.
+    #[error("planner: rerank failed: {0}")]
+    Response(String),
+}
+
+/// Why an answer cannot be read as one score per document.
+#[derive(Debug, thiserror::Error)]
+enum ScoresError {
+    #[error("the response is not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    #[error("the response has no `results` list")]
+    NoResults,
+    #[error("the response is neither a list nor an object")]
+    NotAList,
+    #[error("a result has no integer `index`")]
+    NoIndex,
+    #[error("result {0} has no finite score")]
+    NoScore(u64),
+    #[error("index {index} is out of range for {count} documents")]
+    OutOfRange { index: u64, count: usize },
+    #[error("index {0} is repeated")]
+    Repeated(u64),
+    #[error("the response scored none of the {0} documents")]
+    NoneScored(usize),
+}
 
 /// Which request shape the endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -69,20 +101,15 @@ pub(crate) fn rerank(
     settings: &RerankSettings,
     query: &str,
     documents: &[String],
-) -> Result<Vec<f64>, String> {
+) -> Result<Vec<f64>, RerankError> {
     if documents.is_empty() {
         return Ok(Vec::new());
     }
-    let post = Post {
-        url: &settings.url,
-        api_key: settings.api_key.as_deref(),
-        timeout: settings.timeout,
-        max_retries: settings.max_retries,
-        backoff: settings.backoff,
-    };
-    let body = request_body(settings, query, documents);
-    let text = post.send(&body).map_err(|f| post.message(PREFIX, f))?;
-    parse_scores(&text, documents.len()).map_err(|why| post.message(PREFIX, why))
+    let policy = super::http::settings(settings.timeout, settings.max_retries, settings.backoff);
+    let client = super::http::client(&settings.url, settings.api_key.as_deref(), policy)?;
+    let text = client.post_json(&request_body(settings, query, documents))?;
+    parse_scores(&text, documents.len())
+        .map_err(|why| RerankError::Response(super::http::shown(&client, &why)))
 }
 
 fn request_body(settings: &RerankSettings, query: &str, documents: &[String]) -> Value {
@@ -105,35 +132,34 @@ fn request_body(settings: &RerankSettings, query: &str, documents: &[String]) ->
 
 /// `{"results": [{"index", "relevance_score"}]}` (Cohere, Jina) or `[{"index", "score"}]`
 /// (TEI), in any order; either score key is accepted in either shape.
-fn parse_scores(body: &str, count: usize) -> Result<Vec<f64>, String> {
-    let value: Value =
-        serde_json::from_str(body).map_err(|e| format!("the response is not JSON: {e}"))?;
+fn parse_scores(body: &str, count: usize) -> Result<Vec<f64>, ScoresError> {
+    let value: Value = serde_json::from_str(body)?;
     let items = match &value {
         Value::Array(items) => items,
         Value::Object(map) => match map.get("results") {
             Some(Value::Array(items)) => items,
-            _ => return Err("the response has no `results` list".to_owned()),
+            _ => return Err(ScoresError::NoResults),
         },
-        _ => return Err("the response is neither a list nor an object".to_owned()),
+        _ => return Err(ScoresError::NotAList),
     };
     let mut scores: Vec<Option<f64>> = vec![None; count];
     for item in items {
         let index = item
             .get("index")
             .and_then(Value::as_u64)
-            .ok_or("a result has no integer `index`")?;
+            .ok_or(ScoresError::NoIndex)?;
         let score = item
             .get("relevance_score")
             .or_else(|| item.get("score"))
             .and_then(Value::as_f64)
             .filter(|s| s.is_finite())
-            .ok_or_else(|| format!("result {index} has no finite score"))?;
+            .ok_or(ScoresError::NoScore(index))?;
         let slot = usize::try_from(index)
             .ok()
             .and_then(|i| scores.get_mut(i))
-            .ok_or_else(|| format!("index {index} is out of range for {count} documents"))?;
+            .ok_or(ScoresError::OutOfRange { index, count })?;
         if slot.replace(score).is_some() {
-            return Err(format!("index {index} is repeated"));
+            return Err(ScoresError::Repeated(index));
         }
     }
     let lowest = scores
@@ -141,7 +167,7 @@ fn parse_scores(body: &str, count: usize) -> Result<Vec<f64>, String> {
         .flatten()
         .copied()
         .reduce(f64::min)
-        .ok_or_else(|| format!("the response scored none of the {count} documents"))?;
+        .ok_or(ScoresError::NoneScored(count))?;
     Ok(scores
         .into_iter()
         .map(|s| s.unwrap_or(lowest - 1.0))
@@ -150,13 +176,14 @@ fn parse_scores(body: &str, count: usize) -> Result<Vec<f64>, String> {
 
 #[cfg(test)]
 mod tests {
-    use std::net::TcpListener;
     use std::time::Instant;
 
-    use super::super::http::test_server::{Reply, Server};
+    use slayer_embed::test_support::{unused_address, Reply, Server};
+
     use super::*;
 
     const KEY: &str = "rk-test-0123456789abcdef";
+    const PREFIX: &str = "planner: rerank failed: ";
 
     fn settings(server: &Server, api: RerankApi) -> RerankSettings {
         RerankSettings {
@@ -181,7 +208,7 @@ mod tests {
             {"index": 0, "relevance_score": 0.1},
             {"index": 1, "relevance_score": 0.5}],
             "meta": {"billed_units": {"search_units": 1}}});
-        let server = Server::start(vec![Reply::json(200, &results)]);
+        let server = Server::replies(vec![Reply::json(200, &results)]);
 
         let scores = rerank(&settings(&server, RerankApi::Cohere), "q", &docs(3));
 
@@ -204,7 +231,7 @@ mod tests {
     fn tei_shape_is_written_exactly_and_either_shape_is_read() {
         let tei = json!([{"index": 1, "score": 0.75}, {"index": 0, "score": 0.25}]);
         let cohere = json!({"results": [{"index": 0, "relevance_score": 2.0}, {"index": 1, "relevance_score": 1.0}]});
-        let server = Server::start(vec![Reply::json(200, &tei), Reply::json(200, &cohere)]);
+        let server = Server::replies(vec![Reply::json(200, &tei), Reply::json(200, &cohere)]);
         let settings = RerankSettings {
             api_key: None,
             ..settings(&server, RerankApi::Tei)
@@ -222,7 +249,7 @@ mod tests {
 
     #[test]
     fn cohere_without_a_model_sends_none() {
-        let server = Server::start(vec![Reply::json(200, &json!([{"index": 0, "score": 1}]))]);
+        let server = Server::replies(vec![Reply::json(200, &json!([{"index": 0, "score": 1}]))]);
         let settings = RerankSettings {
             model: None,
             ..settings(&server, RerankApi::Cohere)
@@ -235,7 +262,7 @@ mod tests {
     #[test]
     fn a_missing_document_scores_below_the_lowest() {
         let body = json!({"results": [{"index": 0, "relevance_score": 0.4}, {"index": 2, "relevance_score": -0.5}]});
-        let server = Server::start(vec![Reply::json(200, &body)]);
+        let server = Server::replies(vec![Reply::json(200, &body)]);
 
         let scores = rerank(&settings(&server, RerankApi::Cohere), "q", &docs(3));
 
@@ -262,20 +289,24 @@ mod tests {
             (json!({"data": []}), "no `results` list"),
         ];
         for (body, expected) in cases {
-            let server = Server::start(vec![Reply::json(200, &body)]);
-            let error = rerank(&settings(&server, RerankApi::Tei), "q", &docs(3)).unwrap_err();
+            let server = Server::replies(vec![Reply::json(200, &body)]);
+            let error = rerank(&settings(&server, RerankApi::Tei), "q", &docs(3))
+                .unwrap_err()
+                .to_string();
             assert!(error.starts_with(PREFIX), "{error}");
             assert!(error.contains(expected), "{error}");
         }
-        let server = Server::start(vec![Reply::new(200, "<html>oops</html>")]);
-        let error = rerank(&settings(&server, RerankApi::Tei), "q", &docs(1)).unwrap_err();
+        let server = Server::replies(vec![Reply::new(200, "<html>oops</html>")]);
+        let error = rerank(&settings(&server, RerankApi::Tei), "q", &docs(1))
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("not JSON"), "{error}");
     }
 
     #[test]
     fn server_errors_are_retried() {
         let ok = json!([{"index": 0, "score": 0.5}]);
-        let server = Server::start(vec![
+        let server = Server::replies(vec![
             Reply::new(500, "upstream\n<b>down</b>"),
             Reply::json(200, &ok),
         ]);
@@ -289,8 +320,10 @@ mod tests {
 
     #[test]
     fn persistent_failures_give_up_and_other_4xx_are_not_retried() {
-        let server = Server::start(vec![Reply::new(503, "upstream\n<b>down</b>")]);
-        let error = rerank(&settings(&server, RerankApi::Tei), "q", &docs(1)).unwrap_err();
+        let server = Server::replies(vec![Reply::new(503, "upstream\n<b>down</b>")]);
+        let error = rerank(&settings(&server, RerankApi::Tei), "q", &docs(1))
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             error,
             "planner: rerank failed: HTTP 503: upstream <b>down</b> (gave up after 3 attempts)"
@@ -298,13 +331,15 @@ mod tests {
         assert_eq!(server.requests().len(), 3);
 
         let body = json!({"error": {"message": "bad key {authorization}"}});
-        let server = Server::start(vec![Reply::json(401, &body)]);
+        let server = Server::replies(vec![Reply::json(401, &body)]);
         let shown = format!("{:?}", settings(&server, RerankApi::Tei));
         assert!(
             shown.contains("[redacted]") && !shown.contains(KEY),
             "{shown}"
         );
-        let error = rerank(&settings(&server, RerankApi::Tei), "q", &docs(1)).unwrap_err();
+        let error = rerank(&settings(&server, RerankApi::Tei), "q", &docs(1))
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             error,
             "planner: rerank failed: HTTP 401: bad key Bearer [redacted]"
@@ -315,14 +350,14 @@ mod tests {
     #[test]
     fn a_timeout_is_an_error_at_once() {
         let ok = json!([{"index": 0, "score": 0.5}]);
-        let server = Server::start(vec![Reply::json(200, &ok).after(Duration::from_secs(1))]);
+        let server = Server::replies(vec![Reply::json(200, &ok).after(Duration::from_secs(1))]);
         let settings = RerankSettings {
             timeout: Duration::from_millis(300),
             ..settings(&server, RerankApi::Tei)
         };
 
         let started = Instant::now();
-        let error = rerank(&settings, "q", &docs(1)).unwrap_err();
+        let error = rerank(&settings, "q", &docs(1)).unwrap_err().to_string();
 
         assert!(started.elapsed() < Duration::from_millis(900));
         assert_eq!(
@@ -334,11 +369,7 @@ mod tests {
 
     #[test]
     fn connection_errors_are_retried() {
-        // A port that was just free and now has nobody listening.
-        let addr = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap();
+        let addr = unused_address();
         let settings = RerankSettings {
             url: format!("http://{addr}/rerank?key={KEY}"),
             api: RerankApi::Tei,
@@ -349,7 +380,7 @@ mod tests {
             backoff: Duration::from_millis(1),
         };
 
-        let error = rerank(&settings, "q", &docs(1)).unwrap_err();
+        let error = rerank(&settings, "q", &docs(1)).unwrap_err().to_string();
 
         assert!(
             error.starts_with("planner: rerank failed: the request failed"),
@@ -361,7 +392,7 @@ mod tests {
 
     #[test]
     fn empty_documents_send_nothing() {
-        let server = Server::start(vec![Reply::new(500, "")]);
+        let server = Server::replies(vec![Reply::new(500, "")]);
 
         assert_eq!(
             rerank(&settings(&server, RerankApi::Cohere), "q", &[]),

@@ -6,20 +6,57 @@
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
+use slayer_embed::http::{EndpointError, HttpError};
 
-use super::http::{truncate, Post};
+use super::http::{shown, truncate};
 use super::terms::Injected;
 
-const PREFIX: &str = "planner: LLM expansion failed: ";
 const EXTRA_KEYS: &str = "planner: the LLM's answer had keys outside the contract, ignored: ";
-const MODEL_VAR: &str = "SLAYER_LLM_MODEL";
-const BASE_URL_VAR: &str = "SLAYER_LLM_BASE_URL";
-const KEY_VARS: [&str; 2] = ["SLAYER_LLM_API_KEY", "OPENAI_API_KEY"];
+const MODEL_VAR: &str = slayer_common::env::LLM_MODEL;
+const BASE_URL_VAR: &str = slayer_common::env::LLM_BASE_URL;
+const KEY_VARS: [&str; 2] = [slayer_common::env::LLM_API_KEY, "OPENAI_API_KEY"];
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// The contract's keys: at the top, inside `negatives`, inside an exception.
 const TOP_KEYS: [&str; 5] = ["anchors", "phrases", "synonyms", "negatives", "exceptions"];
 const NEGATIVES_KEYS: [&str; 3] = ["hard", "soft", "exceptions"];
 const EXCEPTION_KEYS: [&str; 2] = ["negative", "allow"];
+
+/// `SLAYER_LLM_MODEL` is set to something else than `openai/<model>`; the text is the warning.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} must be `openai/<model>` (any OpenAI-compatible chat endpoint, e.g. openai/gpt-4o-mini), not {:?}", MODEL_VAR, .0)]
+pub struct BadModelVar(pub String);
+
+/// Why the LLM gave no terms. Its text is the one-line warning the response shows, starting
+/// with `planner: LLM expansion failed: `, and never holds the key or the URL's secrets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    /// The base URL cannot name the chat endpoint.
+    #[error("planner: LLM expansion failed: invalid LLM base URL: {0}")]
+    BaseUrl(EndpointError),
+    /// The request failed (after the planner's retries).
+    #[error("planner: LLM expansion failed: {0}")]
+    Request(#[from] HttpError),
+    /// The answer is not a completion holding the contract's terms; the reason, scrubbed.
+    #[error("planner: LLM expansion failed: {0}")]
+    Answer(String),
+}
+
+/// Why a completion does not hold the contract's terms.
+#[derive(Debug, thiserror::Error)]
+enum AnswerError {
+    #[error("the response is not a chat completion: {0}")]
+    NotCompletion(serde_json::Error),
+    #[error("the model refused: {}", truncate(.0, 160))]
+    Refused(String),
+    #[error("the response has no choices[0].message.content")]
+    NoContent,
+    #[error("the answer is not valid JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("the answer has the wrong shape: not a JSON object")]
+    NotAnObject,
+    #[error("the answer has the wrong shape: {0}")]
+    WrongShape(serde_json::Error),
+}
 
 /// Where and how to reach the chat endpoint.
 #[derive(Clone)]
@@ -45,8 +82,10 @@ impl LlmSettings {
     /// `https://api.openai.com/v1`), the key from `SLAYER_LLM_API_KEY` or else
     /// `OPENAI_API_KEY`. Timeout 20 s, 2 retries, backoff 300 ms. Empty variables count as
     /// unset; a model without the `openai/` prefix is an error naming the variable.
-    pub fn from_env() -> Result<Option<LlmSettings>, String> {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    pub fn from_env(
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<LlmSettings>, BadModelVar> {
+        let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
         let Some(model) = parse_model_var(var(MODEL_VAR).as_deref())? else {
             return Ok(None);
         };
@@ -76,16 +115,13 @@ impl std::fmt::Debug for LlmSettings {
 }
 
 /// `SLAYER_LLM_MODEL`'s value: `openai/<model>` gives the model; unset or blank, none.
-fn parse_model_var(value: Option<&str>) -> Result<Option<String>, String> {
+fn parse_model_var(value: Option<&str>) -> Result<Option<String>, BadModelVar> {
     let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
         return Ok(None);
     };
     match value.strip_prefix("openai/").map(str::trim) {
         Some(model) if !model.is_empty() => Ok(Some(model.to_owned())),
-        _ => Err(format!(
-            "{MODEL_VAR} must be `openai/<model>` (any OpenAI-compatible chat endpoint, \
-             e.g. openai/gpt-4o-mini), not {value:?}"
-        )),
+        _ => Err(BadModelVar(value.to_owned())),
     }
 }
 
@@ -111,25 +147,20 @@ pub fn expand(
     query: &str,
     datasources: &[String],
     stoplist: &[String],
-) -> Result<LlmAnswer, String> {
+) -> Result<LlmAnswer, LlmError> {
     let url = slayer_embed::http::endpoint(&settings.base_url, "chat/completions")
-        .map_err(|e| format!("{PREFIX}invalid LLM base URL: {e}"))?
-        .to_string();
-    let post = Post {
-        url: &url,
-        api_key: settings.api_key.as_deref(),
-        timeout: settings.timeout,
-        max_retries: settings.max_retries,
-        backoff: settings.backoff,
-    };
+        .map_err(LlmError::BaseUrl)?;
+    let policy = super::http::settings(settings.timeout, settings.max_retries, settings.backoff);
+    let client = super::http::client(url.as_str(), settings.api_key.as_deref(), policy)?;
     let body = request_body(&settings.model, query, datasources, stoplist);
-    let text = post.send(&body).map_err(|f| post.message(PREFIX, f))?;
+    let text = client.post_json(&body)?;
     let (terms, extra) = content_of(&text)
         .and_then(|content| parse_answer(&content))
-        .map_err(|why| post.message(PREFIX, why))?;
+        .map_err(|why| LlmError::Answer(shown(&client, &why)))?;
     let mut warnings = Vec::new();
     if !extra.is_empty() {
-        warnings.push(post.message(EXTRA_KEYS, format_args!("[{}]", extra.join(", "))));
+        let keys = format!("{EXTRA_KEYS}[{}]", extra.join(", "));
+        warnings.push(shown(&client, &keys));
     }
     Ok(LlmAnswer { terms, warnings })
 }
@@ -168,25 +199,24 @@ Rules:
 }
 
 /// `choices[0].message.content` of a chat completion.
-fn content_of(body: &str) -> Result<String, String> {
-    let value: Value = serde_json::from_str(body)
-        .map_err(|e| format!("the response is not a chat completion: {e}"))?;
+fn content_of(body: &str) -> Result<String, AnswerError> {
+    let value: Value = serde_json::from_str(body).map_err(AnswerError::NotCompletion)?;
     let message = &value["choices"][0]["message"];
     if let Some(content) = message["content"].as_str() {
         return Ok(content.to_owned());
     }
     Err(match message["refusal"].as_str() {
-        Some(refusal) => format!("the model refused: {}", truncate(refusal, 160)),
-        None => "the response has no choices[0].message.content".to_owned(),
+        Some(refusal) => AnswerError::Refused(refusal.to_owned()),
+        None => AnswerError::NoContent,
     })
 }
 
 /// The terms in `content`, and the keys outside the contract that were dropped.
-fn parse_answer(content: &str) -> Result<(Injected, Vec<String>), String> {
-    let mut value: Value = serde_json::from_str(strip_fences(content))
-        .map_err(|e| format!("the answer is not valid JSON: {e}"))?;
+fn parse_answer(content: &str) -> Result<(Injected, Vec<String>), AnswerError> {
+    let mut value: Value =
+        serde_json::from_str(strip_fences(content)).map_err(AnswerError::NotJson)?;
     let Value::Object(top) = &mut value else {
-        return Err("the answer has the wrong shape: not a JSON object".to_owned());
+        return Err(AnswerError::NotAnObject);
     };
     let mut extra = Vec::new();
     prune(top, &TOP_KEYS, "", &mut extra);
@@ -196,8 +226,7 @@ fn parse_answer(content: &str) -> Result<(Injected, Vec<String>), String> {
         prune_exceptions(exceptions, "negatives.exceptions[].", &mut extra);
     }
     prune_exceptions(top.get_mut("exceptions"), "exceptions[].", &mut extra);
-    let terms = serde_json::from_value(value)
-        .map_err(|e| format!("the answer has the wrong shape: {e}"))?;
+    let terms = serde_json::from_value(value).map_err(AnswerError::WrongShape)?;
     Ok((terms, extra))
 }
 
@@ -245,7 +274,8 @@ fn strip_fences(content: &str) -> &str {
 mod tests {
     use std::time::Instant;
 
-    use super::super::http::test_server::{Reply, Server};
+    use slayer_embed::test_support::{Reply, Server};
+
     use super::super::terms::{Exception, Negatives};
     use super::*;
 
@@ -275,8 +305,8 @@ mod tests {
 
     /// `content` answered by a fresh server.
     fn answer(content: &str) -> Result<LlmAnswer, String> {
-        let server = Server::start(vec![completion(content)]);
-        expand(&settings(&server), "q", &[], &[])
+        let server = Server::replies(vec![completion(content)]);
+        expand(&settings(&server), "q", &[], &[]).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -286,7 +316,7 @@ mod tests {
             "negatives": {"hard": ["tmp"], "soft": ["test"],
                           "exceptions": [{"negative": "test", "allow": ["ab test"]}]},
             "exceptions": [{"negative": "sample", "allow": ["sample size"]}]});
-        let server = Server::start(vec![completion(&content.to_string())]);
+        let server = Server::replies(vec![completion(&content.to_string())]);
         let (datasources, stoplist) = (strings(&["shop", "crm db"]), strings(&["data", "table"]));
         let query = "pii tables with emails, not test";
 
@@ -357,8 +387,10 @@ mod tests {
             answer("[\"churn\"]").unwrap_err(),
             "planner: LLM expansion failed: the answer has the wrong shape: not a JSON object"
         );
-        let server = Server::start(vec![Reply::json(200, &json!({"choices": []}))]);
-        let error = expand(&settings(&server), "q", &[], &[]).unwrap_err();
+        let server = Server::replies(vec![Reply::json(200, &json!({"choices": []}))]);
+        let error = expand(&settings(&server), "q", &[], &[])
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             error,
             "planner: LLM expansion failed: the response has no choices[0].message.content"
@@ -419,14 +451,14 @@ mod tests {
     #[test]
     fn a_timeout_fails_without_retrying() {
         let slow = completion(r#"{"anchors": ["churn"]}"#).after(Duration::from_secs(1));
-        let server = Server::start(vec![slow]);
+        let server = Server::replies(vec![slow]);
         let settings = LlmSettings {
             timeout: Duration::from_millis(300),
             ..settings(&server)
         };
 
         let started = Instant::now();
-        let error = expand(&settings, "q", &[], &[]).unwrap_err();
+        let error = expand(&settings, "q", &[], &[]).unwrap_err().to_string();
 
         assert!(started.elapsed() < Duration::from_millis(900));
         assert_eq!(
@@ -439,7 +471,7 @@ mod tests {
     #[test]
     fn a_rate_limit_is_retried() {
         let limited = Reply::json(429, &json!({"error": {"message": "Rate limit reached"}}));
-        let server = Server::start(vec![
+        let server = Server::replies(vec![
             limited.header("Retry-After", "0"),
             completion(r#"{"anchors": ["churn"]}"#),
         ]);
@@ -453,9 +485,11 @@ mod tests {
     #[test]
     fn a_lasting_rate_limit_gives_up() {
         let limited = Reply::json(429, &json!({"error": {"message": "Rate limit reached"}}));
-        let server = Server::start(vec![limited.header("retry-after-ms", "5")]);
+        let server = Server::replies(vec![limited.header("retry-after-ms", "5")]);
 
-        let error = expand(&settings(&server), "q", &[], &[]).unwrap_err();
+        let error = expand(&settings(&server), "q", &[], &[])
+            .unwrap_err()
+            .to_string();
 
         assert_eq!(
             error,
@@ -467,11 +501,11 @@ mod tests {
     #[test]
     fn the_key_never_shows_in_an_error() {
         let echo = json!({"error": {"message": "Incorrect API key: {authorization}"}});
-        let server = Server::start(vec![Reply::json(401, &echo)]);
+        let server = Server::replies(vec![Reply::json(401, &echo)]);
         let settings = settings(&server);
         assert!(!format!("{settings:?}").contains(KEY));
 
-        let error = expand(&settings, "q", &[], &[]).unwrap_err();
+        let error = expand(&settings, "q", &[], &[]).unwrap_err().to_string();
 
         assert_eq!(
             error,
@@ -479,7 +513,7 @@ mod tests {
         );
         assert_eq!(server.requests().len(), 1, "other 4xx are not retried");
         let content = format!(r#"{{"anchors": ["a"], "{KEY}": 1}}"#);
-        let server = Server::start(vec![completion(&content)]);
+        let server = Server::replies(vec![completion(&content)]);
         let settings = LlmSettings {
             base_url: server.url("/v1"),
             ..settings
@@ -509,7 +543,7 @@ mod tests {
             "openai/",
             "OpenAI/gpt-4o",
         ] {
-            let error = parse_model_var(Some(bad)).unwrap_err();
+            let error = parse_model_var(Some(bad)).unwrap_err().to_string();
             assert!(
                 error.starts_with("SLAYER_LLM_MODEL must be `openai/<model>`"),
                 "{error}"

@@ -67,7 +67,7 @@ pub struct Planner {
     pub config: config::PlanConfig,
     /// `SLAYER_LLM_MODEL` and friends: `Ok(None)` when no LLM is configured, `Err` (the
     /// warning) when the variable is malformed.
-    pub llm: Result<Option<llm::LlmSettings>, String>,
+    pub llm: Result<Option<llm::LlmSettings>, llm::BadModelVar>,
     /// The HTTP reranker's key, from the variable the configuration names
     /// (`reranker.api_key_env`).
     pub rerank_api_key: Option<String>,
@@ -78,7 +78,7 @@ impl Planner {
     pub fn new(config: config::PlanConfig, env: impl Fn(&str) -> Option<String>) -> Planner {
         let rerank_api_key = env(&config.reranker.api_key_env).filter(|k| !k.is_empty());
         Planner {
-            llm: llm::LlmSettings::from_env(),
+            llm: llm::LlmSettings::from_env(&env),
             config,
             rerank_api_key,
         }

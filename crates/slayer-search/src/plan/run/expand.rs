@@ -86,7 +86,7 @@ impl Run<'_, '_, '_, '_> {
             Ok(None) => return Ok(None),
             Ok(Some(s)) => s,
             Err(why) => {
-                self.warnings.push(why.clone());
+                self.warnings.push(why.to_string());
                 return Ok(None);
             }
         };
@@ -112,7 +112,7 @@ impl Run<'_, '_, '_, '_> {
         let answer = match llm::expand(settings, question, &datasources, stoplist) {
             Ok(answer) => answer,
             Err(why) => {
-                self.warnings.push(why);
+                self.warnings.push(why.to_string());
                 report.failed = true;
                 self.explain.llm = Some(report);
                 return Ok(None);

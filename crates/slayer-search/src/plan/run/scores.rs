@@ -93,7 +93,7 @@ impl Run<'_, '_, '_, '_> {
                         Ok((with_retrieval(&cosines, &retrieval_order()), provider))
                     }
                     Err(warning) => {
-                        warnings.push(warning);
+                        warnings.push(warning.to_string());
                         Ok((retrieval_order(), RerankProvider::None))
                     }
                 }
@@ -126,7 +126,7 @@ impl Run<'_, '_, '_, '_> {
                 match http_rerank::rerank(&settings, question, &blocks) {
                     Ok(scores) => Ok((scores, provider)),
                     Err(warning) => {
-                        warnings.push(warning);
+                        warnings.push(warning.to_string());
                         Ok((retrieval_order(), RerankProvider::None))
                     }
                 }

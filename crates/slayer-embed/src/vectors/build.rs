@@ -1,0 +1,155 @@
+//! Building a sidecar from the store's live rows.
+
+use rusqlite::Connection;
+use rustc_hash::FxHashMap;
+use slayer_common::canonical::{datasource_of, memory_id_of};
+use slayer_common::store::embeddings::{self, VectorsState};
+use slayer_common::store::StoreError;
+
+use super::layout::{encode, Header, Parts, Sections, FORMAT, MEMORY};
+
+/// Datasource names, each given the index of its first appearance.
+#[derive(Default)]
+struct Datasources {
+    names: Vec<String>,
+    index: FxHashMap<String, u32>,
+}
+
+impl Datasources {
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(name.to_owned());
+        self.index.insert(name.to_owned(), i);
+        i
+    }
+}
+
+/// The live rows of the first row's dimension, quantised, in canonical id order.
+#[derive(Default)]
+struct Rows {
+    dim: Option<usize>,
+    /// Live rows of another size, left out.
+    other_dims: usize,
+    ids: Vec<u8>,
+    id_ends: Vec<u64>,
+    kinds: Vec<u8>,
+    scales: Vec<f32>,
+    codes: Vec<i8>,
+    /// Per row: its datasource indexes (memories' filled from their tags).
+    datasources: Vec<Vec<u32>>,
+}
+
+/// The sidecar's bytes, built from the store's live rows of `model` at `revision`.
+pub(super) fn build(
+    conn: &Connection,
+    model: &str,
+    revision: &str,
+    state: VectorsState,
+) -> Result<Vec<u8>, StoreError> {
+    let mut datasources = Datasources::default();
+    let rows = read_rows(conn, model, revision, &mut datasources)?;
+    let (sets, row_sets) = distinct_sets(rows.datasources);
+    let header = Header {
+        format: FORMAT,
+        model: model.to_owned(),
+        revision: revision.to_owned(),
+        state,
+        stale: embeddings::stale_live_rows(conn, model, revision)? as usize,
+        dim: rows.dim.unwrap_or(0),
+        rows: rows.kinds.len(),
+        other_dims: rows.other_dims,
+        datasources: datasources.names,
+        sets,
+        sections: Sections::default(),
+    };
+    let parts = Parts {
+        id_ends: &rows.id_ends,
+        ids: &rows.ids,
+        kinds: &rows.kinds,
+        sets: &row_sets,
+        scales: &rows.scales,
+        codes: &rows.codes,
+    };
+    encode(header, &parts)
+}
+
+/// The rows, with each entity's datasource (its id's first segment) and each memory's (those
+/// of its tags, stale ones included), as the search's datasource filter reads them.
+fn read_rows(
+    conn: &Connection,
+    model: &str,
+    revision: &str,
+    datasources: &mut Datasources,
+) -> Result<Rows, StoreError> {
+    let mut rows = Rows::default();
+    let mut memory_rows: FxHashMap<String, usize> = FxHashMap::default();
+    embeddings::for_each_live_row(conn, model, revision, |id, kind, blob| {
+        let size = blob.len() / 4;
+        if *rows.dim.get_or_insert(size) != size {
+            rows.other_dims += 1;
+            return;
+        }
+        rows.scales
+            .push(quantize_row(&embeddings::decode(blob), &mut rows.codes));
+        rows.ids.extend_from_slice(id.as_bytes());
+        rows.id_ends.push(rows.ids.len() as u64);
+        let row = rows.kinds.len();
+        if kind == "memory" {
+            rows.kinds.push(MEMORY);
+            if let Some(m) = memory_id_of(id) {
+                memory_rows.insert(m.to_owned(), row);
+            }
+            rows.datasources.push(Vec::new());
+        } else {
+            rows.kinds.push(0);
+            let own = datasource_of(id).map(|d| datasources.intern(d));
+            rows.datasources.push(own.into_iter().collect());
+        }
+    })?;
+    embeddings::for_each_memory_tag(conn, |memory, tag| {
+        if let (Some(&row), Some(ds)) = (memory_rows.get(memory), datasource_of(tag)) {
+            let i = datasources.intern(ds);
+            if !rows.datasources[row].contains(&i) {
+                rows.datasources[row].push(i);
+            }
+        }
+    })?;
+    Ok(rows)
+}
+
+/// The distinct datasource sets (sorted) and each row's index among them.
+fn distinct_sets(per_row: Vec<Vec<u32>>) -> (Vec<Vec<u32>>, Vec<u32>) {
+    let mut sets: Vec<Vec<u32>> = Vec::new();
+    let mut set_index: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
+    let row_sets = per_row
+        .into_iter()
+        .map(|mut set| {
+            set.sort_unstable();
+            *set_index.entry(set.clone()).or_insert_with(|| {
+                sets.push(set);
+                sets.len() as u32 - 1
+            })
+        })
+        .collect();
+    (sets, row_sets)
+}
+
+/// A unit vector as int8 codes and their scale.
+pub(super) fn quantize_row(vector: &[f32], codes: &mut Vec<i8>) -> f32 {
+    let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+    let max = vector.iter().fold(0f32, |m, v| m.max(v.abs()));
+    if norm == 0.0 || max == 0.0 {
+        codes.extend(std::iter::repeat_n(0, vector.len()));
+        return 0.0;
+    }
+    let scale = max / norm / 127.0;
+    codes.extend(
+        vector
+            .iter()
+            .map(|v| (v / norm / scale).round().clamp(-127.0, 127.0) as i8),
+    );
+    scale
+}

@@ -1,0 +1,338 @@
+//! The vector sidecar: one model's live embedding rows laid out for scanning, in
+//! `<store>.vectors/<model>.bin`. It is derived from the store (never the source of truth),
+//! rebuilt from the rows whenever the store's [`VectorsState`] moved past the one it records
+//! or the model's revision is not the one it was built for, and mapped by searches, so a
+//! one-shot search reads no vector through SQLite. It holds only rows the active revision
+//! wrote, and counts the live rows other revisions wrote (stale).
+//!
+//! Each row is the unit vector quantised to int8 with its own scale (`max |x| / 127`), so a
+//! million 384-dimension rows take 384 MB. A scan quantises the question to i16 and sums
+//! integer products: the dense channel's score of a row is `scale × question scale × Σ q·c`,
+//! its cosine to within about 1e-3 (docs/quality.md measures what that does to retrieval).
+//! Every row also carries its kind (memory or entity) and its datasources, so a filtered scan
+//! is one pass: an entity's datasource is its id's first segment, a memory's are those of its
+//! tags (stale ones included), as the search's datasource filter reads them.
+//!
+//! Layout (little-endian): `SLAYVEC1`, the header's length (u32) and the header (JSON), then the
+//! sections the header places, each 64-byte aligned: id ends (u64 per row), ids (UTF-8, in
+//! canonical id order), kinds (u8), datasource sets (u32), scales (f32), codes (i8 × dim).
+
+mod build;
+mod layout;
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use rusqlite::Connection;
+use sha2::{Digest, Sha256};
+use slayer_common::mapped::MappedFile;
+use slayer_common::simd::dot_i16_i8;
+use slayer_common::store::embeddings;
+use slayer_common::store::StoreError;
+
+use build::build;
+use layout::{validated_header, Header, MEMORY};
+
+/// Rows past which a scan is split across the cores.
+const PARALLEL_ROWS: usize = 16_384;
+
+enum Bytes {
+    Mapped(MappedFile),
+    Owned(Vec<u8>),
+}
+
+/// An opened sidecar.
+pub struct Sidecar {
+    bytes: Bytes,
+    header: Header,
+    /// Whether this open rebuilt it (for timings and tests).
+    pub rebuilt: bool,
+}
+
+/// What a datasource filter keeps of a sidecar's rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Keep {
+    /// No filter.
+    All,
+    /// The rows whose datasource set is `true` here.
+    Sets(Vec<bool>),
+    /// A datasource name with a dot, which rooting does not read by first segment: the
+    /// caller decides row by row.
+    RowByRow,
+}
+
+/// One side's scores from a scan: `(score, row)`, in row order.
+pub type Scored = Vec<(f32, u32)>;
+
+/// Where a store's sidecar for `model` lives.
+pub fn path_for(store: &Path, model: &str) -> PathBuf {
+    let mut dir = store.as_os_str().to_owned();
+    dir.push(".vectors");
+    let readable: String = model
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(60)
+        .collect();
+    let digest = Sha256::digest(model.as_bytes());
+    let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    PathBuf::from(dir).join(format!("{readable}-{tag}.bin"))
+}
+
+impl Sidecar {
+    /// The current sidecar of `model` at `revision`: the file when it records the store's
+    /// state and this revision, else rebuilt from the rows and written (atomically; kept in
+    /// memory when the directory is not writable). `None` on a store too old to say its state.
+    pub fn open(
+        conn: &Connection,
+        store: &Path,
+        model: &str,
+        revision: &str,
+    ) -> Result<Option<Sidecar>, StoreError> {
+        let Some(state) = embeddings::vectors_state(conn)? else {
+            return Ok(None);
+        };
+        let path = path_for(store, model);
+        if let Ok(file) = MappedFile::open(&path) {
+            if let Some(header) = validated_header(file.bytes()) {
+                if header.model == model && header.revision == revision && header.state == state {
+                    // Every scan reads the sections after the ids whole.
+                    file.prefault(header.sections.kinds..header.sections.end);
+                    return Ok(Some(Sidecar {
+                        bytes: Bytes::Mapped(file),
+                        header,
+                        rebuilt: false,
+                    }));
+                }
+            }
+        }
+        let bytes = build(conn, model, revision, state)?;
+        // A failed write leaves the search to its in-memory copy; the next writer retries.
+        let _ = write_atomically(&path, &bytes);
+        let header = validated_header(&bytes).ok_or_else(|| StoreError::Serialize {
+            what: "vector sidecar",
+            cause: "unreadable header".into(),
+        })?;
+        Ok(Some(Sidecar {
+            bytes: Bytes::Owned(bytes),
+            header,
+            rebuilt: true,
+        }))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match &self.bytes {
+            Bytes::Mapped(m) => m.bytes(),
+            Bytes::Owned(v) => v,
+        }
+    }
+
+    /// The rows' dimension.
+    pub fn dim(&self) -> usize {
+        self.header.dim
+    }
+
+    /// How many rows it holds.
+    pub fn len(&self) -> usize {
+        self.header.rows
+    }
+
+    /// Whether it holds no row.
+    pub fn is_empty(&self) -> bool {
+        self.header.rows == 0
+    }
+
+    /// Live rows of another dimension, not held.
+    pub fn other_dims(&self) -> usize {
+        self.header.other_dims
+    }
+
+    /// Live rows under the model name written by another revision, not held.
+    pub fn stale(&self) -> usize {
+        self.header.stale
+    }
+
+    /// Every live row under the model name, held or not: one per doc that has a row.
+    pub fn live_rows(&self) -> usize {
+        self.header.rows + self.header.other_dims + self.header.stale
+    }
+
+    fn section<T: bytemuck::Pod>(&self, start: usize, count: usize) -> &[T] {
+        let len = count * std::mem::size_of::<T>();
+        bytemuck::cast_slice(&self.bytes()[start..start + len])
+    }
+
+    /// A row's canonical id (empty for a row past the end, or bytes that changed under the
+    /// map since they were checked).
+    pub fn id(&self, row: u32) -> &str {
+        let ends: &[u64] = self.section(self.header.sections.id_ends, self.header.rows);
+        let row = row as usize;
+        let start = match row {
+            0 => 0,
+            _ => ends.get(row - 1).map_or(0, |e| *e as usize),
+        };
+        let end = ends.get(row).map_or(0, |e| *e as usize);
+        let ids = &self.bytes()[self.header.sections.ids..self.header.sections.kinds];
+        ids.get(start..end)
+            .and_then(|id| std::str::from_utf8(id).ok())
+            .unwrap_or_default()
+    }
+
+    /// The row of a canonical id (rows are in id order).
+    pub fn row_of(&self, id: &str) -> Option<u32> {
+        let (mut lo, mut hi) = (0usize, self.header.rows);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.id(mid as u32).cmp(id) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid as u32),
+            }
+        }
+        None
+    }
+
+    /// What a datasource filter keeps.
+    pub fn keep(&self, datasource: Option<&str>) -> Keep {
+        let Some(d) = datasource else {
+            return Keep::All;
+        };
+        if d.contains('.') {
+            return Keep::RowByRow;
+        }
+        let index = self.header.datasources.iter().position(|n| n == d);
+        Keep::Sets(
+            self.header
+                .sets
+                .iter()
+                .map(|set| index.is_some_and(|i| set.contains(&(i as u32))))
+                .collect(),
+        )
+    }
+
+    /// Whether the filter keeps any row.
+    pub fn any_kept(
+        &self,
+        keep: Option<&[bool]>,
+        admit: Option<&(dyn Fn(u32) -> bool + Sync)>,
+    ) -> bool {
+        let sets: &[u32] = self.section(self.header.sections.sets, self.header.rows);
+        sets.iter().enumerate().any(|(row, set)| {
+            keep.is_none_or(|k| kept(k, *set)) && admit.is_none_or(|a| a(row as u32))
+        })
+    }
+
+    /// Scores every row the filter keeps against a unit query of the sidecar's dimension:
+    /// `(memories, entities)`, each in row order. `admit` decides rows the set filter cannot
+    /// (a dotted datasource).
+    pub fn scan(
+        &self,
+        query: &[f32],
+        keep: Option<&[bool]>,
+        admit: Option<&(dyn Fn(u32) -> bool + Sync)>,
+    ) -> (Scored, Scored) {
+        let (dim, rows) = (self.header.dim, self.header.rows);
+        let s = self.header.sections;
+        let kinds: &[u8] = self.section(s.kinds, rows);
+        let sets: &[u32] = self.section(s.sets, rows);
+        let scales: &[f32] = self.section(s.scales, rows);
+        let codes: &[i8] = self.section(s.codes, rows * dim);
+        let (q, q_scale) = quantize_query(query);
+        let score_chunk = |first: usize, chunk: &[i8]| -> (Scored, Scored) {
+            let mut sides = (Vec::new(), Vec::new());
+            for (i, code) in chunk.chunks_exact(dim).enumerate() {
+                let row = first + i;
+                if keep.is_some_and(|k| !kept(k, sets[row]))
+                    || admit.is_some_and(|a| !a(row as u32))
+                {
+                    continue;
+                }
+                let score = (dot_i16_i8(&q, code) as f64 * f64::from(scales[row]) * q_scale) as f32;
+                let side = if kinds[row] == MEMORY {
+                    &mut sides.0
+                } else {
+                    &mut sides.1
+                };
+                side.push((score, row as u32));
+            }
+            sides
+        };
+        if rows < PARALLEL_ROWS || dim == 0 {
+            return score_chunk(0, codes);
+        }
+        let per = rows.div_ceil(rayon::current_num_threads().max(1) * 4);
+        let parts: Vec<(Scored, Scored)> = codes
+            .par_chunks(per * dim)
+            .enumerate()
+            .map(|(i, chunk)| score_chunk(i * per, chunk))
+            .collect();
+        let mut out = (Vec::with_capacity(rows), Vec::new());
+        for (m, e) in parts {
+            out.0.extend(m);
+            out.1.extend(e);
+        }
+        out
+    }
+}
+
+/// Whether a datasource set is kept; a set the header does not list (bytes changed under the
+/// map since they were checked) is not.
+fn kept(keep: &[bool], set: u32) -> bool {
+    keep.get(set as usize).copied().unwrap_or(false)
+}
+
+/// The question as i16 and its scale: integer products against the codes are exact, and the
+/// question's own rounding (1 part in 65,534 of its largest component) is far below the rows'.
+fn quantize_query(query: &[f32]) -> (Vec<i16>, f64) {
+    let max = query.iter().fold(0f32, |m, v| m.max(v.abs()));
+    if max == 0.0 {
+        return (vec![0; query.len()], 0.0);
+    }
+    let scale = f64::from(max) / 32767.0;
+    let q = query
+        .iter()
+        .map(|v| (f64::from(*v) / scale).round() as i16)
+        .collect();
+    (q, scale)
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it over `path`: a reader maps
+/// either the old file or the new one, never a half-written one.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    // Unique per writer, threads of one process included (a search and its background
+    // re-embed may both rebuild).
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let tmp = dir.join(format!(
+        ".{}.{}.{}.tmp",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("vectors"),
+        std::process::id(),
+        WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// Brings the sidecar of `model` at `revision` up to date (what `slayer-embed refresh` calls
+/// after writing rows): `true` when it was rebuilt.
+pub fn refresh(
+    conn: &Connection,
+    store: &Path,
+    model: &str,
+    revision: &str,
+) -> Result<bool, StoreError> {
+    Ok(Sidecar::open(conn, store, model, revision)?.is_some_and(|s| s.rebuilt))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,274 @@
+//! The sidecar against a real store: what it holds, when it is rebuilt, how it scores.
+
+use slayer_common::canonical::datasource_of;
+use slayer_common::records::{Doc, Memory};
+use slayer_common::store::{docs, memories, OpenMode, Store};
+
+use super::build::quantize_row;
+use super::*;
+
+const MODEL: &str = "local/test";
+const REVISION: &str = "0123456789abcdef";
+
+fn doc(conn: &Connection, id: &str, kind: &str) {
+    let stored = docs::StoredDoc {
+        doc: Doc {
+            canonical_id: id.into(),
+            doc_kind: kind.into(),
+            datasource: datasource_of(id).map(str::to_owned),
+            text: "t".into(),
+            content_hash: "h".into(),
+            embedding_text: None,
+        },
+        model: None,
+        position: 0,
+    };
+    docs::upsert(conn, &stored).unwrap();
+}
+
+fn memory(conn: &Connection, id: &str, tags: &[&str]) {
+    let m = Memory {
+        version: 4,
+        id: id.into(),
+        learning: "x".into(),
+        description: None,
+        entities: tags.iter().map(|t| t.to_string()).collect(),
+        query: None,
+        created_at: "t".into(),
+        standing: Default::default(),
+    };
+    memories::put(conn, &m).unwrap();
+    doc(conn, &format!("memory:{id}"), "memory");
+}
+
+fn row(conn: &Connection, id: &str, v: &[f32]) {
+    embeddings::put(conn, id, MODEL, REVISION, "h", v, "t").unwrap();
+}
+
+/// Two datasources' entities, memories tagged in one, both or (by a stale tag) another.
+fn store(dir: &Path) -> Store {
+    let store = Store::open(&dir.join("s.db"), OpenMode::CreateIfMissing).unwrap();
+    let conn = store.conn();
+    for (id, v) in [
+        ("shop.orders", [1.0, 0.0, 0.0]),
+        ("shop.orders.amount", [0.0, 2.0, 0.0]),
+        ("crm.users", [0.0, 0.0, 3.0]),
+    ] {
+        doc(conn, id, "model");
+        row(conn, id, &v);
+    }
+    memory(conn, "1", &["shop.orders"]);
+    memory(conn, "2", &["shop.orders", "crm.users"]);
+    memory(conn, "3", &["gone.table"]);
+    row(conn, "memory:1", &[1.0, 1.0, 0.0]);
+    row(conn, "memory:2", &[0.0, 1.0, 1.0]);
+    row(conn, "memory:3", &[-1.0, 0.5, 0.25]);
+    store
+}
+
+fn ids(sidecar: &Sidecar, scored: &Scored) -> Vec<String> {
+    scored
+        .iter()
+        .map(|(_, r)| sidecar.id(*r).to_owned())
+        .collect()
+}
+
+#[test]
+fn rows_scores_and_datasources_come_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let sidecar = Sidecar::open(store.conn(), store.path(), MODEL, REVISION)
+        .unwrap()
+        .unwrap();
+    assert!(sidecar.rebuilt);
+    assert_eq!(
+        (sidecar.len(), sidecar.dim(), sidecar.other_dims()),
+        (6, 3, 0)
+    );
+    assert_eq!(sidecar.id(0), "crm.users");
+    assert_eq!(sidecar.row_of("memory:2"), Some(2));
+    assert_eq!(sidecar.row_of("memory:9"), None);
+    let query = [0.6f32, 0.8, 0.0];
+    let (m, e) = sidecar.scan(&query, None, None);
+    assert_eq!(ids(&sidecar, &m), ["memory:1", "memory:2", "memory:3"]);
+    assert_eq!(
+        ids(&sidecar, &e),
+        ["crm.users", "shop.orders", "shop.orders.amount"]
+    );
+    // Cosines to within int8 rounding (half a step of each of three components).
+    let exact = [
+        1.4f32 / 2f32.sqrt(),
+        0.8 / 2f32.sqrt(),
+        (-0.6 + 0.4) / 1.3125f32.sqrt(),
+    ];
+    for ((score, _), want) in m.iter().zip(exact) {
+        assert!((score - want).abs() < 5e-3, "{score} vs {want}");
+    }
+    let kept = |d: &str| {
+        let Keep::Sets(sets) = sidecar.keep(Some(d)) else {
+            panic!("{d}: not by sets")
+        };
+        let (m, e) = sidecar.scan(&query, Some(&sets), None);
+        [ids(&sidecar, &m), ids(&sidecar, &e)].concat()
+    };
+    assert_eq!(
+        kept("shop"),
+        ["memory:1", "memory:2", "shop.orders", "shop.orders.amount"]
+    );
+    assert_eq!(kept("crm"), ["memory:2", "crm.users"]);
+    assert_eq!(
+        kept("gone"),
+        ["memory:3"],
+        "a stale tag still roots a memory"
+    );
+    assert!(kept("nowhere").is_empty());
+    assert_eq!(sidecar.keep(Some("a.b")), Keep::RowByRow);
+    assert_eq!(sidecar.keep(None), Keep::All);
+}
+
+#[test]
+fn the_file_is_reused_until_the_store_moves_and_never_across_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let conn = store.conn();
+    let open = || {
+        Sidecar::open(conn, store.path(), MODEL, REVISION)
+            .unwrap()
+            .unwrap()
+    };
+    assert!(open().rebuilt);
+    assert!(path_for(store.path(), MODEL).is_file());
+    assert!(!open().rebuilt, "unchanged: mapped as written");
+    // A memory's tags changed: its datasources did.
+    memory(conn, "3", &["crm.users"]);
+    let moved = open();
+    assert!(moved.rebuilt);
+    let Keep::Sets(sets) = moved.keep(Some("crm")) else {
+        panic!()
+    };
+    let (m, _) = moved.scan(&[1.0, 0.0, 0.0], Some(&sets), None);
+    assert_eq!(ids(&moved, &m), ["memory:2", "memory:3"]);
+    assert!(!open().rebuilt);
+    // A row rewritten, a doc removed.
+    row(conn, "crm.users", &[1.0, 0.0, 0.0]);
+    assert!(open().rebuilt);
+    docs::delete(conn, "crm.users").unwrap();
+    let after = open();
+    assert!(after.rebuilt);
+    assert_eq!(after.row_of("crm.users"), None);
+    // A new store at the same path starts its counters again, under another id.
+    let path = store.path().to_owned();
+    let sidecar_file = path_for(&path, MODEL);
+    drop(after);
+    drop(store);
+    for f in ["s.db", "s.db-wal", "s.db-shm"] {
+        let _ = std::fs::remove_file(dir.path().join(f));
+    }
+    let fresh = Store::open(&path, OpenMode::CreateIfMissing).unwrap();
+    assert!(sidecar_file.is_file());
+    let reopened = Sidecar::open(fresh.conn(), &path, MODEL, REVISION)
+        .unwrap()
+        .unwrap();
+    assert!(reopened.rebuilt);
+    assert!(reopened.is_empty());
+}
+
+#[test]
+fn rows_of_another_size_are_counted_and_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    row(store.conn(), "shop.orders", &[1.0, 0.0]);
+    let sidecar = Sidecar::open(store.conn(), store.path(), MODEL, REVISION)
+        .unwrap()
+        .unwrap();
+    assert_eq!((sidecar.len(), sidecar.other_dims()), (5, 1));
+    assert_eq!(sidecar.row_of("shop.orders"), None);
+}
+
+#[test]
+fn an_unwritable_directory_leaves_the_sidecar_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    // A file where the sidecar directory would go.
+    let mut blocker = store.path().as_os_str().to_owned();
+    blocker.push(".vectors");
+    std::fs::write(&blocker, b"not a directory").unwrap();
+    let sidecar = Sidecar::open(store.conn(), store.path(), MODEL, REVISION)
+        .unwrap()
+        .unwrap();
+    assert_eq!(sidecar.len(), 6);
+    assert!(
+        Sidecar::open(store.conn(), store.path(), MODEL, REVISION)
+            .unwrap()
+            .unwrap()
+            .rebuilt
+    );
+}
+
+#[test]
+fn only_the_active_revision_s_rows_are_held_and_a_new_revision_rebuilds() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let conn = store.conn();
+    // Two rows written by another revision of the same model name, one by none recorded.
+    embeddings::put(
+        conn,
+        "crm.users",
+        MODEL,
+        "fedcba9876543210",
+        "h",
+        &[0.0, 0.0, 3.0],
+        "t",
+    )
+    .unwrap();
+    embeddings::put(conn, "memory:3", MODEL, "", "h", &[-1.0, 0.5, 0.25], "t").unwrap();
+    let open = |revision| {
+        Sidecar::open(conn, store.path(), MODEL, revision)
+            .unwrap()
+            .unwrap()
+    };
+    let current = open(REVISION);
+    assert!(current.rebuilt);
+    assert_eq!(
+        (current.len(), current.stale(), current.live_rows()),
+        (4, 2, 6)
+    );
+    assert_eq!(current.row_of("crm.users"), None);
+    assert_eq!(current.row_of("memory:3"), None);
+    let (m, e) = current.scan(&[1.0, 0.0, 0.0], None, None);
+    assert_eq!(ids(&current, &m), ["memory:1", "memory:2"]);
+    assert_eq!(ids(&current, &e), ["shop.orders", "shop.orders.amount"]);
+    assert!(!open(REVISION).rebuilt);
+    // The other revision is active now: the file is rebuilt for it, then reused.
+    let other = open("fedcba9876543210");
+    assert!(other.rebuilt);
+    assert_eq!((other.len(), other.stale()), (1, 5));
+    assert_eq!(other.id(0), "crm.users");
+    assert!(!open("fedcba9876543210").rebuilt);
+    assert!(open(REVISION).rebuilt);
+}
+
+#[test]
+fn integer_scores_track_the_float_cosine() {
+    let mut seed = 11u64;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+    };
+    let unit = |v: Vec<f32>| {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / n).collect::<Vec<f32>>()
+    };
+    let query = unit((0..384).map(|_| next()).collect());
+    let (q, q_scale) = quantize_query(&query);
+    for _ in 0..200 {
+        let row = unit((0..384).map(|_| next()).collect());
+        let mut codes = Vec::new();
+        let scale = quantize_row(&row, &mut codes);
+        let approx = dot_i16_i8(&q, &codes) as f64 * f64::from(scale) * q_scale;
+        let exact: f64 = query.iter().zip(&row).map(|(a, b)| f64::from(a * b)).sum();
+        assert!((approx - exact).abs() < 2e-3, "{approx} vs {exact}");
+    }
+}
