@@ -144,7 +144,7 @@ impl Catalog {
             }
             return Ok(Resolution::one(text.to_owned()));
         }
-        Ok(self.resolve_entity(text, source_model)?)
+        self.resolve_entity(text, source_model)
     }
 
     /// Resolves a reference to a datasource, model or leaf (not a memory).

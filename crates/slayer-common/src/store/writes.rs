@@ -38,7 +38,6 @@ pub trait StoreWrite: StoreRead {
     // Embeddings.
 
     /// Inserts or replaces the row of one doc under one model name.
-    #[allow(clippy::too_many_arguments)]
     fn put_embedding(
         &self,
         canonical_id: &str,
