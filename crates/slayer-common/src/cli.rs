@@ -248,12 +248,17 @@ pub fn error_message(err: &anyhow::Error) -> String {
 
 /// The SQLite failure one link of an error chain is, if it is one.
 fn sqlite_of<'e>(cause: &'e (dyn std::error::Error + 'static)) -> Option<&'e rusqlite::Error> {
-    cause.downcast_ref::<rusqlite::Error>().or_else(|| {
-        match cause.downcast_ref::<crate::store::StoreError>() {
+    cause
+        .downcast_ref::<rusqlite::Error>()
+        .or_else(|| match cause.downcast_ref::<crate::store::StoreError>() {
             Some(crate::store::StoreError::Sqlite(e)) => Some(e),
             _ => None,
-        }
-    })
+        })
+        .or_else(|| {
+            cause
+                .downcast_ref::<crate::store::CommitError>()
+                .map(|e| &e.0)
+        })
 }
 
 /// [`error_message`], with SQLite's failure on the store at `store` (when given) told as

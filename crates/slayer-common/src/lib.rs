@@ -4,7 +4,8 @@
 //!   `memory:<id>`), the rooting and cascade rules, and the name/id charset rules.
 //! - [`records`]: the JSON-lines record types, with the Python original's field names.
 //! - [`jsonl`]: reading records with `line N: …` errors, writing one record per line.
-//! - [`store`]: the SQLite store (WAL, busy timeout, schema version and migrations).
+//! - [`store`]: the store behind one interface ([`store::StoreRead`], [`store::StoreWrite`]),
+//!   implemented by the SQLite file (WAL, busy timeout, schema version and migrations).
 //! - [`exit`]: the exit codes every binary uses.
 //! - [`env`]: the registry of every environment variable slayer reads.
 //! - [`limits`]: what one request may carry, and `slayer.toml`'s `[limits]`.

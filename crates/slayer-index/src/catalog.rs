@@ -5,10 +5,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rusqlite::Connection;
 use slayer_common::jsonl::{LineError, Record};
 use slayer_common::records::{Datasource, Doc, Memory, Model};
-use slayer_common::store::{catalog, docs, embeddings};
+use slayer_common::store::rows::StoredDoc;
+use slayer_common::store::StoreWrite;
 
 use crate::error::IndexError;
 use crate::render;
@@ -81,9 +81,9 @@ impl CatalogBatch {
     }
 
     /// Writes the batch and re-renders the docs of every touched datasource.
-    pub fn write(self, conn: &Connection) -> Result<LoadSummary, IndexError> {
+    pub fn write(self, store: &dyn StoreWrite) -> Result<LoadSummary, IndexError> {
         for ((ds, _), (line, model)) in &self.models {
-            if !self.datasources.contains_key(ds) && catalog::datasource(conn, ds)?.is_none() {
+            if !self.datasources.contains_key(ds) && store.datasource(ds)?.is_none() {
                 return Err(LineError {
                     line: *line,
                     message: format!(
@@ -96,11 +96,11 @@ impl CatalogBatch {
         }
         let mut touched: BTreeSet<String> = BTreeSet::new();
         for ds in self.datasources.values() {
-            catalog::put_datasource(conn, ds)?;
+            store.put_datasource(ds)?;
             touched.insert(ds.name.clone());
         }
         for (_, model) in self.models.values() {
-            catalog::put_model(conn, model)?;
+            store.put_model(model)?;
             touched.insert(model.data_source.clone());
         }
         let mut summary = LoadSummary {
@@ -109,7 +109,7 @@ impl CatalogBatch {
             docs: DocChanges::default(),
         };
         for ds in &touched {
-            summary.docs.extend(refresh_datasource_docs(conn, ds)?);
+            summary.docs.extend(refresh_datasource_docs(store, ds)?);
         }
         Ok(summary)
     }
@@ -117,16 +117,20 @@ impl CatalogBatch {
 
 /// Re-renders every doc of a datasource and writes only the differences; docs that no longer
 /// exist are deleted with their embedding rows.
-pub fn refresh_datasource_docs(conn: &Connection, ds_name: &str) -> Result<DocChanges, IndexError> {
+pub fn refresh_datasource_docs(
+    store: &dyn StoreWrite,
+    ds_name: &str,
+) -> Result<DocChanges, IndexError> {
     let mut wanted = Vec::new();
-    if let Some(ds) = catalog::datasource(conn, ds_name)? {
-        let models = catalog::models(conn, Some(ds_name))?;
+    if let Some(ds) = store.datasource(ds_name)? {
+        let models = store.models(Some(ds_name))?;
         wanted.push(render::datasource_doc(&ds, &models));
         for model in &models {
             wanted.extend(render::model_docs(model));
         }
     }
-    let mut stored: BTreeMap<String, docs::StoredDoc> = docs::of_datasource(conn, ds_name)?
+    let mut stored: BTreeMap<String, StoredDoc> = store
+        .docs_of_datasource(ds_name)?
         .into_iter()
         .map(|d| (d.doc.canonical_id.clone(), d))
         .collect();
@@ -135,32 +139,35 @@ pub fn refresh_datasource_docs(conn: &Connection, ds_name: &str) -> Result<DocCh
         match stored.remove(&doc.doc.canonical_id) {
             Some(old) if old == doc => {}
             Some(old) => {
-                docs::upsert(conn, &doc)?;
+                store.upsert_doc(&doc)?;
                 if old.doc != doc.doc {
                     changes.changed.push(doc.doc);
                 }
             }
             None => {
-                docs::upsert(conn, &doc)?;
+                store.upsert_doc(&doc)?;
                 changes.changed.push(doc.doc);
             }
         }
     }
     for id in stored.into_keys() {
-        docs::delete(conn, &id)?;
-        embeddings::delete_exact(conn, &id)?;
+        store.delete_doc(&id)?;
+        store.delete_embeddings_of(&id)?;
         changes.deleted.push(id);
     }
     Ok(changes)
 }
 
 /// Re-renders a memory's doc; returns it when its text changed.
-pub fn refresh_memory_doc(conn: &Connection, memory: &Memory) -> Result<Option<Doc>, IndexError> {
+pub fn refresh_memory_doc(
+    store: &dyn StoreWrite,
+    memory: &Memory,
+) -> Result<Option<Doc>, IndexError> {
     let doc = render::memory_doc(memory);
-    match docs::get(conn, &doc.doc.canonical_id)? {
+    match store.doc(&doc.doc.canonical_id)? {
         Some(old) if old == doc => Ok(None),
         _ => {
-            docs::upsert(conn, &doc)?;
+            store.upsert_doc(&doc)?;
             Ok(Some(doc.doc))
         }
     }

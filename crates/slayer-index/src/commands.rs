@@ -6,9 +6,7 @@ use anyhow::{Context, Result};
 use serde_json::json;
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::tagged;
-use slayer_common::store::{
-    self, catalog as stored_catalog, docs, embeddings, memories, OpenMode, Store,
-};
+use slayer_common::store::{self, OpenMode, Store, StoreRead};
 use slayer_index::catalog::{CatalogBatch, DocChanges};
 use slayer_index::fulltext::{FullText, SyncReport};
 use slayer_index::{project, read_records, remove, render_records, IndexError};
@@ -209,7 +207,7 @@ fn show(store_path: &Path, ids: &[String], out: &mut Output) -> Result<ExitStatu
     let mut found = Vec::new();
     let mut status = ExitStatus::Success;
     for id in ids {
-        match docs::get(store.conn(), id)? {
+        match store.doc(id)? {
             Some(stored) => found.push(stored.doc),
             None => {
                 out.note(&format!(
@@ -225,8 +223,7 @@ fn show(store_path: &Path, ids: &[String], out: &mut Output) -> Result<ExitStatu
 
 fn export(store_path: &Path, only: Option<&str>, out: &mut Output) -> Result<ExitStatus> {
     let store = open_store(store_path, OpenMode::ReadOnly)?;
-    let conn = store.conn();
-    let all = stored_catalog::datasources(conn)?;
+    let all = store.datasources()?;
     if let Some(name) = only {
         if !all.iter().any(|ds| ds.name == name) {
             let known: Vec<&str> = all.iter().map(|ds| ds.name.as_str()).collect();
@@ -249,7 +246,7 @@ fn export(store_path: &Path, only: Option<&str>, out: &mut Output) -> Result<Exi
         .iter()
         .map(|ds| tagged("datasource", ds))
         .collect();
-    for model in stored_catalog::models(conn, only)? {
+    for model in store.models(only)? {
         records.push(tagged("model", &model));
     }
     out.records(&records, |v| v.to_string())?;
@@ -304,16 +301,15 @@ fn migrate(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
 
 fn stats(store_path: &Path, check: bool, out: &mut Output) -> Result<ExitStatus> {
     let store = open_store(store_path, OpenMode::ReadOnly)?;
-    let conn = store.conn();
-    let datasources = stored_catalog::datasources(conn)?.len();
-    let models = stored_catalog::models(conn, None)?.len();
-    let memories = memories::count(conn)?;
-    let doc_counts = docs::counts_by_kind(conn)?;
-    let embedding_counts = embeddings::counts_by_model(conn)?;
+    let datasources = store.datasources()?.len();
+    let models = store.models(None)?.len();
+    let memories = store.memory_count()?;
+    let doc_counts = store.doc_counts_by_kind()?;
+    let embedding_counts = store.embedding_counts_by_model()?;
     let total_docs: i64 = doc_counts.iter().map(|(_, n)| n).sum();
     let index_dir = store.index_dir();
     let fulltext = FullText::open_existing(&index_dir)?;
-    let lag = docs::index_lag(conn)?;
+    let lag = store.index_lag()?;
     let (present, indexed, agrees) = match &fulltext {
         Some(ft) => (true, ft.num_docs(), ft.agrees_with(&store)?),
         None => (false, 0, false),

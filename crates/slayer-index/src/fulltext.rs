@@ -8,10 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use slayer_common::store::docs::{self, IndexLag, StoredDoc};
+use slayer_common::store::rows::{IndexLag, StoredDoc};
 use std::sync::Arc;
 
-use slayer_common::store::{settings, OpenMode, Store};
+use slayer_common::store::{OpenMode, Store, StoreRead, StoreWrite};
 use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
 use tantivy::directory::{
     Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, WatchCallback, WatchHandle, WritePtr,
@@ -127,7 +127,7 @@ impl FullText {
     pub fn open_for_reading(store: &Store) -> Result<FullText, IndexError> {
         let dir = store.index_dir();
         if let Ok(Some(fulltext)) = FullText::open_existing(&dir) {
-            if fulltext.is_current(store, &docs::version(store.conn())?)? {
+            if fulltext.is_current(store, &store.docs_version()?)? {
                 return Ok(fulltext);
             }
         }
@@ -141,13 +141,13 @@ impl FullText {
     }
 
     /// Every doc of the store in an index in memory, in the order of a full rebuild.
-    fn in_memory(store: &Store, dir: &Path) -> Result<FullText, IndexError> {
+    fn in_memory(store: &dyn StoreRead, dir: &Path) -> Result<FullText, IndexError> {
         let (schema, fields) = schema();
         let index = Index::create_in_ram(schema);
         crate::analysis::register(&index);
         let mut writer: IndexWriter<TantivyDocument> =
             index.writer_with_num_threads(1, WRITER_HEAP)?;
-        for stored in docs::all(store.conn())? {
+        for stored in store.all_docs()? {
             writer.add_document(document(fields, store, &stored)?)?;
         }
         writer.commit()?;
@@ -235,27 +235,27 @@ impl FullText {
     pub fn sync(&self, store: &mut Store, force_rebuild: bool) -> Result<SyncReport, IndexError> {
         // The counter is read before the docs, so recording it after the sync is conservative:
         // a change made meanwhile leaves the counter ahead and the next open checks again.
-        let docs_version = docs::version(store.conn())?;
+        let docs_version = store.docs_version()?;
         if !force_rebuild && self.is_current(store, &docs_version)? {
             // The common case for readers: no writer, no lock, no diff of the docs.
             return Ok(SyncReport::default());
         }
         // Hold the writer lock while deciding, so concurrent syncs serialize.
         let mut writer = self.lock_writer()?;
-        let stored_generation = settings::get(store.conn(), GENERATION_KEY)?;
+        let stored_generation = store.setting(GENERATION_KEY)?;
         let rebuild =
             force_rebuild || stored_generation.is_none() || self.generation()? != stored_generation;
         let lag = if rebuild {
             IndexLag {
-                upserts: docs::all(store.conn())?,
+                upserts: store.all_docs()?,
                 deletes: Vec::new(),
             }
         } else {
-            docs::index_lag(store.conn())?
+            store.index_lag()?
         };
         if !rebuild && lag.is_empty() {
             let tx = store.write()?;
-            settings::set(&tx, SYNCED_VERSION_KEY, &docs_version)?;
+            tx.set_setting(SYNCED_VERSION_KEY, &docs_version)?;
             tx.commit()
                 .map_err(slayer_common::store::StoreError::from)?;
             return Ok(SyncReport::default());
@@ -282,11 +282,11 @@ impl FullText {
         writer.wait_merging_threads()?;
         let tx = store.write()?;
         if rebuild {
-            docs::clear_index_state(&tx)?;
+            tx.clear_index_state()?;
         }
-        docs::mark_indexed(&tx, &lag)?;
-        settings::set(&tx, GENERATION_KEY, &generation)?;
-        settings::set(&tx, SYNCED_VERSION_KEY, &docs_version)?;
+        tx.mark_indexed(&lag)?;
+        tx.set_setting(GENERATION_KEY, &generation)?;
+        tx.set_setting(SYNCED_VERSION_KEY, &docs_version)?;
         tx.commit()
             .map_err(slayer_common::store::StoreError::from)?;
         self.reader.reload()?;
@@ -298,21 +298,20 @@ impl FullText {
     }
 
     /// Whether the index carries the store's generation and has caught up with the docs counter.
-    fn is_current(&self, store: &Store, docs_version: &str) -> Result<bool, IndexError> {
-        let conn = store.conn();
-        let stored_generation = settings::get(conn, GENERATION_KEY)?;
+    fn is_current(&self, store: &dyn StoreRead, docs_version: &str) -> Result<bool, IndexError> {
+        let stored_generation = store.setting(GENERATION_KEY)?;
         Ok(stored_generation.is_some()
-            && settings::get(conn, SYNCED_VERSION_KEY)?.as_deref() == Some(docs_version)
+            && store.setting(SYNCED_VERSION_KEY)?.as_deref() == Some(docs_version)
             && self.generation()? == stored_generation)
     }
 
     /// Whether this index holds exactly what the store says it should.
-    pub fn agrees_with(&self, store: &Store) -> Result<bool, IndexError> {
-        let stored_generation = settings::get(store.conn(), GENERATION_KEY)?;
+    pub fn agrees_with(&self, store: &dyn StoreRead) -> Result<bool, IndexError> {
+        let stored_generation = store.setting(GENERATION_KEY)?;
         Ok(stored_generation.is_some()
             && self.generation()? == stored_generation
-            && docs::index_lag(store.conn())?.is_empty()
-            && self.num_docs() as i64 == docs::indexed_count(store.conn())?)
+            && store.index_lag()?.is_empty()
+            && self.num_docs() as i64 == store.indexed_count()?)
     }
 
     fn lock_writer(&self) -> Result<IndexWriter<TantivyDocument>, IndexError> {
@@ -321,7 +320,11 @@ impl FullText {
 }
 
 /// The tantivy document of a stored doc.
-fn document(f: Fields, store: &Store, stored: &StoredDoc) -> Result<TantivyDocument, IndexError> {
+fn document(
+    f: Fields,
+    store: &dyn StoreRead,
+    stored: &StoredDoc,
+) -> Result<TantivyDocument, IndexError> {
     let d = &stored.doc;
     let mut doc = TantivyDocument::default();
     doc.add_text(f.id, &d.canonical_id);
@@ -329,7 +332,7 @@ fn document(f: Fields, store: &Store, stored: &StoredDoc) -> Result<TantivyDocum
     match slayer_common::canonical::memory_id_of(&d.canonical_id) {
         Some(memory_id) => {
             doc.add_text(f.canonical, memory_id);
-            for ds in docs::memory_datasources(store.conn(), memory_id)? {
+            for ds in store.memory_datasources(memory_id)? {
                 doc.add_text(f.datasource, &ds);
             }
         }

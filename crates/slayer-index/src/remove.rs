@@ -5,9 +5,8 @@
 //! `memory:<id>` target takes only that exact string. Docs and embedding rows go by the same
 //! rule, and every memory tag it matches is stripped. Memories left with no tags are kept.
 
-use rusqlite::Connection;
 use slayer_common::canonical::memory_id_of;
-use slayer_common::store::{catalog, docs, embeddings, memories};
+use slayer_common::store::StoreWrite;
 
 use crate::catalog::{refresh_datasource_docs, refresh_memory_doc, DocChanges};
 use crate::error::IndexError;
@@ -26,14 +25,14 @@ pub struct RemoveSummary {
 }
 
 /// Removes `target` and cascades, inside the caller's transaction.
-pub fn remove(conn: &Connection, target: &str) -> Result<RemoveSummary, IndexError> {
+pub fn remove(store: &dyn StoreWrite, target: &str) -> Result<RemoveSummary, IndexError> {
     let mut summary = RemoveSummary {
         target: target.to_owned(),
         ..RemoveSummary::default()
     };
     let mut datasource_to_refresh = None;
     if let Some(id) = memory_id_of(target) {
-        if !memories::delete(conn, id)? {
+        if !store.delete_memory(id)? {
             return Err(IndexError::NotFound(target.to_owned()));
         }
     } else {
@@ -43,20 +42,20 @@ pub fn remove(conn: &Connection, target: &str) -> Result<RemoveSummary, IndexErr
         }
         match segments[..] {
             [ds] => {
-                let had_ds = catalog::delete_datasource(conn, ds)?;
-                let had_models = catalog::delete_models_of(conn, ds)? > 0;
+                let had_ds = store.delete_datasource(ds)?;
+                let had_models = store.delete_models_of(ds)? > 0;
                 if !had_ds && !had_models {
                     return Err(IndexError::NotFound(target.to_owned()));
                 }
             }
             [ds, model] => {
-                if !catalog::delete_model(conn, ds, model)? {
+                if !store.delete_model(ds, model)? {
                     return Err(IndexError::NotFound(target.to_owned()));
                 }
                 datasource_to_refresh = Some(ds);
             }
             [ds, model_name, leaf] => {
-                let Some(mut model) = catalog::model(conn, ds, model_name)? else {
+                let Some(mut model) = store.model(ds, model_name)? else {
                     return Err(IndexError::NotFound(target.to_owned()));
                 };
                 let before = (
@@ -76,19 +75,19 @@ pub fn remove(conn: &Connection, target: &str) -> Result<RemoveSummary, IndexErr
                 {
                     return Err(IndexError::NotFound(target.to_owned()));
                 }
-                catalog::put_model(conn, &model)?;
+                store.put_model(&model)?;
                 datasource_to_refresh = Some(ds);
             }
             _ => return Err(IndexError::BadTarget(target.to_owned())),
         }
     }
-    summary.docs.deleted = docs::delete_under(conn, target)?;
-    summary.embeddings_deleted = embeddings::delete_under(conn, target)?;
+    summary.docs.deleted = store.delete_docs_under(target)?;
+    summary.embeddings_deleted = store.delete_embeddings_under(target)?;
     if let Some(ds) = datasource_to_refresh {
-        summary.docs.extend(refresh_datasource_docs(conn, ds)?);
+        summary.docs.extend(refresh_datasource_docs(store, ds)?);
     }
-    for memory in memories::strip_tags_under(conn, target)? {
-        if let Some(doc) = refresh_memory_doc(conn, &memory)? {
+    for memory in store.strip_tags_under(target)? {
+        if let Some(doc) = refresh_memory_doc(store, &memory)? {
             summary.docs.changed.push(doc);
         }
         summary.stripped_memories.push(memory.id);

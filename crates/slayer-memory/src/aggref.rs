@@ -102,8 +102,17 @@ pub fn as_call(s: &str) -> Option<(&str, &str)> {
     (depth == 0).then_some((name, inner))
 }
 
+/// A call that is not the `agg(column)` form (an expression such as `sum(amount - quantity)`),
+/// which names no entity.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{text}' is not a single aggregated column reference; only the `agg(column)` form names an entity.")]
+pub struct NotAnAggRef {
+    /// The reference as written.
+    pub text: String,
+}
+
 /// Splits the aggregation off a reference.
-pub fn split_agg_ref(text: &str) -> Result<AggRef, String> {
+pub fn split_agg_ref(text: &str) -> Result<AggRef, NotAnAggRef> {
     if let Some(i) = top_level_colon(text) {
         let agg = text[i + 1..]
             .split('(')
@@ -120,9 +129,9 @@ pub fn split_agg_ref(text: &str) -> Result<AggRef, String> {
         let args = split_args(inner);
         let source = args.first().map(String::as_str).unwrap_or("");
         if !is_plain_ref(source) {
-            return Err(format!(
-                "'{text}' is not a single aggregated column reference; only the `agg(column)` form names an entity."
-            ));
+            return Err(NotAnAggRef {
+                text: text.to_owned(),
+            });
         }
         return Ok(AggRef {
             prefix: source.to_owned(),
@@ -168,6 +177,7 @@ mod tests {
         assert_eq!(split("orders"), ("orders".into(), None));
         assert!(split_agg_ref("sum(amount - quantity)")
             .unwrap_err()
+            .to_string()
             .contains("not a single aggregated column reference"));
     }
 

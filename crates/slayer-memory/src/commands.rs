@@ -10,7 +10,7 @@ use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::{read_lines, record_from_value, tagged, ReadError, Record};
 use slayer_common::limits::Limits;
 use slayer_common::records::{Memory, Standing, Tier};
-use slayer_common::store::{memories, OpenMode, Store};
+use slayer_common::store::{OpenMode, Store, StoreRead, StoreWrite};
 use slayer_memory::service::{self, ImportStatus, SaveRequest};
 use slayer_memory::write;
 use slayer_memory::MemoryError;
@@ -214,16 +214,15 @@ fn list(
     out: &mut Output,
 ) -> Result<ExitStatus> {
     let store = open_store(store_path, OpenMode::ReadOnly)?;
-    let conn = store.conn();
     let found = match entity {
-        None => memories::all(conn)?,
+        None => store.memories()?,
         Some(raw) => {
-            let catalog = service::load_catalog(conn)?;
-            let r = service::resolve_ref(conn, &catalog, raw)?;
+            let catalog = service::load_catalog(&store)?;
+            let r = service::resolve_ref(&store, &catalog, raw)?;
             let mut seen = Vec::new();
             let mut found: Vec<Memory> = Vec::new();
             for root in &r.canonical_forms {
-                for m in memories::tagged_under(conn, root)? {
+                for m in store.memories_tagged_under(root)? {
                     if !seen.contains(&m.id) {
                         seen.push(m.id.clone());
                         found.push(m);
@@ -254,7 +253,7 @@ fn show(store_path: &Path, ids: &[String], out: &mut Output) -> Result<ExitStatu
     let store = open_store(store_path, OpenMode::ReadOnly)?;
     let mut found = Vec::new();
     for id in ids {
-        let Some(m) = memories::get(store.conn(), id)? else {
+        let Some(m) = store.memory(id)? else {
             return Err(MemoryError::Invalid(format!("No memory with id '{id}'.")).into());
         };
         found.push(m);
@@ -296,7 +295,8 @@ fn show_text(m: &Memory) -> String {
 
 fn export(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
     let store = open_store(store_path, OpenMode::ReadOnly)?;
-    let values: Vec<Value> = memories::all(store.conn())?
+    let values: Vec<Value> = store
+        .memories()?
         .iter()
         .map(|m| tagged("memory", m))
         .collect();
@@ -344,7 +344,7 @@ fn import_record(text: &str, limits: &Limits) -> Result<Memory, String> {
     if allocate {
         memory.id.clear();
     }
-    service::check_record(&mut memory)?;
+    service::check_record(&mut memory).map_err(|e| e.to_string())?;
     let id = (!memory.id.is_empty()).then_some(memory.id.as_str());
     let entities = memory.entities.iter().map(String::as_str);
     service::check_fields(
@@ -463,7 +463,7 @@ fn import(
     // Many memories: recount once at the end instead of per tag row.
     let bulk = parsed.len() >= BULK_IMPORT;
     if bulk {
-        memories::suspend_counts(&tx)?;
+        tx.suspend_counts()?;
     }
     for (no, result) in parsed {
         match result {
@@ -481,13 +481,13 @@ fn import(
         }
     }
     if bulk {
-        memories::resume_counts(&tx)?;
+        tx.resume_counts()?;
     }
     // Dangling tags are judged after the whole batch, so memory: links to later lines count.
     let catalog = service::load_catalog(&tx)?;
     for r in results.iter_mut().filter(|r| r["kind"] == "imported") {
         let id = r["memory_id"].as_str().unwrap_or_default().to_owned();
-        if let Some(m) = memories::get(&tx, &id)? {
+        if let Some(m) = tx.memory(&id)? {
             let dangling = service::dangling_tags(&tx, &catalog, &m)?;
             r["warnings"] = dangling
                 .iter()

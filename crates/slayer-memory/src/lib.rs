@@ -64,9 +64,9 @@ pub enum MemoryError {
     Commit {
         /// What was being written (`save`, `deletion`).
         what: &'static str,
-        /// SQLite's error.
+        /// The store's failure.
         #[source]
-        source: rusqlite::Error,
+        source: slayer_common::store::CommitError,
     },
 }
 

@@ -59,6 +59,11 @@ impl Resolution {
     }
 }
 
+/// The verdict on a reference that names nothing (or names it ambiguously).
+fn invalid(message: String) -> ResolveError {
+    ResolveError::Invalid(message)
+}
+
 fn is_leaf(model: &Model, name: &str) -> bool {
     model.columns.iter().any(|c| c.name == name)
         || model
@@ -93,17 +98,17 @@ impl Catalog {
     /// The one model of this name across datasources; several → the original's ambiguity error.
     /// The one model of this name in any datasource; an error names the datasources when there
     /// are several.
-    pub(crate) fn model_named(&self, name: &str) -> Result<Option<&Model>, String> {
+    pub(crate) fn model_named(&self, name: &str) -> Result<Option<&Model>, ResolveError> {
         let found: Vec<&Model> = self.models.iter().filter(|m| m.name == name).collect();
         match found.len() {
             0 => Ok(None),
             1 => Ok(Some(found[0])),
             _ => {
                 let dss: Vec<String> = found.iter().map(|m| m.data_source.clone()).collect();
-                Err(format!(
+                Err(invalid(format!(
                     "Model '{name}' exists in multiple datasources: {}. Specify a data_source or set a datasource priority to disambiguate.",
                     py_list(&dss)
-                ))
+                )))
             }
         }
     }
@@ -139,7 +144,7 @@ impl Catalog {
             }
             return Ok(Resolution::one(text.to_owned()));
         }
-        Ok(self.resolve_entity(text, source_model)?)
+        self.resolve_entity(text, source_model)
     }
 
     /// Resolves a reference to a datasource, model or leaf (not a memory).
@@ -147,31 +152,31 @@ impl Catalog {
         &self,
         text: &str,
         source_model: Option<&Model>,
-    ) -> Result<Resolution, String> {
+    ) -> Result<Resolution, ResolveError> {
         let AggRef { prefix, agg } = match split_agg_ref(text) {
             Ok(parts) => parts,
             // `sum(amount - quantity)` is an expression, unless a view named a column that way.
-            Err(message) => {
+            Err(not_one) => {
                 return self
                     .resolve_plain(text, text, source_model)
-                    .map_err(|_| message)
+                    .map_err(|_| invalid(not_one.to_string()))
             }
         };
         let is_count = agg.as_deref() == Some("count");
         if prefix == "*" {
             if !is_count {
-                return Err(format!("'{text}' is not a valid entity reference; use 'count(*)' to refer to a model's row count."));
+                return Err(invalid(format!("'{text}' is not a valid entity reference; use 'count(*)' to refer to a model's row count.")));
             }
             let Some(src) = source_model else {
-                return Err("'count(*)' requires a model context: write 'count(<model>.*)' or invoke from a query that has a source_model.".to_owned());
+                return Err(invalid("'count(*)' requires a model context: write 'count(<model>.*)' or invoke from a query that has a source_model.".to_owned()));
             };
             return Ok(Resolution::one(src.canonical_id()));
         }
         if let Some(model_ref) = prefix.strip_suffix(".*") {
             if !is_count {
-                return Err(format!(
+                return Err(invalid(format!(
                     "'{text}' is not a valid entity reference; use the 'count(<model>.*)' form."
-                ));
+                )));
             }
             return self.resolve_entity(model_ref, source_model);
         }
@@ -185,10 +190,12 @@ impl Catalog {
         prefix: &str,
         text: &str,
         source_model: Option<&Model>,
-    ) -> Result<Resolution, String> {
+    ) -> Result<Resolution, ResolveError> {
         let segments: Vec<&str> = prefix.split('.').collect();
         if !segments.iter().all(|s| valid_segment(s)) {
-            return Err(format!("'{text}' contains an invalid identifier segment."));
+            return Err(invalid(format!(
+                "'{text}' contains an invalid identifier segment."
+            )));
         }
         let head = segments[0];
         if self.datasources.contains(head) {
@@ -202,7 +209,9 @@ impl Catalog {
                 [] => Resolution::one(head.to_owned()),
                 [model_name, rest @ ..] => {
                     let Some(model) = self.model_in(head, model_name) else {
-                        return Err(format!("No model '{model_name}' in datasource '{head}'."));
+                        return Err(invalid(format!(
+                            "No model '{model_name}' in datasource '{head}'."
+                        )));
                     };
                     Resolution::one(self.walk(model, rest, text)?)
                 }
@@ -214,14 +223,18 @@ impl Catalog {
             return self.resolve_bare(head, source_model);
         }
         let Some(model) = self.model_named(head)? else {
-            return Err(format!(
+            return Err(invalid(format!(
                 "'{head}' is neither a known datasource nor a saved model. (segment of '{text}')."
-            ));
+            )));
         };
         Ok(Resolution::one(self.walk(model, &segments[1..], text)?))
     }
 
-    fn resolve_bare(&self, name: &str, source_model: Option<&Model>) -> Result<Resolution, String> {
+    fn resolve_bare(
+        &self,
+        name: &str,
+        source_model: Option<&Model>,
+    ) -> Result<Resolution, ResolveError> {
         if let Some(src) = source_model {
             if is_leaf(src, name) {
                 return Ok(Resolution::one(format!("{}.{name}", src.canonical_id())));
@@ -262,21 +275,21 @@ impl Catalog {
                 _ => {
                     let mut names: Vec<String> = owners.iter().map(|m| m.name.clone()).collect();
                     names.sort();
-                    return Err(format!(
+                    return Err(invalid(format!(
                         "Ambiguous bare name '{name}' matches columns / measures / aggregations on {} in datasource '{ds}'. Qualify as '<model>.{name}'.",
                         py_list(&names)
-                    ));
+                    )));
                 }
             }
         }
-        Err(format!(
+        Err(invalid(format!(
             "Entity '{name}' not found in any datasource (checked all known datasources)."
-        ))
+        )))
     }
 
     /// The dotted-path rule (docs/spec.md §3.7): all but the last segment are join hops and the last
     /// a leaf; failing that, every segment is a hop and the reached model is the answer.
-    fn walk(&self, start: &Model, segments: &[&str], path: &str) -> Result<String, String> {
+    fn walk(&self, start: &Model, segments: &[&str], path: &str) -> Result<String, ResolveError> {
         let Some((last, hops)) = segments.split_last() else {
             return Ok(start.canonical_id());
         };
@@ -293,16 +306,16 @@ impl Catalog {
         start: &'a Model,
         hops: &[&str],
         path: &str,
-    ) -> Result<&'a Model, String> {
+    ) -> Result<&'a Model, ResolveError> {
         let mut visited = vec![start.name.as_str()];
         let mut current = start;
         for token in hops {
             let next = self.hop(current, token, path, &start.name)?;
             if visited.contains(&next.name.as_str()) {
-                return Err(format!(
+                return Err(invalid(format!(
                     "Circular join detected resolving '{path}' from '{}': hop '{token}' revisits model '{}'.",
                     start.name, next.name
-                ));
+                )));
             }
             visited.push(next.name.as_str());
             current = next;
@@ -318,7 +331,7 @@ impl Catalog {
         token: &str,
         path: &str,
         root: &str,
-    ) -> Result<&'a Model, String> {
+    ) -> Result<&'a Model, ResolveError> {
         let ds = &from.data_source;
         // (edge name, model at the other end)
         let mut edges: Vec<(Option<&str>, &str)> = from
@@ -357,18 +370,23 @@ impl Catalog {
         } else {
             by_name
         };
+        let not_a_target = || {
+            invalid(format!(
+                "'{token}' is not a join target on model '{}'.",
+                from.name
+            ))
+        };
         match candidates.len() {
-            0 => Err(format!("'{token}' is not a join target on model '{}'.", from.name)),
+            0 => Err(not_a_target()),
             1 => {
                 let target = candidates.into_iter().next().unwrap_or_default();
-                self.model_in(ds, target)
-                    .ok_or_else(|| format!("'{token}' is not a join target on model '{}'.", from.name))
+                self.model_in(ds, target).ok_or_else(not_a_target)
             }
-            _ => Err(format!(
+            _ => Err(invalid(format!(
                 "Ambiguous join path resolving '{path}' from '{root}': hop '{token}' matches joins to {} on model '{}'.",
                 py_list(&candidates.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
                 from.name
-            )),
+            ))),
         }
     }
 }

@@ -2,12 +2,11 @@
 
 use std::collections::BTreeSet;
 
-use rusqlite::Connection;
 use serde_json::Value;
 use slayer_common::canonical::check_memory_id;
 use slayer_common::limits::Limits;
 use slayer_common::records::{Memory, Standing, Tier};
-use slayer_common::store::{catalog as stored_catalog, memories};
+use slayer_common::store::{StoreRead, StoreWrite};
 use slayer_index::catalog::refresh_memory_doc;
 
 use crate::extract::query_entities;
@@ -113,21 +112,19 @@ pub fn forgotten_text(id: &str, warning: Option<&str>) -> String {
     text
 }
 
-struct StoreLookup<'a>(&'a Connection);
+struct StoreLookup<'a>(&'a dyn StoreRead);
 
 impl Lookup for StoreLookup<'_> {
     fn memory_exists(&self, id: &str) -> Result<bool, String> {
-        memories::exists(self.0, id).map_err(|e| e.to_string())
+        self.0.memory_exists(id).map_err(|e| e.to_string())
     }
 }
 
 /// The stored catalog, for resolution.
-pub fn load_catalog(conn: &Connection) -> Result<Catalog, MemoryError> {
-    let mut datasources: BTreeSet<String> = stored_catalog::datasources(conn)?
-        .into_iter()
-        .map(|d| d.name)
-        .collect();
-    let models = stored_catalog::model_skeletons(conn)?;
+pub fn load_catalog(store: &dyn StoreRead) -> Result<Catalog, MemoryError> {
+    let mut datasources: BTreeSet<String> =
+        store.datasources()?.into_iter().map(|d| d.name).collect();
+    let models = store.model_skeletons()?;
     datasources.extend(models.iter().map(|m| m.data_source.clone()));
     Ok(Catalog {
         datasources,
@@ -137,11 +134,11 @@ pub fn load_catalog(conn: &Connection) -> Result<Catalog, MemoryError> {
 
 /// Resolves one reference against the catalog.
 pub fn resolve_ref(
-    conn: &Connection,
+    store: &dyn StoreRead,
     catalog: &Catalog,
     raw: &str,
 ) -> Result<Resolution, MemoryError> {
-    Ok(catalog.resolve(raw, None, &StoreLookup(conn))?)
+    Ok(catalog.resolve(raw, None, &StoreLookup(store))?)
 }
 
 /// UTC now, as the original writes `created_at`.
@@ -199,23 +196,23 @@ impl IdAllocator {
     /// Lesson ids: starts after the store's largest int-shaped id and after every id in
     /// `reserved` (the explicit ids of the same batch, which must not be handed out again).
     pub fn new<'a>(
-        conn: &Connection,
+        store: &dyn StoreRead,
         reserved: impl IntoIterator<Item = &'a str>,
     ) -> Result<IdAllocator, MemoryError> {
-        IdAllocator::for_tier(conn, Tier::Lesson, reserved)
+        IdAllocator::for_tier(store, Tier::Lesson, reserved)
     }
 
     /// Ids of one tier: `<prefix>_<n>` past the store's and the batch's, or plain numbers for
     /// a tier without a prefix.
     pub fn for_tier<'a>(
-        conn: &Connection,
+        store: &dyn StoreRead,
         tier: Tier,
         reserved: impl IntoIterator<Item = &'a str>,
     ) -> Result<IdAllocator, MemoryError> {
         let prefix = tier.id_prefix();
         let max = match prefix {
-            None => memories::largest_int_id(conn)?,
-            Some(p) => memories::largest_prefixed_id(conn, p)?,
+            None => store.largest_int_id()?,
+            Some(p) => store.largest_prefixed_id(p)?,
         };
         let after_store = next_id(max.as_deref());
         let numbers = reserved.into_iter().filter_map(|id| match prefix {
@@ -244,16 +241,16 @@ impl IdAllocator {
 
 /// One allocator per tier, each opened on its first id (an import may mix tiers).
 pub struct TierIds<'a> {
-    conn: &'a Connection,
+    store: &'a dyn StoreRead,
     reserved: Vec<String>,
     by_tier: std::collections::BTreeMap<Tier, IdAllocator>,
 }
 
 impl<'a> TierIds<'a> {
     /// Allocators past the store's ids and the batch's explicit `reserved` ones.
-    pub fn new(conn: &'a Connection, reserved: Vec<String>) -> TierIds<'a> {
+    pub fn new(store: &'a dyn StoreRead, reserved: Vec<String>) -> TierIds<'a> {
         TierIds {
-            conn,
+            store,
             reserved,
             by_tier: Default::default(),
         }
@@ -263,7 +260,7 @@ impl<'a> TierIds<'a> {
     pub fn allocate(&mut self, tier: Tier) -> Result<String, MemoryError> {
         if !self.by_tier.contains_key(&tier) {
             let reserved = self.reserved.iter().map(String::as_str);
-            let ids = IdAllocator::for_tier(self.conn, tier, reserved)?;
+            let ids = IdAllocator::for_tier(self.store, tier, reserved)?;
             self.by_tier.insert(tier, ids);
         }
         Ok(self
@@ -307,7 +304,7 @@ fn push_unique(list: &mut Vec<String>, items: Vec<String>) {
 
 /// Saves a memory: validates, resolves strictly, allocates or upserts, re-renders its doc.
 /// Runs inside the caller's write transaction; nothing is written on an error.
-pub fn save(conn: &Connection, req: SaveRequest) -> Result<SaveOutcome, MemoryError> {
+pub fn save(store: &dyn StoreWrite, req: SaveRequest) -> Result<SaveOutcome, MemoryError> {
     if req.learning.trim().is_empty() {
         return Err(MemoryError::Invalid(
             "learning text must be a non-empty string.".into(),
@@ -318,8 +315,8 @@ pub fn save(conn: &Connection, req: SaveRequest) -> Result<SaveOutcome, MemoryEr
     }
     let description = clean_description(req.description)?;
     check_standing(&req.standing)?;
-    let catalog = load_catalog(conn)?;
-    let lookup = StoreLookup(conn);
+    let catalog = load_catalog(store)?;
+    let lookup = StoreLookup(store);
     let mut entities = Vec::new();
     let mut warnings = Vec::new();
     match (&req.entities, &req.query) {
@@ -348,9 +345,10 @@ pub fn save(conn: &Connection, req: SaveRequest) -> Result<SaveOutcome, MemoryEr
     }
     let id = match req.id {
         Some(id) => id,
-        None => IdAllocator::for_tier(conn, req.standing.tier, [])?.allocate(),
+        None => IdAllocator::for_tier(store, req.standing.tier, [])?.allocate(),
     };
-    let created_at = memories::get(conn, &id)?
+    let created_at = store
+        .memory(&id)?
         .map(|m| m.created_at)
         .unwrap_or_else(now_utc);
     let memory = Memory {
@@ -363,8 +361,8 @@ pub fn save(conn: &Connection, req: SaveRequest) -> Result<SaveOutcome, MemoryEr
         created_at,
         standing: req.standing,
     };
-    memories::put(conn, &memory)?;
-    refresh_memory_doc(conn, &memory)?;
+    store.put_memory(&memory)?;
+    refresh_memory_doc(store, &memory)?;
     Ok(SaveOutcome {
         memory_id: id,
         resolved_entities: entities,
@@ -372,23 +370,45 @@ pub fn save(conn: &Connection, req: SaveRequest) -> Result<SaveOutcome, MemoryEr
     })
 }
 
+/// A field of an imported memory record that is not valid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("field '{field}': {message}")]
+pub struct FieldError {
+    /// The field (`id`, `entities[2]`, …).
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl FieldError {
+    fn new(field: impl Into<String>, message: impl std::fmt::Display) -> FieldError {
+        FieldError {
+            field: field.into(),
+            message: message.to_string(),
+        }
+    }
+}
+
 /// Checks a memory record for import: the id, the learning, the description and the shape of
 /// every tag. Tags are not resolved against the catalog, so an export imports into a fresh store.
-pub fn check_record(memory: &mut Memory) -> Result<(), String> {
+pub fn check_record(memory: &mut Memory) -> Result<(), FieldError> {
     if !memory.id.is_empty() {
-        check_memory_id(&memory.id).map_err(|m| format!("field 'id': {m}"))?;
+        check_memory_id(&memory.id).map_err(|m| FieldError::new("id", m))?;
     }
     slayer_common::records::check_timestamp(&memory.created_at)
-        .map_err(|m| format!("field 'created_at': {m}"))?;
+        .map_err(|m| FieldError::new("created_at", m))?;
     if memory.learning.trim().is_empty() {
-        return Err("field 'learning': learning must be a non-empty string.".into());
+        return Err(FieldError::new(
+            "learning",
+            "learning must be a non-empty string.",
+        ));
     }
     memory.description = clean_description(memory.description.take())
-        .map_err(|e| format!("field 'description': {e}"))?;
+        .map_err(|e| FieldError::new("description", e))?;
     memory
         .standing
         .check()
-        .map_err(|(field, message)| format!("field '{field}': {message}"))?;
+        .map_err(|(field, message)| FieldError::new(field, message))?;
     for (i, tag) in memory.entities.iter().enumerate() {
         let ok = match tag.strip_prefix(slayer_common::canonical::MEMORY_PREFIX) {
             Some(id) => check_memory_id(id).is_ok(),
@@ -401,8 +421,9 @@ pub fn check_record(memory: &mut Memory) -> Result<(), String> {
             }
         };
         if !ok {
-            return Err(format!(
-                "field 'entities[{i}]': '{tag}' is not a canonical id (<ds>, <ds>.<model>, <ds>.<model>.<leaf> or memory:<id>)"
+            return Err(FieldError::new(
+                format!("entities[{i}]"),
+                format!("'{tag}' is not a canonical id (<ds>, <ds>.<model>, <ds>.<model>.<leaf> or memory:<id>)"),
             ));
         }
     }
@@ -423,14 +444,14 @@ pub enum ImportStatus {
 
 /// Writes one checked memory record (allocating an id when it has none).
 pub fn import_one(
-    conn: &Connection,
+    store: &dyn StoreWrite,
     ids: &mut TierIds<'_>,
     mut memory: Memory,
 ) -> Result<(String, ImportStatus), MemoryError> {
     if memory.id.is_empty() {
         memory.id = ids.allocate(memory.standing.tier)?;
     }
-    let status = match memories::get(conn, &memory.id)? {
+    let status = match store.memory(&memory.id)? {
         Some(old) => {
             memory.created_at = old.created_at.clone();
             if old == memory {
@@ -440,18 +461,18 @@ pub fn import_one(
         }
         None => ImportStatus::Created,
     };
-    memories::put(conn, &memory)?;
-    refresh_memory_doc(conn, &memory)?;
+    store.put_memory(&memory)?;
+    refresh_memory_doc(store, &memory)?;
     Ok((memory.id, status))
 }
 
 /// Tags that name nothing in the catalog (search hides them until they exist).
 pub fn dangling_tags(
-    conn: &Connection,
+    store: &dyn StoreRead,
     catalog: &Catalog,
     memory: &Memory,
 ) -> Result<Vec<String>, MemoryError> {
-    let lookup = StoreLookup(conn);
+    let lookup = StoreLookup(store);
     let mut dangling = Vec::new();
     for tag in &memory.entities {
         let exists = match tag.strip_prefix(slayer_common::canonical::MEMORY_PREFIX) {
@@ -468,6 +489,7 @@ pub fn dangling_tags(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::Connection;
 
     #[test]
     fn the_allocator_counts_up_past_the_store_and_the_batch() {

@@ -6,7 +6,7 @@
 
 use slayer_common::canonical::{check_memory_id, memory_ref};
 use slayer_common::limits::Limits;
-use slayer_common::store::Store;
+use slayer_common::store::{Store, StoreRead, StoreWrite};
 use slayer_index::fulltext::FullText;
 use slayer_index::IndexError;
 
@@ -79,11 +79,11 @@ pub fn forget(store: &mut Store, id: &str) -> Result<Option<String>, MemoryError
 pub fn forget_soft(store: &mut Store, id: &str) -> Result<(), MemoryError> {
     check_memory_id(id).map_err(MemoryError::Invalid)?;
     let tx = store.write()?;
-    let Some(mut memory) = slayer_common::store::memories::get(&tx, id)? else {
+    let Some(mut memory) = tx.memory(id)? else {
         return Err(MemoryError::Invalid(format!("No memory with id '{id}'.")));
     };
     memory.standing.deleted = true;
-    slayer_common::store::memories::put(&tx, &memory)?;
+    tx.put_memory(&memory)?;
     tx.commit().map_err(|source| MemoryError::Commit {
         what: "soft deletion",
         source,

@@ -5,6 +5,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::{parse_row, to_row, under_sql, StoreError};
 use crate::canonical::is_under;
 use crate::records::{Memory, Standing, Tier};
+pub use crate::store::rows::{Marked, TaggedMemory};
 
 /// Inserts or replaces a memory and its tag index.
 pub fn put(conn: &Connection, memory: &Memory) -> Result<(), StoreError> {
@@ -100,15 +101,6 @@ pub fn largest_prefixed_id(conn: &Connection, prefix: &str) -> Result<Option<Str
     Ok(stmt.query_row([prefix], |r| r.get(0)).optional()?)
 }
 
-/// A memory that is not a plain lesson, as search filters and weighs it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Marked {
-    /// Memory id.
-    pub id: String,
-    /// Its tier, trust and owners.
-    pub standing: Standing,
-}
-
 /// Every memory that is not a plain lesson (another tier, a trust below 1, an owner, a soft
 /// delete), in id order, from the partial index that holds only them.
 pub fn marked(conn: &Connection) -> Result<Vec<Marked>, StoreError> {
@@ -202,19 +194,8 @@ pub fn resume_counts(tx: &Connection) -> Result<(), StoreError> {
              WHERE entity <> 'memory:' || memory_id GROUP BY entity;
          UPDATE settings SET value = (SELECT COUNT(*) FROM memories) WHERE key = 'memory_count';",
     )?;
-    tx.execute_batch(count_triggers!())?;
+    tx.execute_batch(super::migrations::COUNT_TRIGGERS)?;
     Ok(())
-}
-
-/// A memory as a ranking needs it: its tags and whether a query is attached, not its JSON.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaggedMemory {
-    /// Memory id.
-    pub id: String,
-    /// Stored tags (stale ones included), sorted.
-    pub tags: Vec<String>,
-    /// Whether a query is attached.
-    pub has_query: bool,
 }
 
 /// `column` is a `memory:` reference (`;` is the byte after `:`, so the range is indexable).

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::{under_sql, StoreError};
+pub use crate::store::rows::{Coverage, LiveRow, Stamp, VectorsState};
 
 /// Deletes the embedding rows of `root` and of its strict dotted descendants (every model name).
 pub fn delete_under(conn: &Connection, root: &str) -> Result<usize, StoreError> {
@@ -42,16 +43,6 @@ pub fn decode(blob: &[u8]) -> Vec<f32> {
     blob.chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect()
-}
-
-/// What a doc's row under a model name holds of its provenance: the content hash of the text
-/// it embedded and the model revision that wrote it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stamp {
-    /// SHA-256 of the embedded text.
-    pub content_hash: String,
-    /// The model's revision when the row was written (`''` before schema 8).
-    pub revision: String,
 }
 
 /// For each of these docs that exists: its embedding text (the doc text when it has none of
@@ -110,17 +101,6 @@ pub fn put(
     Ok(())
 }
 
-/// How the store's docs stand under one model name and revision.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Coverage {
-    /// Docs whose row was written by this revision.
-    pub current: i64,
-    /// Docs whose row was written by another revision (or before schema 8, `''`).
-    pub stale: i64,
-    /// Docs with no row under the model name.
-    pub missing: i64,
-}
-
 /// The [`Coverage`] of every doc, in one pass over the docs (each looked up by the primary
 /// key); rows of removed docs are not counted.
 pub fn coverage(conn: &Connection, model: &str, revision: &str) -> Result<Coverage, StoreError> {
@@ -172,19 +152,6 @@ pub fn doc_count(conn: &Connection) -> Result<i64, StoreError> {
     Ok(conn
         .prepare_cached("SELECT count(*) FROM docs")?
         .query_row([], |r| r.get(0))?)
-}
-
-/// One stored row as a long-lived reader keeps it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LiveRow {
-    /// The doc's canonical id.
-    pub canonical_id: String,
-    /// The doc's kind (`memory`, `column`, …).
-    pub doc_kind: String,
-    /// Changes whenever the row is written: its rowid, content hash and write time.
-    pub version: String,
-    /// The vector as stored.
-    pub vector: Vec<f32>,
 }
 
 const VERSION_SQL: &str = "e.rowid || ' ' || e.content_hash || ' ' || e.updated_at";
@@ -263,19 +230,6 @@ pub fn docs_lacking(conn: &Connection, model: &str) -> Result<i64, StoreError> {
         [model],
         |r| r.get(0),
     )?)
-}
-
-/// What the vector sidecar of a store is current with: the store's identity and the counts of
-/// the writes that change its rows (`embeddings_changes`) or their datasources
-/// (`memory_tags_changes`). `None` on a store older than schema 7.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct VectorsState {
-    /// Random per store, kept across migrations.
-    pub store_id: String,
-    /// `settings.embeddings_changes`.
-    pub embeddings_changes: i64,
-    /// `settings.memory_tags_changes`.
-    pub memory_tags_changes: i64,
 }
 
 /// The store's [`VectorsState`], read in one statement.

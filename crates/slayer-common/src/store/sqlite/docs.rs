@@ -8,17 +8,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use super::{under_sql, StoreError};
 use crate::canonical::datasource_of;
 use crate::records::Doc;
-
-/// A doc with the position that fixes its place in a full rebuild.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredDoc {
-    /// The doc itself.
-    pub doc: Doc,
-    /// Owning model name for model-subtree docs.
-    pub model: Option<String>,
-    /// Order within its model subtree (model doc 0, then columns, measures, aggregations).
-    pub position: i64,
-}
+pub use crate::store::rows::{IndexLag, StoredDoc};
 
 const COLUMNS: &str =
     "canonical_id, doc_kind, datasource, model, position, text, content_hash, embedding_text";
@@ -159,23 +149,6 @@ pub fn memory_datasources(conn: &Connection, memory_id: &str) -> Result<Vec<Stri
     roots.sort();
     roots.dedup();
     Ok(roots)
-}
-
-/// What the index lacks: docs it does not hold at their current hash, and ids it holds that
-/// are gone from `docs`.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct IndexLag {
-    /// Docs to (re)index, in rebuild order.
-    pub upserts: Vec<StoredDoc>,
-    /// Canonical ids to drop from the index.
-    pub deletes: Vec<String>,
-}
-
-impl IndexLag {
-    /// Whether the index already matches the store.
-    pub fn is_empty(&self) -> bool {
-        self.upserts.is_empty() && self.deletes.is_empty()
-    }
 }
 
 /// Computes the index's lag behind `docs`.
