@@ -1,5 +1,6 @@
 //! One function per subcommand: read what it needs, do it, report.
 
+use slayer_common::store::StoreRead;
 use std::io::{self, BufRead};
 use std::path::Path;
 
@@ -8,7 +9,7 @@ use serde_json::{json, Value};
 use slayer_common::cli::{Format, Output};
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::{open_input, read_lines, ReadError};
-use slayer_common::store::{docs, embeddings, OpenMode, Store};
+use slayer_common::store::{OpenMode, Store};
 use slayer_embed::provider::{active_name, revision, Embedder};
 use slayer_embed::refresh::{refresh, Options, Status};
 use slayer_embed::EmbedError;
@@ -44,7 +45,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
             let mut store = Store::open(&cli.common.store, OpenMode::MustExist)?;
             let ids = match named {
                 Some(ids) => ids,
-                None => docs::ids(store.conn())?,
+                None => store.conn().doc_ids()?,
             };
             run_refresh(&mut store, &ids, batch_size, threads, &mut out)
         }
@@ -58,13 +59,13 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
 fn status(store_path: &Path, mut out: Output) -> Result<ExitStatus> {
     let store = Store::open(store_path, OpenMode::ReadOnly)?;
     let model = active_name();
-    let counts = embeddings::counts_by_model(store.conn())?;
-    let lacking = embeddings::docs_lacking(store.conn(), &model)?;
+    let counts = store.conn().embedding_counts_by_model()?;
+    let lacking = store.conn().docs_lacking(&model)?;
     let usable = Embedder::check(&model);
     let revision = usable.as_ref().ok().and_then(|_| revision(&model).ok());
     let coverage = revision
         .as_deref()
-        .map(|r| embeddings::coverage(store.conn(), &model, r))
+        .map(|r| store.conn().coverage(&model, r))
         .transpose()?;
     let value = json!({
         "kind": "embedding_status",

@@ -4,7 +4,8 @@
 
 use rayon::prelude::*;
 use slayer_common::records::content_hash;
-use slayer_common::store::{embeddings, Store};
+use slayer_common::store::Store;
+use slayer_common::store::{StoreRead, StoreWrite};
 
 use crate::provider::Embedder;
 use crate::{EmbedError, EmbedResult};
@@ -75,7 +76,7 @@ fn triage(
     revision: &str,
     ids: &[String],
 ) -> Result<(Vec<Pending>, Vec<Numbered>), EmbedError> {
-    let mut found = embeddings::texts_and_stamps(store.conn(), model, ids)?;
+    let mut found = store.conn().texts_and_stamps(model, ids)?;
     let mut reports = Vec::new();
     let mut pending = Vec::new();
     for (position, id) in ids.iter().enumerate() {
@@ -201,8 +202,7 @@ fn embed(
         for (p, result) in group.iter().zip(results) {
             match result {
                 Ok(vector) => {
-                    embeddings::put(
-                        &tx,
+                    tx.put_embedding(
                         &p.canonical_id,
                         model,
                         revision,

@@ -6,6 +6,7 @@
 //! [`Scope`] is the corpus as one request sees it, under its datasource: the one place that
 //! says whether a memory, a tag or a doc counts.
 
+use slayer_common::store::StoreRead;
 use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -14,10 +15,10 @@ use rusqlite::Connection;
 use rustc_hash::{FxHashMap, FxHashSet};
 use slayer_common::canonical::{memory_id_of, memory_ref, rooted_at};
 use slayer_common::records::{Standing, Tier};
-use slayer_common::store::memories::{self, TaggedMemory};
+use slayer_common::store::memories::TaggedMemory;
 
 use crate::scoping::MemoryFilter;
-use slayer_common::store::{catalog, StoreError};
+use slayer_common::store::StoreError;
 use slayer_memory::resolve::{Catalog, Lookup};
 
 /// A memory as search needs it: tags for BM25 and the filters, the query flag for the buckets,
@@ -81,7 +82,7 @@ impl<'c> Corpus<'c> {
         Ok(Corpus {
             conn,
             catalog: OnceCell::new(),
-            datasources: catalog::datasource_names(conn)?,
+            datasources: conn.datasource_names()?,
             memories: RefCell::default(),
             with_query: OnceCell::new(),
             marked: OnceCell::new(),
@@ -110,7 +111,10 @@ impl<'c> Corpus<'c> {
         if let Some(m) = self.memories.borrow().get(id) {
             return Ok(m.clone());
         }
-        let meta = memories::tagged(self.conn, id)?.map(|m| Rc::new(self.with_standing(m)));
+        let meta = self
+            .conn
+            .tagged_memory(id)?
+            .map(|m| Rc::new(self.with_standing(m)));
         self.memories
             .borrow_mut()
             .insert(id.to_owned(), meta.clone());
@@ -121,7 +125,7 @@ impl<'c> Corpus<'c> {
     /// order, read in one statement.
     fn tagged_with(&self, tags: &[String]) -> Result<Vec<Rc<MemoryMeta>>, StoreError> {
         self.marked()?;
-        let found = memories::sharing_a_tag(self.conn, tags)?;
+        let found = self.conn.memories_sharing_a_tag(tags)?;
         let mut cache = self.memories.borrow_mut();
         Ok(found
             .into_iter()
@@ -139,7 +143,9 @@ impl<'c> Corpus<'c> {
         if let Some(m) = self.marked.get() {
             return Ok(m);
         }
-        let found = memories::marked(self.conn)?
+        let found = self
+            .conn
+            .marked_memories()?
             .into_iter()
             .map(|m| (m.id, m.standing))
             .collect();
@@ -159,7 +165,7 @@ impl<'c> Corpus<'c> {
         if let Some(ids) = self.with_query.get() {
             return Ok(ids);
         }
-        let ids = memories::ids_with_query(self.conn)?.into_iter().collect();
+        let ids = self.conn.memory_ids_with_query()?.into_iter().collect();
         Ok(self.with_query.get_or_init(|| ids))
     }
 
@@ -174,7 +180,7 @@ impl<'c> Corpus<'c> {
         let marked = self.marked()?;
         // With plain lessons out, an exclusion list still serves when there are none.
         let no_plain = || -> Result<bool, StoreError> {
-            Ok(memories::count_under(self.conn, None)? == marked.len())
+            Ok(self.conn.memory_count_under(None)? == marked.len())
         };
         let admission = if filter.passes_plain() || no_plain()? {
             let mut out: Vec<&'s str> = marked
@@ -416,7 +422,7 @@ impl Scope<'_, '_> {
                 });
             }
         }
-        for (from, to) in memories::memory_tag_links(self.corpus.conn)? {
+        for (from, to) in self.corpus.conn.memory_tag_links()? {
             let target = memory_id_of(&to).unwrap_or_default();
             if out.binary_search(&target).is_ok()
                 && out.binary_search(&from.as_str()).is_err()
@@ -432,17 +438,17 @@ impl Scope<'_, '_> {
     /// [`Scope::tag_corpus`] under the datasource filter alone.
     fn datasource_tag_corpus(&self) -> Result<TagCorpus, StoreError> {
         let conn = self.corpus.conn;
-        let docs = memories::count_under(conn, self.datasource)?;
+        let docs = conn.memory_count_under(self.datasource)?;
         let mut tags = docs;
         // Entity tags: under a datasource the store returns only its own.
-        memories::entity_tag_counts(conn, self.datasource, |entity, memories| {
+        conn.entity_tag_counts(self.datasource, &mut |entity, memories| {
             if self.valid_entity(entity) {
                 tags += memories;
             }
         })?;
         // `memory:` tags count when both ends pass the filter.
         match self.datasource {
-            None => tags += memories::live_memory_tag_count(conn)?,
+            None => tags += conn.live_memory_tag_count()?,
             Some(_) => {
                 let in_datasource = |id: &str| -> Result<bool, StoreError> {
                     Ok(self
@@ -450,7 +456,7 @@ impl Scope<'_, '_> {
                         .memory(id)?
                         .is_some_and(|m| m.in_datasource(self.datasource)))
                 };
-                for (from, to) in memories::memory_tag_links(conn)? {
+                for (from, to) in conn.memory_tag_links()? {
                     let target = memory_id_of(&to).unwrap_or_default();
                     if in_datasource(&from)? && in_datasource(target)? {
                         tags += 1;
@@ -466,7 +472,7 @@ impl Scope<'_, '_> {
         &self,
         mut visit: impl FnMut(Rc<MemoryMeta>) -> bool,
     ) -> Result<(), StoreError> {
-        memories::ids_newest_first(self.corpus.conn, |id| {
+        self.corpus.conn.memory_ids_newest_first(&mut |id| {
             Ok(match self.memory(id)? {
                 Some(m) => visit(m),
                 None => true,

@@ -3,7 +3,7 @@
 //! side can rank (the named refs).
 
 use slayer_common::canonical::memory_id_of;
-use slayer_common::store::docs;
+use slayer_common::store::StoreRead;
 use slayer_index::pyfmt::repr_str as py_repr;
 use slayer_memory::extract::query_entities;
 use slayer_memory::resolve::{Catalog, Lookup, Resolution, ResolveError};
@@ -184,7 +184,7 @@ pub(crate) fn named_entities(
             ));
             continue;
         }
-        if docs::get(conn, input)?.is_none() {
+        if conn.doc(input)?.is_none() {
             warnings.push(format!("entity {} resolved but is no longer present in storage; dropped from entities bucket.", py_repr(input)));
             continue;
         }

@@ -12,6 +12,7 @@
 
 use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_common::limits::Limits;
+use slayer_common::store::StoreRead;
 use slayer_index::pyfmt::repr_str as py_repr;
 
 use crate::channels::ranked::{DenseRanking, Ranking};
@@ -300,10 +301,9 @@ impl Context<'_> {
     ) -> Result<Vec<ExpandedMemory>, SearchError> {
         let mut out = Vec::new();
         for id in ids {
-            let found = slayer_common::store::memories::get(self.conn, id)?
-                .filter(|m| filter.owns(&m.standing));
+            let found = self.conn.memory(id)?.filter(|m| filter.owns(&m.standing));
             let text = match &found {
-                Some(m) => slayer_common::store::docs::get(self.conn, &memory_ref(&m.id))?,
+                Some(m) => self.conn.doc(&memory_ref(&m.id))?,
                 None => None,
             };
             let (Some(m), Some(doc)) = (found, text) else {

@@ -13,13 +13,14 @@
 //! sidecar takes longer than embedding the chunk, so large stores are not rebuilt after every
 //! few rows.
 
+use slayer_common::store::StoreRead;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use slayer_common::store::{embeddings, OpenMode, Store};
+use slayer_common::store::{OpenMode, Store};
 use slayer_embed::provider::{active_name, revision, spec, Embedder, Spec};
 use slayer_embed::refresh::{refresh_using, Options, Status};
 
@@ -124,7 +125,10 @@ fn reembed(
     // What there is to do, read before anything is opened for writing or loaded.
     let ids = {
         let reader = Store::open(path, OpenMode::ReadOnly).map_err(|e| e.to_string())?;
-        embeddings::stale_or_missing(reader.conn(), model, &revision).map_err(|e| e.to_string())?
+        reader
+            .conn()
+            .stale_or_missing(model, &revision)
+            .map_err(|e| e.to_string())?
     };
     summary.pending = ids.len();
     if ids.is_empty() {

@@ -5,6 +5,7 @@ use rustc_hash::FxHashMap;
 use slayer_common::canonical::{datasource_of, memory_id_of};
 use slayer_common::store::embeddings::{self, VectorsState};
 use slayer_common::store::StoreError;
+use slayer_common::store::StoreRead;
 
 use super::layout::{encode, Header, Parts, Sections, FORMAT, MEMORY};
 
@@ -57,7 +58,7 @@ pub(super) fn build(
         model: model.to_owned(),
         revision: revision.to_owned(),
         state,
-        stale: embeddings::stale_live_rows(conn, model, revision)? as usize,
+        stale: conn.stale_live_rows(model, revision)? as usize,
         dim: rows.dim.unwrap_or(0),
         rows: rows.kinds.len(),
         other_dims: rows.other_dims,
@@ -86,7 +87,7 @@ fn read_rows(
 ) -> Result<Rows, StoreError> {
     let mut rows = Rows::default();
     let mut memory_rows: FxHashMap<String, usize> = FxHashMap::default();
-    embeddings::for_each_live_row(conn, model, revision, |id, kind, blob| {
+    conn.for_each_live_row(model, revision, &mut |id, kind, blob| {
         let size = blob.len() / 4;
         if *rows.dim.get_or_insert(size) != size {
             rows.other_dims += 1;
@@ -109,7 +110,7 @@ fn read_rows(
             rows.datasources.push(own.into_iter().collect());
         }
     })?;
-    embeddings::for_each_memory_tag(conn, |memory, tag| {
+    conn.for_each_memory_tag(&mut |memory, tag| {
         if let (Some(&row), Some(ds)) = (memory_rows.get(memory), datasource_of(tag)) {
             let i = datasources.intern(ds);
             if !rows.datasources[row].contains(&i) {

@@ -20,6 +20,7 @@
 mod build;
 mod layout;
 
+use slayer_common::store::StoreRead;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -27,7 +28,6 @@ use rusqlite::Connection;
 use sha2::{Digest, Sha256};
 use slayer_common::mapped::MappedFile;
 use slayer_common::simd::dot_i16_i8;
-use slayer_common::store::embeddings;
 use slayer_common::store::StoreError;
 
 use build::build;
@@ -94,7 +94,7 @@ impl Sidecar {
         model: &str,
         revision: &str,
     ) -> Result<Option<Sidecar>, StoreError> {
-        let Some(state) = embeddings::vectors_state(conn)? else {
+        let Some(state) = conn.vectors_state()? else {
             return Ok(None);
         };
         let path = path_for(store, model);

@@ -2,7 +2,9 @@
 
 use slayer_common::canonical::datasource_of;
 use slayer_common::records::{Doc, Memory};
-use slayer_common::store::{docs, memories, OpenMode, Store};
+// The fixtures write through the SQLite functions on a plain connection (autocommit), as
+// a store's writers did before the interface; the code under test only reads.
+use slayer_common::store::{docs, embeddings, memories, OpenMode, Store};
 
 use super::build::quantize_row;
 use super::*;

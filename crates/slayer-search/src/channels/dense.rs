@@ -11,12 +11,13 @@
 //! docs have a row another revision wrote (stale) or none, the channel ranks the rest and
 //! [`Dense::take_warning`] holds one warning with both counts (docs/spec.md §7.2).
 
+use slayer_common::store::StoreRead;
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use rusqlite::Connection;
-use slayer_common::store::embeddings::{self, Coverage};
+use slayer_common::store::embeddings::Coverage;
 use slayer_embed::provider::{active_name, revision, Embedder};
 use slayer_embed::similar::{dot, normalized, rank_unit};
 use slayer_embed::vectors::{Keep, Sidecar};
@@ -126,9 +127,10 @@ impl Dense {
     /// The live rows of the model, in canonical id order: all read, or (after a change) the
     /// previous ones kept where they still hold and the rest read one by one.
     fn load_rows(&self, conn: &Connection, revision: &str) -> Result<Rows, SearchError> {
-        let changes = embeddings::change_count(conn)?;
+        let changes = conn.embedding_changes()?;
         let read_all = || -> Result<Rows, SearchError> {
-            let rows = embeddings::live_rows(conn, &self.model, revision)?
+            let rows = conn
+                .live_rows(&self.model, revision)?
                 .into_iter()
                 .map(|r| Row {
                     id: r.canonical_id,
@@ -147,7 +149,7 @@ impl Dense {
             // loaded) leave the vectors as they were.
             return Ok(previous);
         }
-        let versions = embeddings::live_row_versions(conn, &self.model, revision)?;
+        let versions = conn.live_row_versions(&self.model, revision)?;
         let mut kept: rustc_hash::FxHashMap<String, Row> = previous
             .rows
             .into_iter()
@@ -167,7 +169,7 @@ impl Dense {
                 // Read in the same snapshot as the versions, so the row is there.
                 _ => {
                     if let Some((v, version)) =
-                        embeddings::vector_and_version(conn, &id, &self.model, revision)?
+                        conn.vector_and_version(&id, &self.model, revision)?
                     {
                         rows.push(Row {
                             id,
@@ -258,10 +260,10 @@ impl Dense {
                 Coverage {
                     current: live - sidecar.stale() as i64,
                     stale: sidecar.stale() as i64,
-                    missing: (embeddings::doc_count(conn)? - live).max(0),
+                    missing: (conn.doc_count()? - live).max(0),
                 }
             }
-            None => embeddings::coverage(conn, &self.model, revision)?,
+            None => conn.coverage(&self.model, revision)?,
         };
         self.coverage.set(Some(coverage));
         Ok(coverage)
@@ -423,7 +425,8 @@ impl Dense {
                     .binary_search_by(|r| r.id.as_str().cmp(id))
                     .ok()
                     .map(|at| std::borrow::Cow::Borrowed(rows[at].unit.as_slice())),
-                None => embeddings::vector_and_version(conn, id, &self.model, revision)?
+                None => conn
+                    .vector_and_version(id, &self.model, revision)?
                     .map(|(v, _)| std::borrow::Cow::Owned(normalized(&v))),
             };
             out.push(

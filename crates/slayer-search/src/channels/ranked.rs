@@ -248,12 +248,12 @@ mod tests {
     use crate::fusion::fuse::Fused;
     use crate::tuning::{Fusion, Method, Weights};
     use slayer_common::records::Doc;
-    use slayer_common::store::{docs, embeddings, OpenMode, Store};
+    use slayer_common::store::{docs, OpenMode, Store, StoreWrite};
 
     /// 600 entity rows whose vectors repeat in runs (so scores tie), under one model.
     fn sidecar(dir: &std::path::Path) -> Sidecar {
-        let store = Store::open(&dir.join("s.db"), OpenMode::CreateIfMissing).unwrap();
-        let conn = store.conn();
+        let mut store = Store::open(&dir.join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let tx = store.write().unwrap();
         for i in 0..600 {
             let id = format!("db.m{:03}", (i * 37) % 600);
             let stored = docs::StoredDoc {
@@ -268,12 +268,14 @@ mod tests {
                 model: None,
                 position: 0,
             };
-            docs::upsert(conn, &stored).unwrap();
+            tx.upsert_doc(&stored).unwrap();
             let j = (i / 3) as f32;
             let v = [j.sin(), j.cos(), (j * 0.37).sin(), 0.5];
-            embeddings::put(conn, &id, "local/test", "r", "h", &v, "t").unwrap();
+            tx.put_embedding(&id, "local/test", "r", "h", &v, "t")
+                .unwrap();
         }
-        Sidecar::open(conn, store.path(), "local/test", "r")
+        tx.commit().unwrap();
+        Sidecar::open(store.conn(), store.path(), "local/test", "r")
             .unwrap()
             .unwrap()
     }

@@ -3,11 +3,12 @@
 //! applies (a metric filter sits on the column the formula aggregates), and every column it can
 //! be grouped by, on its model and through the joins, as the dotted path a query names it by.
 
+use slayer_common::store::StoreRead;
 use std::collections::HashSet;
 
 use rusqlite::Connection;
 use serde::Serialize;
-use slayer_common::store::{catalog, StoreError};
+use slayer_common::store::StoreError;
 
 /// How far joins are followed: a query rarely groups by something three joins away, and the
 /// answer stays small.
@@ -58,7 +59,7 @@ pub fn measure_card(conn: &Connection, id: &str) -> Result<Option<MeasureCard>, 
     else {
         return Ok(None);
     };
-    let Some(model) = catalog::model(conn, ds, model_name)? else {
+    let Some(model) = conn.model(ds, model_name)? else {
         return Ok(None);
     };
     let Some(measure) = model
@@ -99,7 +100,7 @@ pub fn measure_card(conn: &Connection, id: &str) -> Result<Option<MeasureCard>, 
             }
             for j in &m.joins {
                 if seen.insert(j.target_model.clone()) {
-                    if let Some(target) = catalog::model(conn, ds, &j.target_model)? {
+                    if let Some(target) = conn.model(ds, &j.target_model)? {
                         next.push((target, format!("{prefix}{}.", j.target_model)));
                     }
                 }

@@ -11,7 +11,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::Value;
 use slayer_common::canonical::memory_id_of;
-use slayer_common::store::{catalog, docs, memories};
+use slayer_common::store::StoreRead;
 
 use slayer_search::output::response::{Contribution, Response};
 use slayer_search::SearchError;
@@ -163,7 +163,7 @@ pub fn flatten(
 /// Fills a hit's description and, in compact mode, empties its text.
 fn describe(conn: &Connection, hit: &mut FlatHit, compact: bool) -> Result<(), SearchError> {
     hit.description = if hit.kind == "memory" {
-        let stored = memories::get(conn, &hit.id)?;
+        let stored = conn.memory(&hit.id)?;
         match stored {
             Some(m) if compact && m.description.is_none() => {
                 Some(compact_description_from_learning(&m.learning))
@@ -191,9 +191,9 @@ pub fn entity_description(
         return Ok(None);
     }
     if kind == "datasource" {
-        return Ok(catalog::datasource(conn, id)?.and_then(|d| d.description));
+        return Ok(conn.datasource(id)?.and_then(|d| d.description));
     }
-    let Some(stored) = docs::get(conn, id)? else {
+    let Some(stored) = conn.doc(id)? else {
         return Ok(None);
     };
     let Some(model_name) = stored.model.as_deref() else {
@@ -202,7 +202,7 @@ pub fn entity_description(
     let Some(datasource) = stored.doc.datasource.as_deref() else {
         return Ok(None);
     };
-    let Some(model) = catalog::model(conn, datasource, model_name)? else {
+    let Some(model) = conn.model(datasource, model_name)? else {
         return Ok(None);
     };
     if kind == "model" {

@@ -4,6 +4,7 @@
 //! Calls run one after another, each on a fresh view of the store: another process's write is
 //! seen by the next call.
 
+use slayer_common::store::StoreRead;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -15,7 +16,7 @@ use serde_json::{json, Value};
 use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_common::cli::error_message_on;
 use slayer_common::records::Tier;
-use slayer_common::store::{catalog, docs, memories, OpenMode, Store};
+use slayer_common::store::{OpenMode, Store};
 use slayer_memory::service::{self, SaveRequest};
 use slayer_memory::write;
 use slayer_search::context::Context;
@@ -292,7 +293,7 @@ impl Worker<'_> {
         for raw in ids {
             let canonical = if memory_id_of(raw).is_some() {
                 vec![raw.clone()]
-            } else if memories::exists(conn, raw).map_err(message)? {
+            } else if conn.memory_exists(raw).map_err(message)? {
                 vec![memory_ref(raw)]
             } else {
                 if catalog.is_none() {
@@ -315,7 +316,7 @@ impl Worker<'_> {
         let mut found = Vec::new();
         let mut text = String::new();
         for id in &shown {
-            let Some(stored) = docs::get(conn, id).map_err(message)? else {
+            let Some(stored) = conn.doc(id).map_err(message)? else {
                 return Err(match memory_id_of(id) {
                     Some(m) => format!("No memory with id '{m}'."),
                     None => format!("{id}: no document; `slayer-index load` indexes the catalog"),
@@ -351,9 +352,9 @@ impl Worker<'_> {
 
     fn list_datasources(&self) -> Outcome {
         let conn = self.ctx.conn;
-        let described = catalog::datasources(conn).map_err(message)?;
-        let skeletons = catalog::model_skeletons(conn).map_err(message)?;
-        let names = catalog::datasource_names(conn).map_err(message)?;
+        let described = conn.datasources().map_err(message)?;
+        let skeletons = conn.model_skeletons().map_err(message)?;
+        let names = conn.datasource_names().map_err(message)?;
         let mut list = Vec::new();
         let mut text = format!("Datasources ({}):\n", names.len());
         for name in &names {

@@ -3,7 +3,7 @@
 
 use rusqlite::Connection;
 use serde_json::Value;
-use slayer_common::store::{docs, memories};
+use slayer_common::store::StoreRead;
 
 use crate::corpus::MemoryMeta;
 use crate::fusion::fuse::{Contribution, Fused};
@@ -21,11 +21,12 @@ pub(crate) fn push_memory(
     matched_entities: Vec<String>,
     explain: Option<Vec<Contribution>>,
 ) -> Result<(), SearchError> {
-    let Some(text) = docs::get(conn, &m.self_ref)?.map(|d| d.doc.text) else {
+    let Some(text) = conn.doc(&m.self_ref)?.map(|d| d.doc.text) else {
         return Ok(());
     };
     if m.has_query {
-        let query = memories::get(conn, &m.id)?
+        let query = conn
+            .memory(&m.id)?
             .and_then(|mm| mm.query)
             .unwrap_or(Value::Null);
         response.example_queries.push(ExampleQueryHit {
@@ -56,7 +57,7 @@ pub(crate) fn entity(
     f: &Fused,
     explain: bool,
 ) -> Result<Option<EntityHit>, SearchError> {
-    Ok(docs::get(conn, &f.key)?.map(|stored| EntityHit {
+    Ok(conn.doc(&f.key)?.map(|stored| EntityHit {
         id: f.key.clone(),
         kind: stored.doc.doc_kind,
         score: f.score,

@@ -2,7 +2,7 @@
 //! warns about example queries whose attached query no longer resolves.
 
 use slayer_common::canonical::memory_id_of;
-use slayer_common::store::memories;
+use slayer_common::store::StoreRead;
 use slayer_memory::extract::query_entities;
 use slayer_memory::resolve::ResolveError;
 
@@ -50,7 +50,7 @@ pub(crate) fn warn_stale_queries(
     warnings: &mut Warnings,
 ) -> Result<(), SearchError> {
     for id in ids {
-        let Some(m) = memories::get(corpus.conn(), id)? else {
+        let Some(m) = corpus.conn().memory(id)? else {
             continue;
         };
         let Some(q) = &m.query else { continue };

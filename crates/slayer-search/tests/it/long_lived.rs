@@ -2,6 +2,7 @@
 //! forgotten, a memory saved, a catalog re-loaded (docs/spec.md §9.1). An unchanged store is
 //! never re-read.
 
+use slayer_common::store::StoreWrite;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::Stdio;
@@ -9,7 +10,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::Value;
-use slayer_common::store::{settings, OpenMode, Store};
+use slayer_common::store::{OpenMode, Store};
 use slayer_search::context::Context;
 
 use crate::support::{ids, models_dir, run, Fixture};
@@ -147,7 +148,7 @@ fn an_unchanged_store_is_not_read_again_and_a_changed_one_is() {
     assert!(!ctx.refresh_if_changed().unwrap());
     let mut writer = Store::open(&f.store, OpenMode::MustExist).unwrap();
     let tx = writer.write().unwrap();
-    settings::set(&tx, "test_marker", "1").unwrap();
+    tx.set_setting("test_marker", "1").unwrap();
     tx.commit().unwrap();
     assert!(
         ctx.refresh_if_changed().unwrap(),

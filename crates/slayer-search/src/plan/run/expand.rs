@@ -3,7 +3,8 @@
 //! terms.
 
 use slayer_common::records::content_hash;
-use slayer_common::store::{settings, OpenMode, Store};
+use slayer_common::store::{OpenMode, Store};
+use slayer_common::store::{StoreRead, StoreWrite};
 
 use super::{Expansion, Run};
 use crate::corpus::{Corpus, Scope};
@@ -101,7 +102,7 @@ impl Run<'_, '_, '_, '_> {
             cached: false,
             failed: false,
         };
-        if let Some(cached) = settings::get(sources.conn, &key)? {
+        if let Some(cached) = sources.conn.setting(&key)? {
             if let Ok(terms) = serde_json::from_str::<Injected>(&cached) {
                 report.cached = true;
                 self.explain.llm = Some(report);
@@ -122,9 +123,14 @@ impl Run<'_, '_, '_, '_> {
             self.warnings.push(w);
         }
         // A read-only store is searched all the same; the answer is then asked again next time.
-        if let Ok(store) = Store::open(sources.text.store(), OpenMode::MustExist) {
-            if let Ok(text) = serde_json::to_string(&answer.terms) {
-                let _ = settings::set(store.conn(), &key, &text);
+        if let (Ok(mut store), Ok(text)) = (
+            Store::open(sources.text.store(), OpenMode::MustExist),
+            serde_json::to_string(&answer.terms),
+        ) {
+            if let Ok(tx) = store.write() {
+                if tx.set_setting(&key, &text).is_ok() {
+                    let _ = tx.commit();
+                }
             }
         }
         self.explain.llm = Some(report);

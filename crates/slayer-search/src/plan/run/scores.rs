@@ -7,6 +7,7 @@ use crate::plan::http_rerank::{self, RerankSettings};
 use crate::plan::passes::{Candidate, Pass, PassReport};
 use crate::plan::rerank::{retrieval_scores, shape, with_retrieval};
 use crate::SearchError;
+use slayer_common::store::StoreRead;
 
 impl Run<'_, '_, '_, '_> {
     /// Pass D: up to `budget` docs of the dense ranking that the candidates lack, appended.
@@ -26,7 +27,7 @@ impl Run<'_, '_, '_, '_> {
             if present.contains(id) {
                 continue;
             }
-            let Some(stored) = slayer_common::store::docs::get(self.sources.conn, id)? else {
+            let Some(stored) = self.sources.conn.doc(id)? else {
                 continue;
             };
             candidates.push(Candidate {
@@ -112,7 +113,9 @@ impl Run<'_, '_, '_, '_> {
                 let mut blocks = Vec::with_capacity(candidates.len());
                 for c in candidates {
                     let mut describe = |col: &str| {
-                        slayer_common::store::docs::get(sources.conn, &format!("{}.{col}", c.id))
+                        sources
+                            .conn
+                            .doc(&format!("{}.{col}", c.id))
                             .ok()
                             .flatten()
                             .and_then(|d| {
