@@ -395,7 +395,7 @@ fn memory_version() -> i64 {
     4
 }
 
-/// The kinds of memory an agent's consolidation writes (seed 003), from raw to dense.
+/// The kinds of memory an agent's consolidation writes (docs/spec.md §9.11), from raw to dense.
 /// `lesson` is a learning an agent wrote, and every memory saved without a tier.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,

@@ -79,7 +79,7 @@ pub struct Cli {
     /// For ablations; the defaults are the measured ones.
     #[arg(long, value_name = "JSON")]
     pub tuning: Option<String>,
-    /// Plan the question (seed 002): `auto` expands it (--inject terms, an LLM named by
+    /// Plan the question (docs/spec.md §15): `auto` expands it (--inject terms, an LLM named by
     /// SLAYER_LLM_MODEL, or pseudo-relevance feedback), gates the terms against the index,
     /// retrieves in two budgeted passes, applies negatives, reranks and blends; `--explain`
     /// shows every step. A question that is an entity's name is looked up exactly.

@@ -3,9 +3,8 @@
 //! the time spent per stage. The stages themselves live in [`crate::pipeline`] and below; a
 //! context only holds what they read, and knows when it went stale.
 
+use slayer_common::store::StoreRead;
 use std::path::Path;
-
-use rusqlite::Connection;
 
 use crate::channels::dense::Dense;
 use crate::channels::lexical::TextIndex;
@@ -17,8 +16,8 @@ use crate::SearchError;
 
 /// Everything a search reads, opened once and kept while the store does not change.
 pub struct Context<'a> {
-    /// The store connection.
-    pub conn: &'a Connection,
+    /// The store, read through its interface.
+    pub conn: &'a dyn StoreRead,
     /// The full-text index, opened on the first question.
     pub text: TextIndex,
     /// Catalog and memories, read as needed.
@@ -44,7 +43,7 @@ pub struct Context<'a> {
 impl<'a> Context<'a> {
     /// A context on the store at `path`, read through `conn`, planning with `planner`.
     pub fn new(
-        conn: &'a Connection,
+        conn: &'a dyn StoreRead,
         path: &Path,
         planner: Planner,
     ) -> Result<Context<'a>, SearchError> {
@@ -69,10 +68,7 @@ impl<'a> Context<'a> {
     /// embedding rows) and keeps what cannot be (the loaded embedding model, question
     /// embeddings). Whether anything was dropped.
     pub fn refresh_if_changed(&mut self) -> Result<bool, SearchError> {
-        let now: i64 = self
-            .conn
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
-            .map_err(slayer_common::store::StoreError::from)?;
+        let now = self.conn.data_version()?;
         let before = self.data_version.replace(now);
         let forced = std::mem::take(&mut self.stale);
         if !forced && before.is_none_or(|b| b == now) {

@@ -11,7 +11,6 @@ use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
-use rusqlite::Connection;
 use rustc_hash::{FxHashMap, FxHashSet};
 use slayer_common::canonical::{memory_id_of, memory_ref, rooted_at};
 use slayer_common::records::{Standing, Tier};
@@ -58,7 +57,7 @@ impl MemoryMeta {
 
 /// The store as search reads it.
 pub struct Corpus<'c> {
-    conn: &'c Connection,
+    conn: &'c dyn StoreRead,
     catalog: OnceCell<Catalog>,
     /// Datasource names (the stored ones and those models name).
     pub datasources: BTreeSet<String>,
@@ -78,7 +77,7 @@ pub struct TagCorpus {
 
 impl<'c> Corpus<'c> {
     /// Opens the corpus: only the datasource names are read now.
-    pub fn load(conn: &'c Connection) -> Result<Corpus<'c>, slayer_memory::MemoryError> {
+    pub fn load(conn: &'c dyn StoreRead) -> Result<Corpus<'c>, slayer_memory::MemoryError> {
         Ok(Corpus {
             conn,
             catalog: OnceCell::new(),
@@ -90,7 +89,7 @@ impl<'c> Corpus<'c> {
     }
 
     /// The store connection.
-    pub fn conn(&self) -> &'c Connection {
+    pub fn conn(&self) -> &'c dyn StoreRead {
         self.conn
     }
 
@@ -259,7 +258,7 @@ impl Scope<'_, '_> {
     }
 
     /// The store connection.
-    pub fn conn(&self) -> &Connection {
+    pub fn conn(&self) -> &dyn StoreRead {
         self.corpus.conn
     }
 

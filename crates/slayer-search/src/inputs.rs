@@ -3,7 +3,6 @@
 //! side can rank (the named refs).
 
 use slayer_common::canonical::memory_id_of;
-use slayer_common::store::StoreRead;
 use slayer_index::pyfmt::repr_str as py_repr;
 use slayer_memory::extract::query_entities;
 use slayer_memory::resolve::{Catalog, Lookup, Resolution, ResolveError};

@@ -12,7 +12,6 @@
 
 use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_common::limits::Limits;
-use slayer_common::store::StoreRead;
 use slayer_index::pyfmt::repr_str as py_repr;
 
 use crate::channels::ranked::{DenseRanking, Ranking};
@@ -38,14 +37,9 @@ use crate::SearchError;
 impl Context<'_> {
     /// Runs one search, on one snapshot of the store.
     pub fn search(&self, req: &Request) -> Result<Response, SearchError> {
-        let snapshot = self
-            .conn
-            .unchecked_transaction()
-            .map_err(slayer_common::store::StoreError::from)?;
+        self.conn.begin_snapshot()?;
         let response = self.search_in_snapshot(req);
-        snapshot
-            .finish()
-            .map_err(slayer_common::store::StoreError::from)?;
+        self.conn.end_snapshot()?;
         response
     }
 

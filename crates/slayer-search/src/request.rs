@@ -37,7 +37,7 @@ pub struct Request {
     pub channels: Vec<Channel>,
     /// Fusion methods, weights, model-level evidence (docs/spec.md §8.6).
     pub tuning: Tuning,
-    /// `auto` plans the question (seed 002); `off` (the default) does not.
+    /// `auto` plans the question (docs/spec.md §15); `off` (the default) does not.
     pub plan: PlanMode,
     /// Expansion terms the caller did itself (anchors, phrases, synonyms, negatives,
     /// exceptions), merged into the plan with provenance `caller`.

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use slayer_common::records::{Standing, Tier};
 
-/// Entries trusted less than this are skipped unless the request says otherwise (seed 003).
+/// Entries trusted less than this are skipped unless the request says otherwise (docs/spec.md §9.11).
 pub(crate) const DEFAULT_CONFIDENCE_FLOOR: f64 = 0.3;
 
 /// What a request may see of the memories.

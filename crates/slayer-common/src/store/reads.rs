@@ -151,4 +151,12 @@ pub trait StoreRead {
     fn embedding_changes(&self) -> Result<Option<i64>, StoreError>;
     /// What a vector sidecar must have recorded to be current (`None` before schema 7).
     fn vectors_state(&self) -> Result<Option<VectorsState>, StoreError>;
+
+    // Snapshots.
+
+    /// Until [`StoreRead::end_snapshot`], every read sees the store as it is now (a search
+    /// reads one state, whatever other writers commit meanwhile).
+    fn begin_snapshot(&self) -> Result<(), StoreError>;
+    /// Ends the snapshot [`StoreRead::begin_snapshot`] began.
+    fn end_snapshot(&self) -> Result<(), StoreError>;
 }

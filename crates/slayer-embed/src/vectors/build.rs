@@ -1,6 +1,5 @@
 //! Building a sidecar from the store's live rows.
 
-use rusqlite::Connection;
 use rustc_hash::FxHashMap;
 use slayer_common::canonical::{datasource_of, memory_id_of};
 use slayer_common::store::embeddings::{self, VectorsState};
@@ -45,7 +44,7 @@ struct Rows {
 
 /// The sidecar's bytes, built from the store's live rows of `model` at `revision`.
 pub(super) fn build(
-    conn: &Connection,
+    conn: &dyn StoreRead,
     model: &str,
     revision: &str,
     state: VectorsState,
@@ -80,7 +79,7 @@ pub(super) fn build(
 /// The rows, with each entity's datasource (its id's first segment) and each memory's (those
 /// of its tags, stale ones included), as the search's datasource filter reads them.
 fn read_rows(
-    conn: &Connection,
+    conn: &dyn StoreRead,
     model: &str,
     revision: &str,
     datasources: &mut Datasources,

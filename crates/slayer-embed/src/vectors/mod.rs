@@ -24,7 +24,6 @@ use slayer_common::store::StoreRead;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use rusqlite::Connection;
 use sha2::{Digest, Sha256};
 use slayer_common::mapped::MappedFile;
 use slayer_common::simd::dot_i16_i8;
@@ -89,7 +88,7 @@ impl Sidecar {
     /// state and this revision, else rebuilt from the rows and written (atomically; kept in
     /// memory when the directory is not writable). `None` on a store too old to say its state.
     pub fn open(
-        conn: &Connection,
+        conn: &dyn StoreRead,
         store: &Path,
         model: &str,
         revision: &str,
@@ -326,7 +325,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Brings the sidecar of `model` at `revision` up to date (what `slayer-embed refresh` calls
 /// after writing rows): `true` when it was rebuilt.
 pub fn refresh(
-    conn: &Connection,
+    conn: &dyn StoreRead,
     store: &Path,
     model: &str,
     revision: &str,

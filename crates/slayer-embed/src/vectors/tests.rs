@@ -4,6 +4,7 @@ use slayer_common::canonical::datasource_of;
 use slayer_common::records::{Doc, Memory};
 // The fixtures write through the SQLite functions on a plain connection (autocommit), as
 // a store's writers did before the interface; the code under test only reads.
+use rusqlite::Connection;
 use slayer_common::store::{docs, embeddings, memories, OpenMode, Store};
 
 use super::build::quantize_row;

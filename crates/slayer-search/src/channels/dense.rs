@@ -16,7 +16,6 @@ use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use rusqlite::Connection;
 use slayer_common::store::embeddings::Coverage;
 use slayer_embed::provider::{active_name, revision, Embedder};
 use slayer_embed::similar::{dot, normalized, rank_unit};
@@ -126,7 +125,7 @@ impl Dense {
 
     /// The live rows of the model, in canonical id order: all read, or (after a change) the
     /// previous ones kept where they still hold and the rest read one by one.
-    fn load_rows(&self, conn: &Connection, revision: &str) -> Result<Rows, SearchError> {
+    fn load_rows(&self, conn: &dyn StoreRead, revision: &str) -> Result<Rows, SearchError> {
         let changes = conn.embedding_changes()?;
         let read_all = || -> Result<Rows, SearchError> {
             let rows = conn
@@ -189,7 +188,7 @@ impl Dense {
     /// the search goes on without it.
     pub fn rank(
         &self,
-        conn: &Connection,
+        conn: &dyn StoreRead,
         scope: &Scope<'_, '_>,
         question: &str,
     ) -> Result<ChannelOutcome<DenseSides<'_>>, SearchError> {
@@ -247,7 +246,7 @@ impl Dense {
     /// without a sidecar, one pass over the docs.
     fn coverage(
         &self,
-        conn: &Connection,
+        conn: &dyn StoreRead,
         revision: &str,
         sidecar: Option<&Sidecar>,
     ) -> Result<Coverage, SearchError> {
@@ -334,7 +333,7 @@ impl Dense {
     /// [`Dense::rank`] over rows read into memory (a store of mixed dimensions).
     fn rank_rows(
         &self,
-        conn: &Connection,
+        conn: &dyn StoreRead,
         revision: &str,
         scope: &Scope<'_, '_>,
         question: &str,
@@ -396,7 +395,7 @@ impl Dense {
     /// size. `Err` (the warning) when the model cannot embed the question.
     pub fn similarities(
         &self,
-        conn: &Connection,
+        conn: &dyn StoreRead,
         question: &str,
         ids: &[&str],
     ) -> Result<Result<Vec<Option<f64>>, String>, SearchError> {

@@ -8,6 +8,7 @@ pub(crate) mod lexical;
 pub(crate) mod ranked;
 
 use slayer_common::limits::Limits;
+use slayer_common::store::StoreRead;
 
 use crate::corpus::Scope;
 use crate::inputs::Inputs;
@@ -53,7 +54,7 @@ fn ranking(channel: &'static str, hits: Vec<(String, Option<f64>)>) -> Ranking {
 /// channel, the limits and the stage clock.
 pub(crate) struct ChannelSources<'c> {
     /// The store connection (channel 3 reads embedding rows through it).
-    pub conn: &'c rusqlite::Connection,
+    pub conn: &'c dyn StoreRead,
     /// Channel 2's index.
     pub text: &'c TextIndex,
     /// Channel 3.

@@ -6,7 +6,6 @@
 use slayer_common::store::StoreRead;
 use std::collections::HashSet;
 
-use rusqlite::Connection;
 use serde::Serialize;
 use slayer_common::store::StoreError;
 
@@ -53,7 +52,7 @@ pub struct MeasureCard {
 }
 
 /// The card of the measure `<ds>.<model>.<measure>`, or `None` when that is not a measure.
-pub fn measure_card(conn: &Connection, id: &str) -> Result<Option<MeasureCard>, StoreError> {
+pub fn measure_card(conn: &dyn StoreRead, id: &str) -> Result<Option<MeasureCard>, StoreError> {
     let mut parts = id.splitn(3, '.');
     let (Some(ds), Some(model_name), Some(leaf)) = (parts.next(), parts.next(), parts.next())
     else {

@@ -7,7 +7,6 @@
 //! prefix of itself at a larger cap, the results for `n` are a prefix of the results for any
 //! `m > n`: the "ranking stability" the original promises.
 
-use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::Value;
 use slayer_common::canonical::memory_id_of;
@@ -63,7 +62,7 @@ pub struct FlatResponse {
 /// The flat view of `response`: at most `max_results` hits; `compact` leaves `text` empty and
 /// gives memories without a description the first paragraph of their learning.
 pub fn flatten(
-    conn: &Connection,
+    conn: &dyn StoreRead,
     response: Response,
     max_results: usize,
     compact: bool,
@@ -161,7 +160,7 @@ pub fn flatten(
 }
 
 /// Fills a hit's description and, in compact mode, empties its text.
-fn describe(conn: &Connection, hit: &mut FlatHit, compact: bool) -> Result<(), SearchError> {
+fn describe(conn: &dyn StoreRead, hit: &mut FlatHit, compact: bool) -> Result<(), SearchError> {
     hit.description = if hit.kind == "memory" {
         let stored = conn.memory(&hit.id)?;
         match stored {
@@ -183,7 +182,7 @@ fn describe(conn: &Connection, hit: &mut FlatHit, compact: bool) -> Result<(), S
 /// An entity's own description from the catalog: the datasource's, the model's, or the
 /// column's, measure's or aggregation's within its model.
 pub fn entity_description(
-    conn: &Connection,
+    conn: &dyn StoreRead,
     id: &str,
     kind: &str,
 ) -> Result<Option<String>, SearchError> {

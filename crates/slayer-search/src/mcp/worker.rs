@@ -4,7 +4,6 @@
 //! Calls run one after another, each on a fresh view of the store: another process's write is
 //! seen by the next call.
 
-use slayer_common::store::StoreRead;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;

@@ -1,7 +1,6 @@
 //! The hit builder: a picked memory or entity becomes a response hit. The only place texts
 //! and queries are read, so they are read for returned hits only.
 
-use rusqlite::Connection;
 use serde_json::Value;
 use slayer_common::store::StoreRead;
 
@@ -14,7 +13,7 @@ use crate::SearchError;
 /// bearing) its attached query. A memory whose doc is gone (forgotten since the ranking was
 /// read) is skipped, never returned with an empty text.
 pub(crate) fn push_memory(
-    conn: &Connection,
+    conn: &dyn StoreRead,
     response: &mut Response,
     m: &MemoryMeta,
     score: f64,
@@ -53,7 +52,7 @@ pub(crate) fn push_memory(
 
 /// An entity's hit, or `None` when its doc is gone.
 pub(crate) fn entity(
-    conn: &Connection,
+    conn: &dyn StoreRead,
     f: &Fused,
     explain: bool,
 ) -> Result<Option<EntityHit>, SearchError> {

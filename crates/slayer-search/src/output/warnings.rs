@@ -2,7 +2,6 @@
 //! warns about example queries whose attached query no longer resolves.
 
 use slayer_common::canonical::memory_id_of;
-use slayer_common::store::StoreRead;
 use slayer_memory::extract::query_entities;
 use slayer_memory::resolve::ResolveError;
 

@@ -1,4 +1,4 @@
-//! The planner's configuration (seed 002 §Configuration reference): a `[semantic_search]`
+//! The planner's configuration (docs/spec.md §15.7): a `[semantic_search]`
 //! table in `slayer.toml` beside the store, or the file `--plan-config` names. Every key has
 //! the seed's default; a key the planner does not know is an error, so a typo never silently
 //! falls back to a default.

@@ -1,4 +1,4 @@
-//! The query planner (seed 002, `--plan auto`): classify the question, expand it (caller
+//! The query planner (docs/spec.md §15, `--plan auto`): classify the question, expand it (caller
 //! terms, an LLM, or pseudo-relevance feedback), gate the terms against the index, retrieve in
 //! two budgeted passes per side, apply negatives, rerank and blend. Its result is one ranking
 //! per side that takes the place of channels 2 and 3 in fusion; channel 1 (entity inputs)
@@ -31,8 +31,8 @@ pub(crate) mod run;
 pub mod terms;
 pub(crate) mod words;
 
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
+use slayer_common::store::StoreRead;
 
 use crate::channels::dense::Dense;
 use crate::channels::lexical::TextIndex;
@@ -113,7 +113,7 @@ pub(crate) struct PlanAsk<'a> {
 /// local reranker).
 pub(crate) struct PlanSources<'a> {
     pub(crate) planner: &'a Planner,
-    pub(crate) conn: &'a Connection,
+    pub(crate) conn: &'a dyn StoreRead,
     pub(crate) corpus: &'a Corpus<'a>,
     pub(crate) text: &'a TextIndex,
     pub(crate) dense: &'a Dense,

@@ -1,5 +1,4 @@
-//! Two budgeted passes over our tantivy index (seed 002 §Building queries, §Candidate
-//! budgets): pass A ORs the anchors, the anchors as one phrase with slop, and the phrases;
+//! Two budgeted passes over our tantivy index (docs/spec.md §15.4): pass A ORs the anchors, the anchors as one phrase with slop, and the phrases;
 //! pass B ORs the synonyms alone. Pass A gets N₁ candidates, pass B N₂ — topped up when A is
 //! short, halved when A overflows (more than twice N₁ matches) — and the merge keeps A's order,
 //! then B's, without duplicates, up to `max_candidates`.

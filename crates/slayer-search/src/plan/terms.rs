@@ -1,4 +1,4 @@
-//! The planner's expansion terms as callers and the LLM write them (seed 002's contract):
+//! The planner's expansion terms as callers and the LLM write them (docs/spec.md §15.2):
 //! `anchors`, `phrases`, `synonyms`, `negatives.hard`, `negatives.soft`, `exceptions`. The
 //! same shape is a request's `injected` field, the `--inject` file and the LLM's answer.
 

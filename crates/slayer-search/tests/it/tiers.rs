@@ -1,4 +1,4 @@
-//! Memory tiers, scoping, the confidence floor, soft deletes and `expand_ids` (seed 003,
+//! Memory tiers, scoping, the confidence floor, soft deletes and `expand_ids` (docs/spec.md §9.11,
 //! docs/spec.md §9.11), on the real binaries.
 
 use std::collections::BTreeMap;

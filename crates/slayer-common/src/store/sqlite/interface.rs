@@ -202,6 +202,13 @@ impl<T: Connected> StoreRead for T {
             .connection()
             .query_row("PRAGMA data_version", [], |r| r.get(0))?)
     }
+    fn begin_snapshot(&self) -> Result<(), StoreError> {
+        // A deferred read transaction: SQLite takes its snapshot at the first read.
+        Ok(self.connection().execute_batch("BEGIN DEFERRED")?)
+    }
+    fn end_snapshot(&self) -> Result<(), StoreError> {
+        Ok(self.connection().execute_batch("COMMIT")?)
+    }
     fn docs_version(&self) -> Result<String, StoreError> {
         docs::version(self.connection())
     }

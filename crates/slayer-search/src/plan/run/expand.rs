@@ -3,8 +3,8 @@
 //! terms.
 
 use slayer_common::records::content_hash;
+use slayer_common::store::StoreWrite;
 use slayer_common::store::{OpenMode, Store};
-use slayer_common::store::{StoreRead, StoreWrite};
 
 use super::{Expansion, Run};
 use crate::corpus::{Corpus, Scope};

@@ -7,7 +7,6 @@ use crate::plan::http_rerank::{self, RerankSettings};
 use crate::plan::passes::{Candidate, Pass, PassReport};
 use crate::plan::rerank::{retrieval_scores, shape, with_retrieval};
 use crate::SearchError;
-use slayer_common::store::StoreRead;
 
 impl Run<'_, '_, '_, '_> {
     /// Pass D: up to `budget` docs of the dense ranking that the candidates lack, appended.

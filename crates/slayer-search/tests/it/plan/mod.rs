@@ -1,4 +1,4 @@
-//! `--plan auto` (seed 002) through the binary: the seed's worked example end to end on a
+//! `--plan auto` (docs/spec.md §15) through the binary: the seed's worked example end to end on a
 //! catalog with pii, email and phone columns and tmp/staging/test models; navigational
 //! questions; the offline (PRF) expansion; the configuration file; the LLM and HTTP rerank
 //! paths against in-process servers speaking the real wire formats; the response contract.
