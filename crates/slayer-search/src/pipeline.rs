@@ -34,6 +34,9 @@ use crate::scoping::MemoryFilter;
 use crate::tuning::{Fusion, ModelEvidence};
 use crate::SearchError;
 
+/// The planner's rankings, memory side and entity side.
+type SideRankings = (Ranking, Ranking);
+
 impl Context<'_> {
     /// Runs one search, on one snapshot of the store.
     pub fn search(&self, req: &Request) -> Result<Response, SearchError> {
@@ -123,7 +126,7 @@ impl Context<'_> {
         inputs: &Inputs<'_>,
         scope: &Scope<'_, '_>,
         warnings: &mut Warnings,
-    ) -> Result<(Option<PlanExplain>, Option<(Ranking, Ranking)>), SearchError> {
+    ) -> Result<(Option<PlanExplain>, Option<SideRankings>), SearchError> {
         let Some(question) = inputs.question.filter(|_| req.plan == PlanMode::Auto) else {
             return Ok((None, None));
         };
@@ -152,7 +155,7 @@ impl Context<'_> {
         req: &Request,
         inputs: &Inputs<'_>,
         named: Vec<String>,
-        planned: Option<(Ranking, Ranking)>,
+        planned: Option<SideRankings>,
         scope: &Scope<'_, '_>,
         warnings: &mut Warnings,
     ) -> Result<(Rankings<'_>, (Fusion, Fusion)), SearchError> {
