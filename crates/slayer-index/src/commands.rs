@@ -6,9 +6,9 @@ use anyhow::{Context, Result};
 use serde_json::json;
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::tagged;
-use slayer_common::store::{self, OpenMode, Store, StoreRead};
-use slayer_index::catalog::{CatalogBatch, DocChanges};
-use slayer_index::fulltext::{FullText, SyncReport};
+use slayer_common::store::{self, OpenMode, StoreRead};
+use slayer_index::catalog::CatalogBatch;
+use slayer_index::fulltext::FullText;
 use slayer_index::{project, read_records, remove, render_records, IndexError};
 
 use slayer_common::cli::{Format, Output};
@@ -16,6 +16,7 @@ use slayer_common::jsonl::open_input;
 
 use crate::cli::{Cli, Command};
 use crate::output::{self, report_line_errors};
+use crate::store_ops::{describe_changes, open_store, sync_index_or_warn};
 
 pub fn run(cli: Cli) -> Result<ExitStatus> {
     let default_format = match cli.command {
@@ -56,33 +57,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     }
 }
 
-pub(crate) fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
-    Store::open(path, mode)
-        .map_err(slayer_index::IndexError::from)
-        .map_err(Into::into)
-}
-
-fn sync_index(store: &mut Store, out: &Output) -> Result<SyncReport> {
-    let (_, report) = FullText::open_synced(store)?;
-    if report.rebuilt {
-        out.note(&format!("index: rebuilt with {} docs", report.upserted));
-    } else if report.upserted + report.deleted > 0 {
-        out.note(&format!(
-            "index: {} docs updated, {} removed",
-            report.upserted, report.deleted
-        ));
-    }
-    Ok(report)
-}
-
-pub(crate) fn describe_changes(changes: &DocChanges) -> String {
-    format!(
-        "{} docs changed, {} removed",
-        changes.changed.len(),
-        changes.deleted.len()
-    )
-}
-
 fn load(store_path: &Path, file: &Path, out: &mut Output) -> Result<ExitStatus> {
     let records = match read_records(open_input(file)?)? {
         Ok(records) => records,
@@ -120,17 +94,6 @@ fn load(store_path: &Path, file: &Path, out: &mut Output) -> Result<ExitStatus> 
     ));
     sync_index_or_warn(&mut store, out);
     Ok(ExitStatus::Success)
-}
-
-/// After a commit, a failed index sync does not undo the write: it is a warning, and the next
-/// command that opens the index catches up.
-pub(crate) fn sync_index_or_warn(store: &mut Store, out: &Output) {
-    if let Err(e) = sync_index(store, out) {
-        out.warn(&format!(
-            "the full-text index was not updated ({}); the next slayer command that opens it catches up",
-            slayer_common::cli::error_message(&e)
-        ));
-    }
 }
 
 fn render(file: &Path, out: &mut Output) -> Result<ExitStatus> {

@@ -15,8 +15,8 @@ use slayer_index::project;
 use slayer_common::cli::Output;
 
 use crate::cli::ImportFormat;
-use crate::commands::{describe_changes, open_store, sync_index_or_warn};
 use crate::output;
+use crate::store_ops::{describe_changes, open_store, sync_index_or_warn};
 
 /// What to import.
 pub struct Source<'a> {

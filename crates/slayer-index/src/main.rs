@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod importing;
 mod output;
+mod store_ops;
 
 use std::process::ExitCode;
 

@@ -13,6 +13,25 @@ pub struct StoredDoc {
     pub position: i64,
 }
 
+impl StoredDoc {
+    /// A doc of this id, kind and datasource with placeholder text and hash (`t`, `h`), no
+    /// model, position 0: the fixture every crate's store tests write.
+    pub fn placeholder(id: &str, kind: &str, datasource: Option<&str>) -> StoredDoc {
+        StoredDoc {
+            doc: Doc {
+                canonical_id: id.into(),
+                doc_kind: kind.into(),
+                datasource: datasource.map(str::to_owned),
+                text: "t".into(),
+                content_hash: "h".into(),
+                embedding_text: None,
+            },
+            model: None,
+            position: 0,
+        }
+    }
+}
+
 /// What the index lacks: docs it does not hold at their current hash, and ids it holds that
 /// are gone from `docs`.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

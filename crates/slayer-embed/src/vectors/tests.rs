@@ -1,7 +1,7 @@
 //! The sidecar against a real store: what it holds, when it is rebuilt, how it scores.
 
 use slayer_common::canonical::datasource_of;
-use slayer_common::records::{Doc, Memory};
+use slayer_common::records::Memory;
 // The fixtures write through the SQLite functions on a plain connection (autocommit), as
 // a store's writers did before the interface; the code under test only reads.
 use rusqlite::Connection;
@@ -14,32 +14,12 @@ const MODEL: &str = "local/test";
 const REVISION: &str = "0123456789abcdef";
 
 fn doc(conn: &Connection, id: &str, kind: &str) {
-    let stored = docs::StoredDoc {
-        doc: Doc {
-            canonical_id: id.into(),
-            doc_kind: kind.into(),
-            datasource: datasource_of(id).map(str::to_owned),
-            text: "t".into(),
-            content_hash: "h".into(),
-            embedding_text: None,
-        },
-        model: None,
-        position: 0,
-    };
+    let stored = docs::StoredDoc::placeholder(id, kind, datasource_of(id));
     docs::upsert(conn, &stored).unwrap();
 }
 
 fn memory(conn: &Connection, id: &str, tags: &[&str]) {
-    let m = Memory {
-        version: 4,
-        id: id.into(),
-        learning: "x".into(),
-        description: None,
-        entities: tags.iter().map(|t| t.to_string()).collect(),
-        query: None,
-        created_at: "t".into(),
-        standing: Default::default(),
-    };
+    let m = Memory::placeholder(id, tags);
     memories::put(conn, &m).unwrap();
     doc(conn, &format!("memory:{id}"), "memory");
 }

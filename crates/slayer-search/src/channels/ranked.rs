@@ -247,7 +247,6 @@ mod tests {
     use crate::fusion::deepening::Deepening;
     use crate::fusion::fuse::Fused;
     use crate::tuning::{Fusion, Method, Weights};
-    use slayer_common::records::Doc;
     use slayer_common::store::{docs, OpenMode, Store, StoreWrite};
 
     /// 600 entity rows whose vectors repeat in runs (so scores tie), under one model.
@@ -256,18 +255,7 @@ mod tests {
         let tx = store.write().unwrap();
         for i in 0..600 {
             let id = format!("db.m{:03}", (i * 37) % 600);
-            let stored = docs::StoredDoc {
-                doc: Doc {
-                    canonical_id: id.clone(),
-                    doc_kind: "model".into(),
-                    datasource: Some("db".into()),
-                    text: "t".into(),
-                    content_hash: "h".into(),
-                    embedding_text: None,
-                },
-                model: None,
-                position: 0,
-            };
+            let stored = docs::StoredDoc::placeholder(&id, "model", Some("db"));
             tx.upsert_doc(&stored).unwrap();
             let j = (i / 3) as f32;
             let v = [j.sin(), j.cos(), (j * 0.37).sin(), 0.5];

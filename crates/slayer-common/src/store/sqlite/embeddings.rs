@@ -304,22 +304,10 @@ pub fn for_each_memory_tag(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::Doc;
     use crate::store::{docs, OpenMode, Store};
 
     fn doc(conn: &Connection, id: &str) {
-        let stored = docs::StoredDoc {
-            doc: Doc {
-                canonical_id: id.into(),
-                doc_kind: "model".into(),
-                datasource: Some("db".into()),
-                text: "t".into(),
-                content_hash: "h".into(),
-                embedding_text: None,
-            },
-            model: None,
-            position: 0,
-        };
+        let stored = docs::StoredDoc::placeholder(id, "model", Some("db"));
         docs::upsert(conn, &stored).unwrap();
     }
 

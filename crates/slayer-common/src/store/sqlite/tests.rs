@@ -5,16 +5,7 @@ use super::*;
 
 /// A memory with these tags and nothing else of note.
 fn memory(id: &str, tags: &[&str]) -> crate::records::Memory {
-    crate::records::Memory {
-        version: 4,
-        id: id.into(),
-        learning: "x".into(),
-        description: None,
-        entities: tags.iter().map(|t| t.to_string()).collect(),
-        query: None,
-        created_at: "t".into(),
-        standing: Default::default(),
-    }
+    crate::records::Memory::placeholder(id, tags)
 }
 
 #[test]
@@ -24,16 +15,8 @@ fn the_embedding_change_count_moves_exactly_when_live_rows_may_have_changed() {
     let conn = store.conn();
     let count = || embeddings::change_count(conn).unwrap().unwrap();
     let doc = |id: &str, kind: &str| docs::StoredDoc {
-        doc: crate::records::Doc {
-            canonical_id: id.into(),
-            doc_kind: kind.into(),
-            datasource: Some("db".into()),
-            text: "t".into(),
-            content_hash: "h".into(),
-            embedding_text: None,
-        },
         model: Some("m".into()),
-        position: 0,
+        ..docs::StoredDoc::placeholder(id, kind, Some("db"))
     };
     let start = count();
     docs::upsert(conn, &doc("db.m.a", "column")).unwrap();

@@ -1,0 +1,273 @@
+//! The memory records: a memory, its tier and its standing, and the timestamps they carry.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::is_false;
+
+/// Checks a stored timestamp such as `created_at`: ISO 8601 / RFC 3339, as the original writes
+/// it (`2026-01-31T12:00:00.000000Z`), with or without a fraction and offset (a space may
+/// stand for the `T`). Recency ordering compares these texts, so nothing else is stored.
+pub fn check_timestamp(value: &str) -> Result<(), String> {
+    use time::format_description::well_known::Iso8601;
+    let normalized = match value.as_bytes().get(10) {
+        Some(b' ') => format!("{}T{}", &value[..10], &value[11..]),
+        _ => value.to_owned(),
+    };
+    let parsed = time::OffsetDateTime::parse(&normalized, &Iso8601::DEFAULT)
+        .map(|_| ())
+        .or_else(|_| time::PrimitiveDateTime::parse(&normalized, &Iso8601::DEFAULT).map(|_| ()));
+    match parsed {
+        Ok(()) if value.len() >= 19 => Ok(()),
+        _ => Err(format!(
+            "'{value}' is not an ISO 8601 timestamp; write it as 2026-01-31T12:00:00Z"
+        )),
+    }
+}
+
+/// An agent memory: a learning, optionally with an example query, tagged with canonical entities.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    /// Schema version of the original (4).
+    #[serde(default = "memory_version")]
+    pub version: i64,
+    /// Memory id; see [`crate::canonical::check_memory_id`].
+    pub id: String,
+    /// The note itself.
+    pub learning: String,
+    /// One-line summary, at most 500 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Canonical entity tags, in stored order.
+    #[serde(default)]
+    pub entities: Vec<String>,
+    /// The attached SlayerQuery, for example-query memories.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<Value>,
+    /// UTC creation time, RFC 3339 with `Z`.
+    pub created_at: String,
+    /// Its tier, trust and owner; every field is left out of the JSON at its default, so a
+    /// memory written before tiers existed exports as it always did.
+    #[serde(flatten)]
+    pub standing: Standing,
+}
+
+impl Memory {
+    /// A memory with this id and these tags, learning `x`, nothing else of note: the fixture
+    /// every crate's store tests write.
+    pub fn placeholder(id: &str, tags: &[&str]) -> Memory {
+        Memory {
+            version: 4,
+            id: id.into(),
+            learning: "x".into(),
+            description: None,
+            entities: tags.iter().map(|t| t.to_string()).collect(),
+            query: None,
+            created_at: "t".into(),
+            standing: Default::default(),
+        }
+    }
+}
+
+fn memory_version() -> i64 {
+    4
+}
+
+/// The kinds of memory an agent's consolidation writes (docs/spec.md §9.11), from raw to dense.
+/// `lesson` is a learning an agent wrote, and every memory saved without a tier.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// A raw observation of a session.
+    Observation,
+    /// A learning an agent wrote (the default tier).
+    #[default]
+    Lesson,
+    /// A semantic fact.
+    Semantic,
+    /// A procedural skill.
+    Procedural,
+    /// A densified, high-confidence cluster of memories.
+    Crystal,
+    /// An insight derived from a cluster.
+    Insight,
+    /// One facet of an entity.
+    Facet,
+}
+
+impl Tier {
+    /// Every tier, in this order (also the order of tie-breaks between tiers).
+    pub const ALL: [Tier; 7] = [
+        Tier::Observation,
+        Tier::Lesson,
+        Tier::Semantic,
+        Tier::Procedural,
+        Tier::Crystal,
+        Tier::Insight,
+        Tier::Facet,
+    ];
+
+    /// The tier's name, as written in records and flags.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Observation => "observation",
+            Tier::Lesson => "lesson",
+            Tier::Semantic => "semantic",
+            Tier::Procedural => "procedural",
+            Tier::Crystal => "crystal",
+            Tier::Insight => "insight",
+            Tier::Facet => "facet",
+        }
+    }
+
+    /// The prefix of the ids the store hands out to this tier (`sem` → `sem_12`); lessons
+    /// get plain numbers.
+    pub fn id_prefix(self) -> Option<&'static str> {
+        match self {
+            Tier::Observation => Some("obs"),
+            Tier::Lesson => None,
+            Tier::Semantic => Some("sem"),
+            Tier::Procedural => Some("proc"),
+            Tier::Crystal => Some("crys"),
+            Tier::Insight => Some("ins"),
+            Tier::Facet => Some("fac"),
+        }
+    }
+
+    /// A tier by name; the error lists the names.
+    pub fn parse(name: &str) -> Result<Tier, String> {
+        Tier::ALL
+            .into_iter()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Tier::ALL.iter().map(|t| t.name()).collect();
+                format!(
+                    "unknown tier '{name}'; expected one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// The tier an allocated id's prefix names (`sem_12` → semantic), if any.
+    pub fn of_allocated_id(id: &str) -> Option<Tier> {
+        let (prefix, number) = id.split_once('_')?;
+        let digits = !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+        Tier::ALL
+            .into_iter()
+            .find(|t| digits && t.id_prefix() == Some(prefix))
+    }
+
+    fn is_lesson(&self) -> bool {
+        *self == Tier::Lesson
+    }
+}
+
+impl std::fmt::Display for Tier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where a memory stands: its tier, how far it is trusted (`confidence`, set by its writer)
+/// and how fresh it is (`strength`, decayed by its writer), whose it is (`project`, `agent`),
+/// and whether its writer withdrew it (`deleted`, a soft delete: the memory is kept, and
+/// exported, but never searched).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Standing {
+    /// The tier (default `lesson`).
+    #[serde(default, skip_serializing_if = "Tier::is_lesson")]
+    pub tier: Tier,
+    /// 0–1 (default 1).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub confidence: f64,
+    /// 0–1 (default 1).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub strength: f64,
+    /// The project it belongs to; none: every project's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The agent it belongs to; none: every agent's (of its project).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Soft-deleted.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub deleted: bool,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
+
+impl Default for Standing {
+    fn default() -> Self {
+        Standing {
+            tier: Tier::Lesson,
+            confidence: 1.0,
+            strength: 1.0,
+            project: None,
+            agent: None,
+            deleted: false,
+        }
+    }
+}
+
+impl Standing {
+    /// Checks the values a writer gave: `(field, message)` on the first bad one.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        for (field, value) in [("confidence", self.confidence), ("strength", self.strength)] {
+            if !(0.0..=1.0).contains(&value) {
+                return Err((
+                    field,
+                    format!("{field} must be a number from 0 to 1; got {value}"),
+                ));
+            }
+        }
+        for (field, value) in [("project", &self.project), ("agent", &self.agent)] {
+            let Some(v) = value else { continue };
+            if v.trim().is_empty() || v.chars().any(char::is_control) {
+                return Err((
+                    field,
+                    format!(
+                        "{field} must be a non-blank name without control characters; got {v:?}"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_8601_as_the_original_writes_them() {
+        for ok in [
+            "2026-01-31T12:00:00.000000Z",
+            "2026-01-31T12:00:00Z",
+            "2026-01-31T12:00:00+02:00",
+            "2026-01-31T12:00:00",
+            "2026-01-31 12:00:00.5",
+        ] {
+            assert_eq!(check_timestamp(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "not a date",
+            "",
+            "2026-13-01T00:00:00Z",
+            "2026-01-31",
+            "12:00:00",
+            "2026-01-31T25:00:00Z",
+        ] {
+            let e = check_timestamp(bad).unwrap_err();
+            assert!(e.contains("is not an ISO 8601 timestamp"), "{bad}: {e}");
+        }
+    }
+}
