@@ -89,12 +89,12 @@ impl Limits {
     /// The `[limits]` of a configuration file's text, checked.
     pub fn parse(text: &str) -> Result<Limits, String> {
         let file: File = toml::from_str(text).map_err(|e| e.to_string().trim().to_owned())?;
-        file.limits.check()?;
+        file.limits.check().map_err(|e| e.to_string())?;
         Ok(file.limits)
     }
 
     /// Every limit must let something through.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), LimitError> {
         for (key, value) in [
             ("question_bytes", self.question_bytes),
             ("question_terms", self.question_terms),
@@ -106,16 +106,26 @@ impl Limits {
             ("request_bytes", self.request_bytes),
         ] {
             if value == 0 {
-                return Err(format!("limits.{key} must be at least 1"));
+                return Err(LimitError::Zero { key });
             }
         }
         Ok(())
     }
 
     /// `Err` naming `field` when `text` is longer than `limit` bytes.
-    pub fn check_len(field: &str, text: &str, limit: usize, key: &str) -> Result<(), String> {
+    pub fn check_len(
+        field: &str,
+        text: &str,
+        limit: usize,
+        key: &'static str,
+    ) -> Result<(), LimitError> {
         if text.len() > limit {
-            return Err(over(field, text.len(), limit, key));
+            return Err(LimitError::TooLong {
+                field: field.to_owned(),
+                len: text.len(),
+                limit,
+                key,
+            });
         }
         Ok(())
     }
@@ -126,15 +136,15 @@ impl Limits {
         &self,
         field: &str,
         names: impl IntoIterator<Item = &'a str>,
-    ) -> Result<(), String> {
+    ) -> Result<(), LimitError> {
         let mut count = 0;
         for name in names {
             count += 1;
             if count > self.entities {
-                return Err(format!(
-                    "{field} holds more than {} items; the limit is limits.entities in slayer.toml",
-                    self.entities
-                ));
+                return Err(LimitError::TooMany {
+                    field: field.to_owned(),
+                    limit: self.entities,
+                });
             }
             Limits::check_len(
                 &format!("an item of {field}"),
@@ -147,23 +157,29 @@ impl Limits {
     }
 
     /// A formula or filter: at most [`Limits::formula_depth`] nested parentheses.
-    pub fn check_formula(&self, field: &str, formula: &str) -> Result<(), String> {
+    pub fn check_formula(&self, field: &str, formula: &str) -> Result<(), LimitError> {
         let depth = paren_depth(formula);
         if depth > self.formula_depth {
-            return Err(format!(
-                "{field} nests parentheses {depth} deep; the limit is {} (limits.formula_depth in slayer.toml)",
-                self.formula_depth
-            ));
+            return Err(LimitError::TooDeep {
+                field: field.to_owned(),
+                depth,
+                limit: self.formula_depth,
+            });
         }
         Ok(())
     }
 
     /// An inline query: at most [`Limits::query_bytes`] of JSON, and every string in it (the
     /// formulas and filters) nested at most [`Limits::formula_depth`] deep.
-    pub fn check_query(&self, field: &str, query: &serde_json::Value) -> Result<(), String> {
+    pub fn check_query(&self, field: &str, query: &serde_json::Value) -> Result<(), LimitError> {
         let size = serde_json::to_string(query).map_or(usize::MAX, |s| s.len());
         if size > self.query_bytes {
-            return Err(over(field, size, self.query_bytes, "query_bytes"));
+            return Err(LimitError::TooLong {
+                field: field.to_owned(),
+                len: size,
+                limit: self.query_bytes,
+                key: "query_bytes",
+            });
         }
         let mut strings = vec![query];
         while let Some(value) = strings.pop() {
@@ -180,9 +196,46 @@ impl Limits {
     }
 }
 
-/// `<field> is N bytes; the limit is M (limits.<key> in slayer.toml)`.
-pub fn over(field: &str, len: usize, limit: usize, key: &str) -> String {
-    format!("{field} is {len} bytes; the limit is {limit} (limits.{key} in slayer.toml)")
+/// What a request or a configuration holds over a limit; each reads as the sentence a user
+/// acts on (docs/spec.md §16).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// A configured limit of 0, which would let nothing through.
+    #[error("limits.{key} must be at least 1")]
+    Zero {
+        /// The key under `[limits]`.
+        key: &'static str,
+    },
+    /// A text over its byte limit.
+    #[error("{field} is {len} bytes; the limit is {limit} (limits.{key} in slayer.toml)")]
+    TooLong {
+        /// The field, as the user named it.
+        field: String,
+        /// Its length in bytes.
+        len: usize,
+        /// The limit.
+        limit: usize,
+        /// The key under `[limits]`.
+        key: &'static str,
+    },
+    /// A list with more items than `limits.entities`.
+    #[error("{field} holds more than {limit} items; the limit is limits.entities in slayer.toml")]
+    TooMany {
+        /// The field.
+        field: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// A formula nested deeper than `limits.formula_depth`.
+    #[error("{field} nests parentheses {depth} deep; the limit is {limit} (limits.formula_depth in slayer.toml)")]
+    TooDeep {
+        /// The field.
+        field: String,
+        /// Its depth.
+        depth: usize,
+        /// The limit.
+        limit: usize,
+    },
 }
 
 /// `slayer.toml` beside the store.
@@ -271,13 +324,13 @@ mod tests {
         let limits = Limits::default();
         let deep = format!("{}amount{}", "sum(".repeat(40), ")".repeat(40));
         let q = serde_json::json!({"source_model": "orders", "measures": [{"formula": deep}]});
-        let e = limits.check_query("query", &q).unwrap_err();
+        let e = limits.check_query("query", &q).unwrap_err().to_string();
         assert_eq!(
             e,
             "a formula of query nests parentheses 40 deep; the limit is 32 (limits.formula_depth in slayer.toml)"
         );
         let big = serde_json::json!({"filters": ["x".repeat(70_000)]});
-        let e = limits.check_query("query", &big).unwrap_err();
+        let e = limits.check_query("query", &big).unwrap_err().to_string();
         assert!(
             e.starts_with("query is 70016 bytes; the limit is 65536"),
             "{e}"

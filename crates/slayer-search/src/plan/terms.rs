@@ -50,7 +50,10 @@ impl Injected {
 
     /// Every term, the exceptions' included: at most `limits.entities` of them, each at most
     /// `limits.name_bytes` (docs/spec.md §16).
-    pub fn check_limits(&self, limits: &slayer_common::limits::Limits) -> Result<(), String> {
+    pub fn check_limits(
+        &self,
+        limits: &slayer_common::limits::Limits,
+    ) -> Result<(), slayer_common::limits::LimitError> {
         let exceptions = self
             .all_exceptions()
             .flat_map(|e| std::iter::once(&e.negative).chain(&e.allow));
