@@ -101,62 +101,29 @@ pub struct RequestFields {
 
 impl Request {
     /// This request with the given fields laid over it.
-    pub fn with(mut self, fields: RequestFields) -> Request {
-        if let Some(v) = fields.entities {
-            self.entities = v;
+    pub fn with(self, fields: RequestFields) -> Request {
+        Request {
+            entities: fields.entities.unwrap_or(self.entities),
+            query: fields.query.or(self.query),
+            question: fields.question.or(self.question),
+            datasource: fields.datasource.or(self.datasource),
+            max_memories: fields.max_memories.unwrap_or(self.max_memories),
+            max_example_queries: fields
+                .max_example_queries
+                .unwrap_or(self.max_example_queries),
+            max_entities: fields.max_entities.unwrap_or(self.max_entities),
+            explain: fields.explain.unwrap_or(self.explain),
+            channels: fields.channels.unwrap_or(self.channels),
+            tuning: fields.tuning.unwrap_or(self.tuning),
+            plan: fields.plan.unwrap_or(self.plan),
+            injected: fields.injected.or(self.injected),
+            rerank: fields.rerank.or(self.rerank),
+            tiers: fields.tiers.or(self.tiers),
+            confidence_floor: fields.confidence_floor.or(self.confidence_floor),
+            project: fields.project.or(self.project),
+            agent: fields.agent.or(self.agent),
+            expand_ids: fields.expand_ids.unwrap_or(self.expand_ids),
         }
-        if let Some(v) = fields.query {
-            self.query = Some(v);
-        }
-        if let Some(v) = fields.question {
-            self.question = Some(v);
-        }
-        if let Some(v) = fields.datasource {
-            self.datasource = Some(v);
-        }
-        if let Some(v) = fields.max_memories {
-            self.max_memories = v;
-        }
-        if let Some(v) = fields.max_example_queries {
-            self.max_example_queries = v;
-        }
-        if let Some(v) = fields.max_entities {
-            self.max_entities = v;
-        }
-        if let Some(v) = fields.explain {
-            self.explain = v;
-        }
-        if let Some(v) = fields.channels {
-            self.channels = v;
-        }
-        if let Some(v) = fields.tuning {
-            self.tuning = v;
-        }
-        if let Some(v) = fields.plan {
-            self.plan = v;
-        }
-        if let Some(v) = fields.injected {
-            self.injected = Some(v);
-        }
-        if let Some(v) = fields.rerank {
-            self.rerank = Some(v);
-        }
-        if let Some(v) = fields.tiers {
-            self.tiers = Some(v);
-        }
-        if let Some(v) = fields.confidence_floor {
-            self.confidence_floor = Some(v);
-        }
-        if let Some(v) = fields.project {
-            self.project = Some(v);
-        }
-        if let Some(v) = fields.agent {
-            self.agent = Some(v);
-        }
-        if let Some(v) = fields.expand_ids {
-            self.expand_ids = v;
-        }
-        self
     }
 
     /// What the request may see of the memories: its own tiers and floor, else the process's
