@@ -12,6 +12,7 @@
 
 use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_common::limits::Limits;
+use slayer_common::store::StoreRead;
 use slayer_index::pyfmt::repr_str as py_repr;
 
 use crate::channels::ranked::{DenseRanking, Ranking};
@@ -37,12 +38,41 @@ use crate::SearchError;
 /// The planner's rankings, memory side and entity side.
 type SideRankings = (Ranking, Ranking);
 
+/// A read snapshot that also ends when dropped: a search that panics (the MCP worker catches
+/// it and serves the next call on the same context) must not leave it open, or every later
+/// search would fail to begin one and never see another writer's commit.
+struct Snapshot<'s> {
+    store: &'s dyn StoreRead,
+    open: bool,
+}
+
+impl<'s> Snapshot<'s> {
+    fn begin(store: &'s dyn StoreRead) -> Result<Snapshot<'s>, SearchError> {
+        store.begin_snapshot()?;
+        Ok(Snapshot { store, open: true })
+    }
+
+    /// Ends it, with the store's error if ending fails.
+    fn end(mut self) -> Result<(), SearchError> {
+        self.open = false;
+        Ok(self.store.end_snapshot()?)
+    }
+}
+
+impl Drop for Snapshot<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = self.store.end_snapshot();
+        }
+    }
+}
+
 impl Context<'_> {
     /// Runs one search, on one snapshot of the store.
     pub fn search(&self, req: &Request) -> Result<Response, SearchError> {
-        self.conn.begin_snapshot()?;
+        let snapshot = Snapshot::begin(self.conn)?;
         let response = self.search_in_snapshot(req);
-        self.conn.end_snapshot()?;
+        snapshot.end()?;
         response
     }
 
@@ -349,5 +379,23 @@ impl Context<'_> {
             .map(|h| h.id.clone())
             .collect();
         warn_stale_queries(&self.corpus, &returned, warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Snapshot;
+    use slayer_common::store::{OpenMode, Store};
+
+    #[test]
+    fn a_snapshot_dropped_without_ending_is_ended_so_the_next_one_begins() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let conn = store.conn();
+        // What unwinding out of a search does: the snapshot is dropped, never ended.
+        drop(Snapshot::begin(conn).unwrap());
+        let again = Snapshot::begin(conn).expect("a new snapshot after a dropped one");
+        again.end().unwrap();
+        assert!(conn.is_autocommit(), "no transaction left open");
     }
 }
