@@ -257,7 +257,10 @@ fn sqlite_of<'e>(cause: &'e (dyn std::error::Error + 'static)) -> Option<&'e rus
         .or_else(|| {
             cause
                 .downcast_ref::<crate::store::CommitError>()
-                .map(|e| &e.0)
+                .and_then(|e| match &e.0 {
+                    crate::store::StoreError::Sqlite(e) => Some(e),
+                    _ => None,
+                })
         })
 }
 

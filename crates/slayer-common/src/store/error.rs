@@ -72,17 +72,32 @@ pub enum StoreError {
     /// SQLite failed.
     #[error("store error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// The PostgreSQL server failed or could not be reached; `server` is the store's URL with
+    /// its password masked, `message` the server's (or the driver's) one line, scrubbed of it.
+    #[error("PostgreSQL store {server}: {message}")]
+    Postgres {
+        /// The store, as shown (password masked).
+        server: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 /// A write transaction that could not commit: nothing of it was written. It reads exactly as
-/// the backend's failure (so `cannot commit the load: database is locked`), and becomes
-/// [`StoreError::Sqlite`] where a store error is expected.
+/// the backend's failure (so `cannot commit the load: database is locked`), and becomes that
+/// [`StoreError`] where a store error is expected.
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
-pub struct CommitError(#[from] pub rusqlite::Error);
+pub struct CommitError(pub StoreError);
+
+impl From<rusqlite::Error> for CommitError {
+    fn from(e: rusqlite::Error) -> Self {
+        CommitError(StoreError::Sqlite(e))
+    }
+}
 
 impl From<CommitError> for StoreError {
     fn from(e: CommitError) -> Self {
-        StoreError::Sqlite(e.0)
+        e.0
     }
 }

@@ -14,6 +14,7 @@ use std::path::Path;
 mod error;
 mod reads;
 pub mod rows;
+pub mod postgres;
 pub mod sqlite;
 mod writes;
 

@@ -46,6 +46,13 @@ pub trait StoreRead {
     fn index_lag(&self) -> Result<IndexLag, StoreError>;
     /// How many docs the store believes the full-text index holds.
     fn indexed_count(&self) -> Result<i64, StoreError>;
+    /// For a store whose full-text index is a per-host cache that records its own state (a
+    /// server's): what changed in the docs after the change counter read `since` (a
+    /// [`StoreRead::docs_version`] a cache synced to): the changed docs that exist, to
+    /// (re)index, in rebuild order, and the changed ids that are gone, to drop. `None` for a
+    /// store that records what its index holds itself (SQLite's `index_state`: see
+    /// [`StoreRead::index_lag`]).
+    fn docs_changed_since(&self, since: &str) -> Result<Option<IndexLag>, StoreError>;
 
     // Memories, and the ids an allocation counts past.
 

@@ -81,6 +81,9 @@ impl<T: Connected> StoreRead for T {
     fn indexed_count(&self) -> Result<i64, StoreError> {
         docs::indexed_count(self.connection())
     }
+    fn docs_changed_since(&self, _since: &str) -> Result<Option<IndexLag>, StoreError> {
+        Ok(None)
+    }
 
     fn memory(&self, id: &str) -> Result<Option<Memory>, StoreError> {
         memories::get(self.connection(), id)
