@@ -33,7 +33,9 @@ pub enum Format {
 /// The flags of every binary that reads or writes the store: `--store` and [`OutputArgs`].
 #[derive(Debug, Clone, clap::Args)]
 pub struct CommonArgs {
-    /// The store file.
+    /// The store: an SQLite file, or a PostgreSQL database shared by many hosts
+    /// (postgres://USER@HOST/DB?schema=NAME, or libpq's key=value form; PG* variables and
+    /// ~/.pgpass apply)
     #[arg(long, global = true, env = "SLAYER_STORE", default_value = crate::store::DEFAULT_STORE)]
     pub store: PathBuf,
     #[command(flatten)]
@@ -202,9 +204,10 @@ pub fn main_on_store(
     run: impl FnOnce() -> anyhow::Result<ExitStatus>,
     is_usage: impl Fn(&anyhow::Error) -> bool,
 ) -> ExitCode {
-    // Before anything can quote the path (a password in a URL), whatever the command.
-    if let Some(refused) = crate::store::server_url(store) {
-        eprintln!("Error: {refused}");
+    // Before anything can quote the store (a password in a URL), whatever the command: a
+    // connection string that does not parse is refused, masked.
+    if let Err(refused) = crate::store::Location::parse(store) {
+        eprintln!("Error: {}", terminal_safe(&refused.to_string()));
         return ExitStatus::Usage.into();
     }
     finish(run(), is_usage, Some(store))

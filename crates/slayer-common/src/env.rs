@@ -15,6 +15,8 @@ pub struct EnvVar {
 
 /// The store's path, where `--store` is not given.
 pub const STORE: &str = "SLAYER_STORE";
+/// Where a server store's per-host caches (full-text index, vector sidecar) live.
+pub const CACHE_DIR: &str = "SLAYER_CACHE_DIR";
 /// The output format at a terminal.
 pub const FORMAT: &str = "SLAYER_FORMAT";
 /// The active embedding model.
@@ -49,7 +51,12 @@ pub const ALL: &[EnvVar] = &[
     EnvVar {
         name: STORE,
         read_by: "every binary",
-        doc: "the store's path where `--store` is not given (default `slayer.db`)",
+        doc: "the store where `--store` is not given: an SQLite file (default `slayer.db`) or a `postgres://` URL",
+    },
+    EnvVar {
+        name: CACHE_DIR,
+        read_by: "every binary",
+        doc: "where a PostgreSQL store's per-host caches (full-text index, vector sidecar) live (default `~/.cache/slayer`, then `stores/<database>-<schema>-<id>/`)",
     },
     EnvVar {
         name: FORMAT,

@@ -6,6 +6,8 @@
 //! - [`jsonl`]: reading records with `line N: …` errors, writing one record per line.
 //! - [`store`]: the store behind one interface ([`store::StoreRead`], [`store::StoreWrite`]),
 //!   implemented by the SQLite file (WAL, busy timeout, schema version and migrations).
+//! - [`pg`]: PostgreSQL connections as libpq makes them (URL or `key=value`, environment,
+//!   password file, `sslmode`), for the PostgreSQL source and the store on a server.
 //! - [`exit`]: the exit codes every binary uses.
 //! - [`env`]: the registry of every environment variable slayer reads.
 //! - [`limits`]: what one request may carry, and `slayer.toml`'s `[limits]`.
@@ -25,6 +27,7 @@ pub mod exit;
 pub mod jsonl;
 pub mod limits;
 pub mod mapped;
+pub mod pg;
 pub mod records;
 pub mod secrets;
 pub mod simd;

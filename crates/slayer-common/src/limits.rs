@@ -238,8 +238,15 @@ pub enum LimitError {
     },
 }
 
-/// `slayer.toml` beside the store.
+/// `slayer.toml` beside the store (in the working directory, for a store on a server).
 pub fn config_path(store: &Path) -> PathBuf {
+    // A store on a server has no folder: its hosts read the one they run in.
+    if matches!(
+        crate::store::Location::parse(store),
+        Ok(crate::store::Location::Server(_))
+    ) {
+        return PathBuf::from("slayer.toml");
+    }
     store
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

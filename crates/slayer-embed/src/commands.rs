@@ -1,6 +1,5 @@
 //! One function per subcommand: read what it needs, do it, report.
 
-use slayer_common::store::StoreRead;
 use std::io::{self, BufRead};
 use std::path::Path;
 
@@ -45,7 +44,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
             let mut store = Store::open(&cli.common.store, OpenMode::MustExist)?;
             let ids = match named {
                 Some(ids) => ids,
-                None => store.conn().doc_ids()?,
+                None => store.reader().doc_ids()?,
             };
             run_refresh(&mut store, &ids, batch_size, threads, &mut out)
         }
@@ -59,13 +58,13 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
 fn status(store_path: &Path, mut out: Output) -> Result<ExitStatus> {
     let store = Store::open(store_path, OpenMode::ReadOnly)?;
     let model = active_name();
-    let counts = store.conn().embedding_counts_by_model()?;
-    let lacking = store.conn().docs_lacking(&model)?;
+    let counts = store.reader().embedding_counts_by_model()?;
+    let lacking = store.reader().docs_lacking(&model)?;
     let usable = Embedder::check(&model);
     let revision = usable.as_ref().ok().and_then(|_| revision(&model).ok());
     let coverage = revision
         .as_deref()
-        .map(|r| store.conn().coverage(&model, r))
+        .map(|r| store.reader().coverage(&model, r))
         .transpose()?;
     let value = json!({
         "kind": "embedding_status",
@@ -190,7 +189,7 @@ fn run_refresh(
     // revision was read by the refresh above unless it had no doc to look at.)
     let rebuilt = match revision(&model) {
         Ok(revision) => {
-            slayer_embed::vectors::refresh(store.conn(), store.path(), &model, &revision)?
+            slayer_embed::vectors::refresh(store.reader(), &store.vectors_dir(), &model, &revision)?
         }
         Err(_) => false,
     };

@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 use slayer_common::records::content_hash;
 use slayer_common::store::Store;
-use slayer_common::store::{StoreRead, StoreWrite};
+use slayer_common::store::StoreWrite;
 
 use crate::provider::Embedder;
 use crate::{EmbedError, EmbedResult};
@@ -76,7 +76,7 @@ fn triage(
     revision: &str,
     ids: &[String],
 ) -> Result<(Vec<Pending>, Vec<Numbered>), EmbedError> {
-    let mut found = store.conn().texts_and_stamps(model, ids)?;
+    let mut found = store.reader().texts_and_stamps(model, ids)?;
     let mut reports = Vec::new();
     let mut pending = Vec::new();
     for (position, id) in ids.iter().enumerate() {

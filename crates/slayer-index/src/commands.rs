@@ -247,19 +247,36 @@ fn migrate(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
     let text = match before {
         Some(found) => format!(
             "migrated {} from schema version {found} to {version}\n",
-            store_path.display()
+            store.shown()
         ),
         None => format!(
             "{} is at schema version {version}; nothing to do\n",
-            store_path.display()
+            store.shown()
         ),
     };
     sync_index_or_warn(&mut store, out);
     out.result(
-        &json!({"kind": "migrate", "store": store_path, "from": before.unwrap_or(version), "to": version}),
+        &json!({"kind": "migrate", "store": store.shown(), "from": before.unwrap_or(version), "to": version}),
         &text,
     )?;
     Ok(ExitStatus::Success)
+}
+
+/// Each vector sidecar of the store: its model and revision, and whether it records the
+/// store's current state.
+fn vectors_report(store: &store::Store) -> Result<Vec<serde_json::Value>> {
+    let state = store.vectors_state()?;
+    Ok(slayer_embed::vectors::recorded(&store.vectors_dir())
+        .into_iter()
+        .map(|r| match r.built_for {
+            Some((model, revision, built)) => json!({
+                "model": model,
+                "revision": revision,
+                "current": Some(&built) == state.as_ref(),
+            }),
+            None => json!({"model": null, "current": false}),
+        })
+        .collect())
 }
 
 fn stats(store_path: &Path, check: bool, out: &mut Output) -> Result<ExitStatus> {
@@ -272,15 +289,25 @@ fn stats(store_path: &Path, check: bool, out: &mut Output) -> Result<ExitStatus>
     let total_docs: i64 = doc_counts.iter().map(|(_, n)| n).sum();
     let index_dir = store.index_dir();
     let fulltext = FullText::open_existing(&index_dir)?;
-    let lag = store.index_lag()?;
-    let (present, indexed, agrees) = match &fulltext {
-        Some(ft) => (true, ft.num_docs(), ft.agrees_with(&store)?),
-        None => (false, 0, false),
+    let (present, indexed, agrees, lag) = match &fulltext {
+        Some(ft) => (
+            true,
+            ft.num_docs(),
+            ft.agrees_with(&store)?,
+            ft.lag(&store)?,
+        ),
+        None if store.is_server() => (false, 0, false, Default::default()),
+        None => (false, 0, false, store.index_lag()?),
     };
+    let vectors = vectors_report(&store)?;
+    let vectors_current = vectors.iter().all(|v| v["current"] == json!(true));
+    // A server store's caches are this host's: `--check` holds every one of them to the store.
+    // Beside a file the sidecars catch up when a search next opens them, as before.
+    let agrees_all = agrees && (!store.is_server() || vectors_current);
     let value = json!({
         "kind": "stats",
-        "store": store.path(),
-        "schema_version": store::SCHEMA_VERSION,
+        "store": store.shown(),
+        "schema_version": store.supported_version(),
         "datasources": datasources,
         "models": models,
         "memories": memories,
@@ -294,10 +321,11 @@ fn stats(store_path: &Path, check: bool, out: &mut Output) -> Result<ExitStatus>
             "pending_deletes": lag.deletes.len(),
             "agrees_with_store": agrees,
         },
+        "vectors": vectors,
     });
     let mut text = format!(
         "store        {}\ndatasources  {datasources}\nmodels       {models}\nmemories     {memories}\ndocs         {total_docs}\n",
-        store.path().display()
+        store.shown()
     );
     for (kind, n) in &doc_counts {
         text.push_str(&format!("  {kind:<12} {n}\n"));
@@ -316,8 +344,19 @@ fn stats(store_path: &Path, check: bool, out: &mut Output) -> Result<ExitStatus>
         ),
     };
     text.push_str(&format!("index        {indexed} docs, {state}\n"));
+    for v in &vectors {
+        text.push_str(&format!(
+            "vectors      {} ({})\n",
+            v["model"].as_str().unwrap_or("unreadable file"),
+            if v["current"] == json!(true) {
+                "in sync with the store"
+            } else {
+                "behind the store (the next search rebuilds it)"
+            }
+        ));
+    }
     out.result(&value, &text)?;
-    Ok(if check && !agrees {
+    Ok(if check && !agrees_all {
         ExitStatus::Failure
     } else {
         ExitStatus::Success

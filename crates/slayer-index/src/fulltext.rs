@@ -1,9 +1,13 @@
-//! The persistent tantivy index beside the store (`<store>.index/`).
+//! The persistent tantivy index of a store: beside an SQLite file (`<store>.index/`), or in
+//! this host's cache folder of a server store.
 //!
-//! It is derived data: the store's `docs` table says what it should hold, `index_state` says
-//! what it does hold, and the tantivy commit payload carries a generation token that must equal
-//! the store's. A mismatch (index deleted, copied, or a crash between the two commits) triggers
-//! a full rebuild; otherwise only the docs whose content hash changed are rewritten.
+//! It is derived data. Beside a file: the store's `docs` table says what it should hold,
+//! `index_state` says what it does hold, and the tantivy commit payload carries a generation
+//! token that must equal the store's. A mismatch (index deleted, copied, or a crash between the
+//! two commits) triggers a full rebuild; otherwise only the docs whose content hash changed are
+//! rewritten. A server store's cache records in its own payload the docs change counter it
+//! caught up with, and catches up from the store's change log (nothing is written to the
+//! store, so every host keeps its own cache, whatever its role).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -27,6 +31,9 @@ use crate::error::IndexError;
 const GENERATION_KEY: &str = "fulltext_generation";
 /// The settings key holding the docs change counter the index last caught up with.
 const SYNCED_VERSION_KEY: &str = "fulltext_docs_version";
+/// What a server store's cached index writes before the docs change counter it holds, in its
+/// commit's payload.
+const CACHE_PAYLOAD: &str = "docs-version ";
 /// Indexing heap of the single writer thread.
 const WRITER_HEAP: usize = 50_000_000;
 /// How long to wait for another process's writer.
@@ -121,9 +128,11 @@ impl FullText {
     }
 
     /// The index as a reader needs it: the one on disk when it is current; else caught up
-    /// through a writer connection when the store and its folder may be written; else (a
-    /// read-only store) a copy built in memory from the store's docs. Readers thus never
-    /// fail for want of write access, and never search a stale index.
+    /// through a writer connection when the store and its folder may be written (a server
+    /// store's index is this host's cache, caught up through the reader's own connection,
+    /// which never writes the store); else (a read-only store or folder) a copy built in
+    /// memory from the store's docs. Readers thus never fail for want of write access, and
+    /// never search a stale index.
     pub fn open_for_reading(store: &Store) -> Result<FullText, IndexError> {
         let dir = store.index_dir();
         if let Ok(Some(fulltext)) = FullText::open_existing(&dir) {
@@ -131,11 +140,17 @@ impl FullText {
                 return Ok(fulltext);
             }
         }
-        let caught_up = Store::open(store.path(), OpenMode::MustExist)
-            .map_err(IndexError::from)
-            .and_then(|mut writer| FullText::open_synced(&mut writer));
+        let caught_up = if store.is_server() {
+            FullText::open_or_create(&dir)
+                .and_then(|fulltext| fulltext.sync_cache(store, false).map(|_| fulltext))
+        } else {
+            Store::open(store.path(), OpenMode::MustExist)
+                .map_err(IndexError::from)
+                .and_then(|mut writer| FullText::open_synced(&mut writer))
+                .map(|(fulltext, _)| fulltext)
+        };
         match caught_up {
-            Ok((fulltext, _)) => Ok(fulltext),
+            Ok(fulltext) => Ok(fulltext),
             Err(_) => FullText::in_memory(store, &dir),
         }
     }
@@ -233,6 +248,9 @@ impl FullText {
 
     /// Brings the index up to date with the store (or rebuilds it from scratch).
     pub fn sync(&self, store: &mut Store, force_rebuild: bool) -> Result<SyncReport, IndexError> {
+        if store.is_server() {
+            return self.sync_cache(&*store, force_rebuild);
+        }
         // The counter is read before the docs, so recording it after the sync is conservative:
         // a change made meanwhile leaves the counter ahead and the next open checks again.
         let docs_version = store.docs_version()?;
@@ -297,16 +315,103 @@ impl FullText {
         })
     }
 
+    /// Brings this host's cache of a server store's index up to date: the index records the
+    /// docs change counter it holds in its own commit, and catches up with the store's change
+    /// log from there (or rebuilds when it records none). Nothing is written to the store, so
+    /// a role that may only read keeps its cache current.
+    fn sync_cache(
+        &self,
+        store: &dyn StoreRead,
+        force_rebuild: bool,
+    ) -> Result<SyncReport, IndexError> {
+        // Read before the changes: recording it after the sync is conservative.
+        let docs_version = store.docs_version()?;
+        if !force_rebuild && self.synced_version()?.as_deref() == Some(docs_version.as_str()) {
+            return Ok(SyncReport::default());
+        }
+        let mut writer = self.lock_writer()?;
+        // Another process of this host may have caught up while we waited for the lock.
+        let synced = self.synced_version()?;
+        if !force_rebuild && synced.as_deref() == Some(docs_version.as_str()) {
+            return Ok(SyncReport::default());
+        }
+        let changed = match (&synced, force_rebuild) {
+            (Some(since), false) => store.docs_changed_since(since)?,
+            _ => None,
+        };
+        let rebuild = changed.is_none();
+        let lag = match changed {
+            Some(lag) => lag,
+            None => IndexLag {
+                upserts: store.all_docs()?,
+                deletes: Vec::new(),
+            },
+        };
+        if rebuild {
+            writer.delete_all_documents()?;
+        }
+        for id in lag.deletes.iter() {
+            writer.delete_term(Term::from_field_text(self.fields.id, id));
+        }
+        for stored in &lag.upserts {
+            if !rebuild {
+                writer.delete_term(Term::from_field_text(
+                    self.fields.id,
+                    &stored.doc.canonical_id,
+                ));
+            }
+            writer.add_document(document(self.fields, store, stored)?)?;
+        }
+        let mut prepared = writer.prepare_commit()?;
+        prepared.set_payload(&format!("{CACHE_PAYLOAD}{docs_version}"));
+        prepared.commit()?;
+        writer.wait_merging_threads()?;
+        self.reader.reload()?;
+        Ok(SyncReport {
+            rebuilt: rebuild,
+            upserted: lag.upserts.len(),
+            deleted: lag.deletes.len(),
+        })
+    }
+
+    /// The docs change counter a server store's cached index last caught up with.
+    fn synced_version(&self) -> Result<Option<String>, IndexError> {
+        Ok(self
+            .generation()?
+            .and_then(|p| p.strip_prefix(CACHE_PAYLOAD).map(str::to_owned)))
+    }
+
     /// Whether the index carries the store's generation and has caught up with the docs counter.
-    fn is_current(&self, store: &dyn StoreRead, docs_version: &str) -> Result<bool, IndexError> {
+    fn is_current(&self, store: &Store, docs_version: &str) -> Result<bool, IndexError> {
+        if store.is_server() {
+            return Ok(self.synced_version()?.as_deref() == Some(docs_version));
+        }
         let stored_generation = store.setting(GENERATION_KEY)?;
         Ok(stored_generation.is_some()
             && store.setting(SYNCED_VERSION_KEY)?.as_deref() == Some(docs_version)
             && self.generation()? == stored_generation)
     }
 
+    /// What the index lacks of the store's docs.
+    pub fn lag(&self, store: &Store) -> Result<IndexLag, IndexError> {
+        if store.is_server() {
+            return Ok(match self.synced_version()? {
+                Some(since) => store.docs_changed_since(&since)?.unwrap_or_default(),
+                None => IndexLag {
+                    upserts: store.all_docs()?,
+                    deletes: Vec::new(),
+                },
+            });
+        }
+        Ok(store.index_lag()?)
+    }
+
     /// Whether this index holds exactly what the store says it should.
-    pub fn agrees_with(&self, store: &dyn StoreRead) -> Result<bool, IndexError> {
+    pub fn agrees_with(&self, store: &Store) -> Result<bool, IndexError> {
+        if store.is_server() {
+            return Ok(self.synced_version()? == Some(store.docs_version()?)
+                && self.num_docs() as i64 == store.doc_count()?);
+        }
         let stored_generation = store.setting(GENERATION_KEY)?;
         Ok(stored_generation.is_some()
             && self.generation()? == stored_generation

@@ -3,8 +3,8 @@
 //! the time spent per stage. The stages themselves live in [`crate::pipeline`] and below; a
 //! context only holds what they read, and knows when it went stale.
 
-use slayer_common::store::StoreRead;
-use std::path::Path;
+use slayer_common::store::{Store, StoreRead};
+use std::path::{Path, PathBuf};
 
 use crate::channels::dense::Dense;
 use crate::channels::lexical::TextIndex;
@@ -41,10 +41,17 @@ pub struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
-    /// A context on the store at `path`, read through `conn`, planning with `planner`.
+    /// A context on an open store, planning with `planner`.
+    pub fn on(store: &'a Store, planner: Planner) -> Result<Context<'a>, SearchError> {
+        Context::new(store, store.path(), store.vectors_dir(), planner)
+    }
+
+    /// A context on the store at `path` (`--store` as given), read through `conn`, its vector
+    /// sidecars in `vectors`, planning with `planner`.
     pub fn new(
         conn: &'a dyn StoreRead,
         path: &Path,
+        vectors: PathBuf,
         planner: Planner,
     ) -> Result<Context<'a>, SearchError> {
         let timings = Timings::default();
@@ -52,7 +59,7 @@ impl<'a> Context<'a> {
             conn,
             text: TextIndex::new(path.to_owned()),
             corpus: Corpus::load(conn)?,
-            dense: Dense::at(path.to_owned(), timings.clone()),
+            dense: Dense::at(vectors, timings.clone()),
             planner,
             limits: Default::default(),
             timings,

@@ -114,7 +114,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     let started = std::time::Instant::now();
     let store = Store::open(store_path, OpenMode::ReadOnly).map_err(SearchError::Store)?;
     let planner = Planner::new(plan_config, env::var);
-    let mut ctx = Context::new(store.conn(), store_path, planner)?;
+    let mut ctx = Context::on(&store, planner)?;
     ctx.limits = Limits::load(store_path).map_err(|e| UsageError(e.to_string()))?;
     ctx.memory_defaults = memory_defaults;
     let opened = started.elapsed();

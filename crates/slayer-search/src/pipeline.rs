@@ -385,7 +385,7 @@ impl Context<'_> {
 #[cfg(test)]
 mod tests {
     use super::Snapshot;
-    use slayer_common::store::{OpenMode, Store};
+    use slayer_common::store::{OpenMode, SqliteStore as Store};
 
     #[test]
     fn a_snapshot_dropped_without_ending_is_ended_so_the_next_one_begins() {

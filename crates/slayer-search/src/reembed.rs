@@ -126,7 +126,6 @@ fn reembed(
     let ids = {
         let reader = Store::open(path, OpenMode::ReadOnly).map_err(|e| e.to_string())?;
         reader
-            .conn()
             .stale_or_missing(model, &revision)
             .map_err(|e| e.to_string())?
     };
@@ -135,7 +134,10 @@ fn reembed(
         return Ok(());
     }
     let mut store = Store::open(path, OpenMode::MustExist).map_err(|e| e.to_string())?;
-    if store.conn().is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
+    let read_only_file = store
+        .sqlite()
+        .is_some_and(|file| file.conn().is_readonly(rusqlite::MAIN_DB).unwrap_or(true));
+    if read_only_file {
         return Err("the store is read-only".into());
     }
     let embedder = Embedder::open(model)?;
@@ -160,7 +162,7 @@ fn reembed(
             .filter(|r| r.status == Status::Failed)
             .count();
         let started = Instant::now();
-        slayer_embed::vectors::refresh(store.conn(), path, model, &revision)
+        slayer_embed::vectors::refresh(store.reader(), &store.vectors_dir(), model, &revision)
             .map_err(|e| e.to_string())?;
         if started.elapsed() > embedding {
             chunk = (chunk * 2).min(MAX_CHUNK);

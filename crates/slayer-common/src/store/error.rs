@@ -5,11 +5,20 @@ use std::path::PathBuf;
 /// Errors from the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// `--store` / `SLAYER_STORE` is a server's URL; `shown` has its secrets masked.
-    #[error("--store / SLAYER_STORE is the URL {shown}: a store on a server (PostgreSQL) is not supported yet; the store is an SQLite file, so point --store / SLAYER_STORE at a path such as ./slayer.db")]
+    /// `--store` / `SLAYER_STORE` is the URL of a server slayer cannot keep a store on;
+    /// `shown` has its secrets masked.
+    #[error("--store / SLAYER_STORE is the URL {shown}: a store is an SQLite file (a path such as ./slayer.db) or a PostgreSQL database (postgres://user@host/database)")]
     ServerUrl {
         /// The URL, masked.
         shown: String,
+    },
+    /// `--store` / `SLAYER_STORE` names a PostgreSQL store but does not parse.
+    #[error("--store / SLAYER_STORE {shown}: {why}")]
+    BadLocation {
+        /// The connection string, masked.
+        shown: String,
+        /// What is wrong, naming the parameter.
+        why: String,
     },
     /// The store file is not there and the command only reads.
     #[error("no store at {0}; create one with `slayer-index load` or point --store / SLAYER_STORE at an existing one")]

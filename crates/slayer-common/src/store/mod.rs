@@ -1,27 +1,32 @@
 //! The store: the one source of truth, behind one interface.
 //!
-//! Commands read through [`StoreRead`] and write through [`StoreWrite`], each command in one
-//! write transaction that commits all of its changes or none (docs/spec.md §11.1). The rows they
-//! exchange beyond the records are in [`rows`]; errors are [`StoreError`]. Today's backend is
-//! the SQLite file of [`sqlite`] (its migrations in `sqlite/migrations/`); a second backend
-//! implements the same two traits, and no command changes.
+//! Commands open a [`Store`] (`open.rs`), read through [`StoreRead`] and write through
+//! [`StoreWrite`], each command in one write transaction that commits all of its changes or
+//! none (docs/spec.md §11.1). The rows they exchange beyond the records are in [`rows`];
+//! errors are [`StoreError`]. Two backends implement the traits: the SQLite file of [`sqlite`]
+//! (the embedded default) and a schema of a PostgreSQL database, [`postgres`], shared by a
+//! team's hosts; [`location`] reads which one `--store` names, and where a server store's
+//! per-host caches (the full-text index, the vector sidecar) live.
 //!
 //! The SQLite modules' free functions on a connection stay public under their old paths
 //! (`store::docs`, `store::memories`, …) for the crates not yet on the interface.
 
-use std::path::Path;
-
+mod delegate;
 mod error;
+pub mod location;
+mod open;
+pub mod postgres;
 mod reads;
 pub mod rows;
-pub mod postgres;
 pub mod sqlite;
 mod writes;
 
 pub use error::{CommitError, StoreError};
+pub use location::{shown, Location};
+pub use open::{Store, WriteTx};
 pub use reads::StoreRead;
 pub use sqlite::{
-    catalog, docs, embeddings, explain_sqlite, memories, settings, Store, WriteTx, SCHEMA_VERSION,
+    catalog, docs, embeddings, explain_sqlite, memories, settings, SqliteStore, SCHEMA_VERSION,
 };
 pub use writes::StoreWrite;
 
@@ -38,14 +43,6 @@ pub enum OpenMode {
     /// A reader: the file is opened read-only and never changed (no migration, no journal-mode
     /// switch), so it works on a read-only file or directory and leaves a foreign file alone.
     ReadOnly,
-}
-
-/// A store path that is a server's URL, refused (with its secrets masked): stores are files.
-pub fn server_url(path: &Path) -> Option<StoreError> {
-    let text = path.to_string_lossy();
-    text.contains("://").then(|| StoreError::ServerUrl {
-        shown: crate::secrets::masked_url(&text),
-    })
 }
 
 /// UTC now as stored timestamps are written (the original's `created_at` form).

@@ -27,6 +27,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use slayer_common::mapped::MappedFile;
 use slayer_common::simd::dot_i16_i8;
+use slayer_common::store::rows::VectorsState;
 use slayer_common::store::StoreError;
 
 use build::build;
@@ -63,10 +64,9 @@ pub enum Keep {
 /// One side's scores from a scan: `(score, row)`, in row order.
 pub type Scored = Vec<(f32, u32)>;
 
-/// Where a store's sidecar for `model` lives.
-pub fn path_for(store: &Path, model: &str) -> PathBuf {
-    let mut dir = store.as_os_str().to_owned();
-    dir.push(".vectors");
+/// Where the sidecar for `model` lives in a store's vectors folder (`Store::vectors_dir`:
+/// `<store>.vectors/` beside a file, this host's cache of a server store).
+pub fn path_for(dir: &Path, model: &str) -> PathBuf {
     let readable: String = model
         .chars()
         .map(|c| {
@@ -80,7 +80,7 @@ pub fn path_for(store: &Path, model: &str) -> PathBuf {
         .collect();
     let digest = Sha256::digest(model.as_bytes());
     let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-    PathBuf::from(dir).join(format!("{readable}-{tag}.bin"))
+    dir.join(format!("{readable}-{tag}.bin"))
 }
 
 impl Sidecar {
@@ -89,14 +89,14 @@ impl Sidecar {
     /// memory when the directory is not writable). `None` on a store too old to say its state.
     pub fn open(
         conn: &dyn StoreRead,
-        store: &Path,
+        dir: &Path,
         model: &str,
         revision: &str,
     ) -> Result<Option<Sidecar>, StoreError> {
         let Some(state) = conn.vectors_state()? else {
             return Ok(None);
         };
-        let path = path_for(store, model);
+        let path = path_for(dir, model);
         if let Ok(file) = MappedFile::open(&path) {
             if let Some(header) = validated_header(file.bytes()) {
                 if header.model == model && header.revision == revision && header.state == state {
@@ -322,15 +322,49 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     })
 }
 
+/// What one file of a vectors folder records of itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The file.
+    pub file: PathBuf,
+    /// The model and revision whose rows it holds, and the store state it was built at;
+    /// `None` for a file that is not a readable sidecar (rebuilt when next opened).
+    pub built_for: Option<(String, String, VectorsState)>,
+}
+
+/// The sidecars of a vectors folder (`Store::vectors_dir`) and what each records, by file
+/// name: `stats` compares them with the store.
+pub fn recorded(dir: &Path) -> Vec<Recorded> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|file| {
+            let built_for = MappedFile::open(&file)
+                .ok()
+                .and_then(|m| validated_header(m.bytes()))
+                .map(|h| (h.model, h.revision, h.state));
+            Recorded { file, built_for }
+        })
+        .collect()
+}
+
 /// Brings the sidecar of `model` at `revision` up to date (what `slayer-embed refresh` calls
 /// after writing rows): `true` when it was rebuilt.
 pub fn refresh(
     conn: &dyn StoreRead,
-    store: &Path,
+    dir: &Path,
     model: &str,
     revision: &str,
 ) -> Result<bool, StoreError> {
-    Ok(Sidecar::open(conn, store, model, revision)?.is_some_and(|s| s.rebuilt))
+    Ok(Sidecar::open(conn, dir, model, revision)?.is_some_and(|s| s.rebuilt))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use slayer_common::records::Memory;
 // The fixtures write through the SQLite functions on a plain connection (autocommit), as
 // a store's writers did before the interface; the code under test only reads.
 use rusqlite::Connection;
-use slayer_common::store::{docs, embeddings, memories, OpenMode, Store};
+use slayer_common::store::{docs, embeddings, memories, OpenMode, SqliteStore as Store};
 
 use super::build::quantize_row;
 use super::*;
@@ -49,6 +49,13 @@ fn store(dir: &Path) -> Store {
     store
 }
 
+/// The vectors folder beside the store file at `store`.
+fn vectors_dir(store: &Path) -> PathBuf {
+    let mut name = store.as_os_str().to_owned();
+    name.push(".vectors");
+    PathBuf::from(name)
+}
+
 fn ids(sidecar: &Sidecar, scored: &Scored) -> Vec<String> {
     scored
         .iter()
@@ -60,7 +67,7 @@ fn ids(sidecar: &Sidecar, scored: &Scored) -> Vec<String> {
 fn rows_scores_and_datasources_come_from_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let store = store(dir.path());
-    let sidecar = Sidecar::open(store.conn(), store.path(), MODEL, REVISION)
+    let sidecar = Sidecar::open(store.conn(), &vectors_dir(store.path()), MODEL, REVISION)
         .unwrap()
         .unwrap();
     assert!(sidecar.rebuilt);
@@ -115,12 +122,12 @@ fn the_file_is_reused_until_the_store_moves_and_never_across_stores() {
     let store = store(dir.path());
     let conn = store.conn();
     let open = || {
-        Sidecar::open(conn, store.path(), MODEL, REVISION)
+        Sidecar::open(conn, &vectors_dir(store.path()), MODEL, REVISION)
             .unwrap()
             .unwrap()
     };
     assert!(open().rebuilt);
-    assert!(path_for(store.path(), MODEL).is_file());
+    assert!(path_for(&vectors_dir(store.path()), MODEL).is_file());
     assert!(!open().rebuilt, "unchanged: mapped as written");
     // A memory's tags changed: its datasources did.
     memory(conn, "3", &["crm.users"]);
@@ -141,7 +148,7 @@ fn the_file_is_reused_until_the_store_moves_and_never_across_stores() {
     assert_eq!(after.row_of("crm.users"), None);
     // A new store at the same path starts its counters again, under another id.
     let path = store.path().to_owned();
-    let sidecar_file = path_for(&path, MODEL);
+    let sidecar_file = path_for(&vectors_dir(&path), MODEL);
     drop(after);
     drop(store);
     for f in ["s.db", "s.db-wal", "s.db-shm"] {
@@ -149,7 +156,7 @@ fn the_file_is_reused_until_the_store_moves_and_never_across_stores() {
     }
     let fresh = Store::open(&path, OpenMode::CreateIfMissing).unwrap();
     assert!(sidecar_file.is_file());
-    let reopened = Sidecar::open(fresh.conn(), &path, MODEL, REVISION)
+    let reopened = Sidecar::open(fresh.conn(), &vectors_dir(&path), MODEL, REVISION)
         .unwrap()
         .unwrap();
     assert!(reopened.rebuilt);
@@ -161,7 +168,7 @@ fn rows_of_another_size_are_counted_and_left_out() {
     let dir = tempfile::tempdir().unwrap();
     let store = store(dir.path());
     row(store.conn(), "shop.orders", &[1.0, 0.0]);
-    let sidecar = Sidecar::open(store.conn(), store.path(), MODEL, REVISION)
+    let sidecar = Sidecar::open(store.conn(), &vectors_dir(store.path()), MODEL, REVISION)
         .unwrap()
         .unwrap();
     assert_eq!((sidecar.len(), sidecar.other_dims()), (5, 1));
@@ -176,12 +183,12 @@ fn an_unwritable_directory_leaves_the_sidecar_in_memory() {
     let mut blocker = store.path().as_os_str().to_owned();
     blocker.push(".vectors");
     std::fs::write(&blocker, b"not a directory").unwrap();
-    let sidecar = Sidecar::open(store.conn(), store.path(), MODEL, REVISION)
+    let sidecar = Sidecar::open(store.conn(), &vectors_dir(store.path()), MODEL, REVISION)
         .unwrap()
         .unwrap();
     assert_eq!(sidecar.len(), 6);
     assert!(
-        Sidecar::open(store.conn(), store.path(), MODEL, REVISION)
+        Sidecar::open(store.conn(), &vectors_dir(store.path()), MODEL, REVISION)
             .unwrap()
             .unwrap()
             .rebuilt
@@ -206,7 +213,7 @@ fn only_the_active_revision_s_rows_are_held_and_a_new_revision_rebuilds() {
     .unwrap();
     embeddings::put(conn, "memory:3", MODEL, "", "h", &[-1.0, 0.5, 0.25], "t").unwrap();
     let open = |revision| {
-        Sidecar::open(conn, store.path(), MODEL, revision)
+        Sidecar::open(conn, &vectors_dir(store.path()), MODEL, revision)
             .unwrap()
             .unwrap()
     };

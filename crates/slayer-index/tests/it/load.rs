@@ -115,7 +115,7 @@ fn the_index_stems_splits_identifiers_and_filters_by_datasource() {
     s.cmd(&["load", "tests/fixtures/catalog.jsonl"])
         .assert()
         .success();
-    let mut store = s.open();
+    let mut store = s.open_facade();
     let (ft, report) = FullText::open_synced(&mut store).unwrap();
     assert_eq!(report.upserted, 0, "a synced index needs no work");
     let searcher = ft.searcher();
@@ -268,7 +268,7 @@ fn an_index_built_with_the_previous_analyzer_is_rebuilt_on_open() {
     let old = tantivy::Index::create_in_dir(&dir, builder.build()).unwrap();
     drop(old);
 
-    let mut store = s.open();
+    let mut store = s.open_facade();
     let (fulltext, report) = FullText::open_synced(&mut store).unwrap();
     assert!(report.rebuilt, "{report:?}");
     assert_eq!(

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use slayer_common::records::Memory;
-use slayer_common::store::{memories, OpenMode, Store};
+use slayer_common::store::{memories, OpenMode, SqliteStore as Store};
 
 use crate::kit::assert_success;
 pub use crate::kit::{workspace_root, TempStore};
@@ -24,6 +24,11 @@ impl TempStore {
 
     pub fn open(&self) -> Store {
         Store::open(&self.store, OpenMode::MustExist).unwrap()
+    }
+
+    /// The store as the commands open it (whichever backend), for the index's own calls.
+    pub fn open_facade(&self) -> slayer_common::store::Store {
+        slayer_common::store::Store::open(&self.store, OpenMode::MustExist).unwrap()
     }
 
     /// Writes memories straight into the store (slayer-memory's job; here a test fixture).

@@ -2,10 +2,10 @@
 //! its read-only transactions ([`session`]), the catalog ([`introspect`]) and the profiling
 //! queries ([`queries`]).
 
-pub mod dsn;
 pub mod introspect;
 pub mod queries;
 pub mod session;
-pub mod tls;
+
+pub use slayer_common::pg::{dsn, tls};
 
 pub use session::{PgConn, PgError, PgSource};

@@ -13,18 +13,15 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row};
+use postgres::{Client, Row};
+use slayer_common::pg::describe;
 
-use super::dsn::{PgTarget, SslMode};
-use super::tls;
+use super::dsn::PgTarget;
 
 /// Why a PostgreSQL connection or query failed. Whatever the server or a library says is
 /// passed through [`PgTarget::scrub`] first, so no message holds the password.
 #[derive(Debug, thiserror::Error)]
 pub enum PgError {
-    /// TLS could not be set up (no usable root certificate, a bad one).
-    #[error("{0}")]
-    Tls(String),
     /// The server or the driver refused: its one line.
     #[error("{0}")]
     Server(String),
@@ -69,44 +66,7 @@ impl PgSource {
     /// Connects, trying each host in turn; errors never hold the password.
     pub fn connect(&self) -> Result<PgConn, PgError> {
         let target = &self.target;
-        let mut config = postgres::Config::new();
-        for endpoint in &target.endpoints {
-            if endpoint.is_socket() {
-                config.host_path(&endpoint.host);
-            } else {
-                config.host(&endpoint.host);
-            }
-            config.port(endpoint.port);
-        }
-        config
-            .user(&target.user)
-            .dbname(&target.dbname)
-            .application_name(&target.application_name);
-        if let Some(password) = target.password() {
-            config.password(password);
-        }
-        if let Some(timeout) = target.connect_timeout {
-            config.connect_timeout(timeout);
-        }
-        // libpq ignores sslmode on unix-domain sockets, where the server offers no TLS.
-        let all_sockets = target.endpoints.iter().all(|e| e.is_socket());
-        let client = if all_sockets || target.sslmode == SslMode::Disable {
-            config.ssl_mode(postgres::config::SslMode::Disable);
-            config.connect(NoTls)
-        } else {
-            config.ssl_mode(match target.sslmode {
-                SslMode::Disable | SslMode::Allow | SslMode::Prefer => {
-                    postgres::config::SslMode::Prefer
-                }
-                SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => {
-                    postgres::config::SslMode::Require
-                }
-            });
-            let connector =
-                tls::connector(target).map_err(|e| PgError::Tls(target.scrub(&e.to_string())))?;
-            config.connect(connector)
-        }
-        .map_err(|e| PgError::Server(target.scrub(&describe(&e))))?;
+        let client = slayer_common::pg::connect(target).map_err(PgError::Server)?;
         let timeout_ms = self.statement_timeout.map_or(0, |t| t.as_millis().max(1));
         Ok(PgConn {
             session: Mutex::new(Session {
@@ -121,26 +81,6 @@ impl PgSource {
             target: target.clone(),
         })
     }
-}
-
-/// A driver error as one line: the server's own message when there is one, else the driver's
-/// text followed by each cause it does not already name (a TLS failure says why only there).
-fn describe(e: &postgres::Error) -> String {
-    let text = match e.as_db_error() {
-        Some(db) => db.message().to_owned(),
-        None => {
-            let mut text = e.to_string();
-            for cause in std::iter::successors(std::error::Error::source(e), |c| c.source()) {
-                let cause = cause.to_string();
-                if !text.contains(&cause) {
-                    text.push_str(": ");
-                    text.push_str(&cause);
-                }
-            }
-            text
-        }
-    };
-    text.lines().next().unwrap_or("").to_owned()
 }
 
 impl PgConn {

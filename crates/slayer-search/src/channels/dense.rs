@@ -53,8 +53,8 @@ const REREAD_ALL_SHARE: usize = 8;
 /// The active model, opened on the first question and kept for a `--batch` run.
 pub struct Dense {
     model: String,
-    /// The store, whose sidecar is scanned; `None` reads the rows into memory.
-    store: Option<PathBuf>,
+    /// The store's vectors folder, whose sidecar is scanned; `None` reads the rows into memory.
+    vectors: Option<PathBuf>,
     /// The sidecar, opened on the first question (`None`: the rows are read instead).
     sidecar: OnceCell<Option<Sidecar>>,
     embedder: OnceCell<Result<Embedder, String>>,
@@ -88,11 +88,11 @@ impl Dense {
 }
 
 impl Dense {
-    /// Channel 3 under the active model, scanning the sidecar of the store at `store`, its
-    /// stages timed into `timings`.
-    pub fn at(store: PathBuf, timings: Timings) -> Dense {
+    /// Channel 3 under the active model, scanning the sidecar in a store's vectors folder
+    /// (`Store::vectors_dir`), its stages timed into `timings`.
+    pub fn at(vectors: PathBuf, timings: Timings) -> Dense {
         Dense {
-            store: Some(store),
+            vectors: Some(vectors),
             timings,
             ..Dense::default()
         }
@@ -110,7 +110,7 @@ impl Dense {
     pub fn new(model: String) -> Dense {
         Dense {
             model,
-            store: None,
+            vectors: None,
             sidecar: OnceCell::new(),
             embedder: OnceCell::new(),
             rows: OnceCell::new(),
@@ -202,11 +202,11 @@ impl Dense {
                 )))
             }
         };
-        let sidecar = match &self.store {
-            Some(store) => {
+        let sidecar = match &self.vectors {
+            Some(dir) => {
                 if self.sidecar.get().is_none() {
                     let opened = self.timings.time("sidecar", || {
-                        Sidecar::open(conn, store, &self.model, revision)
+                        Sidecar::open(conn, dir, &self.model, revision)
                     })?;
                     let _ = self.sidecar.set(opened);
                 }

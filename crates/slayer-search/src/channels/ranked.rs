@@ -263,7 +263,7 @@ mod tests {
                 .unwrap();
         }
         tx.commit().unwrap();
-        Sidecar::open(store.conn(), store.path(), "local/test", "r")
+        Sidecar::open(&store, &store.vectors_dir(), "local/test", "r")
             .unwrap()
             .unwrap()
     }

@@ -98,7 +98,7 @@ pub fn start(
                     return;
                 }
             };
-            let mut worker = match Context::new(store.conn(), &path, planner) {
+            let mut worker = match Context::on(&store, planner) {
                 Ok(mut ctx) => {
                     ctx.limits = limits;
                     ctx.memory_defaults = memory_defaults;

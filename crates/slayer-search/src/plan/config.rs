@@ -263,10 +263,14 @@ impl PlanConfig {
         let path = match explicit {
             Some(p) => p.to_owned(),
             None => {
-                let beside = store
-                    .parent()
-                    .unwrap_or_else(|| Path::new("."))
-                    .join("slayer.toml");
+                let beside = match slayer_common::store::Location::parse(store) {
+                    // A store on a server has no folder: its hosts read the one they run in.
+                    Ok(slayer_common::store::Location::Server(_)) => PathBuf::from("slayer.toml"),
+                    _ => store
+                        .parent()
+                        .unwrap_or_else(|| Path::new("."))
+                        .join("slayer.toml"),
+                };
                 if !beside.is_file() {
                     return Ok(PlanConfig::default());
                 }

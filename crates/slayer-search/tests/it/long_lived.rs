@@ -140,7 +140,7 @@ fn a_batch_process_sees_forgets_saves_and_reloads_made_after_it_started() {
 fn an_unchanged_store_is_not_read_again_and_a_changed_one_is() {
     let f = Fixture::new();
     let store = Store::open(&f.store, OpenMode::ReadOnly).unwrap();
-    let mut ctx = Context::new(store.conn(), &f.store, Default::default()).unwrap();
+    let mut ctx = Context::on(&store, Default::default()).unwrap();
     assert!(
         !ctx.refresh_if_changed().unwrap(),
         "the first look fills nothing"

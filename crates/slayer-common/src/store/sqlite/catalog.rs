@@ -325,7 +325,7 @@ mod skeleton {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{OpenMode, Store};
+    use crate::store::{OpenMode, SqliteStore as Store};
 
     #[test]
     fn skeletons_keep_what_resolution_reads_and_old_rows_fall_back() {

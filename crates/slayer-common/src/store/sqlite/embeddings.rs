@@ -304,7 +304,7 @@ pub fn for_each_memory_tag(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{docs, OpenMode, Store};
+    use crate::store::{docs, OpenMode, SqliteStore as Store};
 
     fn doc(conn: &Connection, id: &str) {
         let stored = docs::StoredDoc::placeholder(id, "model", Some("db"));

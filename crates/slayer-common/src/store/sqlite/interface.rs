@@ -5,14 +5,14 @@ use std::collections::{BTreeSet, HashMap};
 
 use rusqlite::Connection;
 
-use super::{catalog, docs, embeddings, memories, settings, Store, WriteTx};
+use super::{catalog, docs, embeddings, memories, settings, SqliteStore, SqliteWriteTx};
 use crate::records::{Datasource, Memory, Model};
 use crate::store::rows::{
     Coverage, IndexLag, LiveRow, Marked, Stamp, StoredDoc, TaggedMemory, VectorsState,
 };
 use crate::store::{StoreError, StoreRead, StoreWrite};
 
-/// What reads an SQLite store: a connection, an open [`Store`], a [`WriteTx`] (which sees its
+/// What reads an SQLite store: a connection, an open [`SqliteStore`], a [`SqliteWriteTx`] (which sees its
 /// own writes).
 pub trait Connected {
     /// The connection the reads run on.
@@ -25,13 +25,13 @@ impl Connected for Connection {
     }
 }
 
-impl Connected for Store {
+impl Connected for SqliteStore {
     fn connection(&self) -> &Connection {
         self.conn()
     }
 }
 
-impl Connected for WriteTx<'_> {
+impl Connected for SqliteWriteTx<'_> {
     fn connection(&self) -> &Connection {
         self
     }
@@ -223,7 +223,7 @@ impl<T: Connected> StoreRead for T {
     }
 }
 
-impl StoreWrite for WriteTx<'_> {
+impl StoreWrite for SqliteWriteTx<'_> {
     fn put_datasource(&self, datasource: &Datasource) -> Result<(), StoreError> {
         catalog::put_datasource(self, datasource)
     }

@@ -366,7 +366,7 @@ pub fn ids_newest_first(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{OpenMode, Store};
+    use crate::store::{OpenMode, SqliteStore as Store};
 
     fn memory(id: &str, tags: &[&str], query: bool) -> Memory {
         Memory {

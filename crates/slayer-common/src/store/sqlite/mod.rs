@@ -3,7 +3,7 @@
 //! (`migrations.rs`). Writers take the write lock up front (`BEGIN IMMEDIATE`) so a command
 //! either commits all of its changes or none.
 //!
-//! [`Store`] reads through [`StoreRead`]; [`Store::write`] opens the command's one [`WriteTx`],
+//! [`SqliteStore`] reads through [`StoreRead`]; [`SqliteStore::write`] opens the command's one [`SqliteWriteTx`],
 //! which reads and writes through [`StoreRead`] and [`StoreWrite`] (`interface.rs`). The
 //! submodules' free functions on a [`Connection`] are the SQL behind them.
 
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
-use super::{server_url, CommitError, OpenMode, StoreError};
+use super::{CommitError, OpenMode, StoreError};
 #[cfg(doc)]
 use super::{StoreRead, StoreWrite};
 
@@ -50,7 +50,7 @@ const CORE_TABLES: [&str; 5] = ["datasources", "models", "memories", "docs", "se
 
 /// An open store.
 #[derive(Debug)]
-pub struct Store {
+pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
     /// A writer on an absent file works on an empty store in memory until its first write:
@@ -58,25 +58,22 @@ pub struct Store {
     unborn: bool,
 }
 
-impl Store {
+impl SqliteStore {
     /// Opens the store at `path`: writers create and migrate it as needed, readers only check it.
-    pub fn open(path: &Path, mode: OpenMode) -> Result<Store, StoreError> {
-        if let Some(refused) = server_url(path) {
-            return Err(refused);
-        }
+    pub fn open(path: &Path, mode: OpenMode) -> Result<SqliteStore, StoreError> {
         if mode != OpenMode::CreateIfMissing && !path.exists() {
             return Err(StoreError::Missing(path.to_owned()));
         }
         match mode {
-            OpenMode::ReadOnly => Store::open_read_only(path),
+            OpenMode::ReadOnly => SqliteStore::open_read_only(path),
             OpenMode::CreateIfMissing if std::fs::symlink_metadata(path).is_err() => {
-                Store::open_unborn(path)
+                SqliteStore::open_unborn(path)
             }
-            _ => Store::open_writer(path),
+            _ => SqliteStore::open_writer(path),
         }
     }
 
-    fn open_writer(path: &Path) -> Result<Store, StoreError> {
+    fn open_writer(path: &Path) -> Result<SqliteStore, StoreError> {
         // Only an absent or 0-byte file may become a store: an empty database another program
         // made is its, not ours.
         let fresh = std::fs::metadata(path).map_or(true, |m| m.len() == 0);
@@ -95,7 +92,7 @@ impl Store {
                 Some("attempt to write a readonly database".to_owned()),
             )));
         }
-        let mut store = Store {
+        let mut store = SqliteStore {
             conn,
             path: path.to_owned(),
             unborn: false,
@@ -116,11 +113,11 @@ impl Store {
     }
 
     /// An empty store in memory standing for the absent file at `path`, born on the first
-    /// [`Store::write`].
-    fn open_unborn(path: &Path) -> Result<Store, StoreError> {
+    /// [`SqliteStore::write`].
+    fn open_unborn(path: &Path) -> Result<SqliteStore, StoreError> {
         let conn = Connection::open_in_memory()?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        let mut store = Store {
+        let mut store = SqliteStore {
             conn,
             path: path.to_owned(),
             unborn: true,
@@ -129,13 +126,13 @@ impl Store {
         Ok(store)
     }
 
-    fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+    fn open_read_only(path: &Path) -> Result<SqliteStore, StoreError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
-        let mut store = Store {
+        let mut store = SqliteStore {
             conn,
             path: path.to_owned(),
             unborn: false,
@@ -244,11 +241,11 @@ impl Store {
 
     /// Starts the one write transaction of a command, taking the write lock at once; the
     /// first write of a writer on an absent file creates the file.
-    pub fn write(&mut self) -> Result<WriteTx<'_>, StoreError> {
+    pub fn write(&mut self) -> Result<SqliteWriteTx<'_>, StoreError> {
         if self.unborn {
-            *self = Store::open_writer(&self.path)?;
+            *self = SqliteStore::open_writer(&self.path)?;
         }
-        Ok(WriteTx {
+        Ok(SqliteWriteTx {
             tx: self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)?,
@@ -258,25 +255,25 @@ impl Store {
     /// For a writer on an absent file, a transaction on its empty stand-in, always rolled
     /// back: a command tries its write there first, so one that would be refused (an unknown
     /// entity) creates no file. `None` once the file exists.
-    pub fn rehearsal(&mut self) -> Result<Option<WriteTx<'_>>, StoreError> {
+    pub fn rehearsal(&mut self) -> Result<Option<SqliteWriteTx<'_>>, StoreError> {
         if !self.unborn {
             return Ok(None);
         }
-        Ok(Some(WriteTx {
+        Ok(Some(SqliteWriteTx {
             tx: self.conn.transaction()?,
         }))
     }
 }
 
 /// A command's one write transaction: it reads and writes through [`StoreRead`] and
-/// [`StoreWrite`], and writes nothing unless [`WriteTx::commit`] is called (dropped, it rolls
+/// [`StoreWrite`], and writes nothing unless [`SqliteWriteTx::commit`] is called (dropped, it rolls
 /// back).
 #[derive(Debug)]
-pub struct WriteTx<'a> {
+pub struct SqliteWriteTx<'a> {
     tx: Transaction<'a>,
 }
 
-impl WriteTx<'_> {
+impl SqliteWriteTx<'_> {
     /// Commits every write of the transaction, or none.
     pub fn commit(self) -> Result<(), CommitError> {
         Ok(self.tx.commit()?)
@@ -285,7 +282,7 @@ impl WriteTx<'_> {
 
 /// The transaction's connection, for the callers not yet on [`StoreWrite`] (slayer-embed and
 /// slayer-search write through the submodules' free functions).
-impl Deref for WriteTx<'_> {
+impl Deref for SqliteWriteTx<'_> {
     type Target = Connection;
 
     fn deref(&self) -> &Connection {

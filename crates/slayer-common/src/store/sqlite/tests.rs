@@ -11,7 +11,7 @@ fn memory(id: &str, tags: &[&str]) -> crate::records::Memory {
 #[test]
 fn the_embedding_change_count_moves_exactly_when_live_rows_may_have_changed() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+    let store = SqliteStore::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
     let conn = store.conn();
     let count = || embeddings::change_count(conn).unwrap().unwrap();
     let doc = |id: &str, kind: &str| docs::StoredDoc {
@@ -45,26 +45,26 @@ fn the_embedding_change_count_moves_exactly_when_live_rows_may_have_changed() {
 fn a_newer_store_is_refused_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.db");
-    Store::open(&path, OpenMode::CreateIfMissing).unwrap();
+    SqliteStore::open(&path, OpenMode::CreateIfMissing).unwrap();
     {
         let conn = Connection::open(&path).unwrap();
         conn.pragma_update(None, "user_version", 99).unwrap();
     }
-    let err = Store::open(&path, OpenMode::MustExist).unwrap_err();
+    let err = SqliteStore::open(&path, OpenMode::MustExist).unwrap_err();
     assert!(err.to_string().contains("schema version 99"), "{err}");
 }
 
 #[test]
 fn missing_store_is_reported_for_readers() {
     let dir = tempfile::tempdir().unwrap();
-    let err = Store::open(&dir.path().join("nope.db"), OpenMode::MustExist).unwrap_err();
+    let err = SqliteStore::open(&dir.path().join("nope.db"), OpenMode::MustExist).unwrap_err();
     assert!(matches!(err, StoreError::Missing(_)));
 }
 
 #[test]
 fn tag_counts_follow_every_tag_write() {
     let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
     let tx = store.write().unwrap();
     memories::put(&tx, &memory("1", &["a.m", "a.m.c", "memory:1"])).unwrap();
     memories::put(&tx, &memory("2", &["a.m", "memory:1"])).unwrap();
@@ -101,8 +101,8 @@ fn tag_counts_follow_every_tag_write() {
 #[test]
 fn suspended_counts_come_back_exact_with_the_migration_s_triggers() {
     let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
-    let triggers = |store: &Store| -> Vec<(String, String)> {
+    let mut store = SqliteStore::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+    let triggers = |store: &SqliteStore| -> Vec<(String, String)> {
         let mut stmt = store
             .conn()
             .prepare(
@@ -169,7 +169,7 @@ fn a_version_1_store_migrates_forward_keeping_its_memories() {
     )
     .unwrap();
     drop(conn);
-    let store = Store::open(&path, OpenMode::MustExist).unwrap();
+    let store = SqliteStore::open(&path, OpenMode::MustExist).unwrap();
     let flags: Vec<(String, bool)> = store
         .conn()
         .prepare("SELECT id, has_query FROM memories ORDER BY id")
@@ -208,14 +208,14 @@ fn a_version_1_store_migrates_forward_keeping_its_memories() {
 fn a_store_whose_version_was_lowered_migrates_again_without_adding_columns_twice() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.db");
-    let mut store = Store::open(&path, OpenMode::CreateIfMissing).unwrap();
+    let mut store = SqliteStore::open(&path, OpenMode::CreateIfMissing).unwrap();
     store.write().unwrap().commit().unwrap();
     drop(store);
     Connection::open(&path)
         .unwrap()
         .pragma_update(None, "user_version", 7)
         .unwrap();
-    let store = Store::open(&path, OpenMode::MustExist).unwrap();
+    let store = SqliteStore::open(&path, OpenMode::MustExist).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
 }
 
@@ -223,7 +223,7 @@ fn a_store_whose_version_was_lowered_migrates_again_without_adding_columns_twice
 fn a_writer_on_an_absent_file_creates_it_only_when_it_writes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.db");
-    let mut store = Store::open(&path, OpenMode::CreateIfMissing).unwrap();
+    let mut store = SqliteStore::open(&path, OpenMode::CreateIfMissing).unwrap();
     // Reads see an empty store; a rehearsed write is rolled back; no file yet.
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
     let rehearsal = store.rehearsal().unwrap().expect("absent file");
@@ -247,7 +247,7 @@ fn a_writer_on_an_absent_file_creates_it_only_when_it_writes() {
     assert!(path.exists());
     assert!(store.rehearsal().unwrap().is_none());
     drop(store);
-    let store = Store::open(&path, OpenMode::ReadOnly).unwrap();
+    let store = SqliteStore::open(&path, OpenMode::ReadOnly).unwrap();
     let value: String = store
         .conn()
         .query_row("SELECT value FROM settings WHERE key = 'k'", [], |r| {
@@ -276,7 +276,7 @@ fn readers_leave_a_foreign_database_untouched_and_say_what_it_is() {
         OpenMode::MustExist,
         OpenMode::CreateIfMissing,
     ] {
-        let err = Store::open(&path, mode).unwrap_err();
+        let err = SqliteStore::open(&path, mode).unwrap_err();
         assert!(
             err.to_string()
                 .contains("is not a slayer store (it has other tables: people)"),
@@ -295,7 +295,7 @@ fn readers_leave_a_foreign_database_untouched_and_say_what_it_is() {
         "just some text, long enough to be a header of a file....\n".repeat(4),
     )
     .unwrap();
-    let err = Store::open(&text, OpenMode::ReadOnly).unwrap_err();
+    let err = SqliteStore::open(&text, OpenMode::ReadOnly).unwrap_err();
     assert!(err.to_string().contains("not an SQLite database"), "{err}");
 }
 
@@ -309,7 +309,7 @@ fn readers_refuse_an_older_store_and_writers_migrate_it() {
         conn.pragma_update(None, "user_version", 1).unwrap();
     }
     let before = file_bytes(&path);
-    let err = Store::open(&path, OpenMode::ReadOnly).unwrap_err();
+    let err = SqliteStore::open(&path, OpenMode::ReadOnly).unwrap_err();
     assert!(
         err.to_string().contains(&format!(
             "has schema version 1, older than this slayer's ({SCHEMA_VERSION}); upgrade it with `slayer-index migrate"
@@ -317,8 +317,8 @@ fn readers_refuse_an_older_store_and_writers_migrate_it() {
         "{err}"
     );
     assert_eq!(file_bytes(&path), before);
-    Store::open(&path, OpenMode::MustExist).unwrap();
-    let store = Store::open(&path, OpenMode::ReadOnly).unwrap();
+    SqliteStore::open(&path, OpenMode::MustExist).unwrap();
+    let store = SqliteStore::open(&path, OpenMode::ReadOnly).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
 }
 
@@ -361,6 +361,6 @@ fn under_takes_the_root_and_its_dotted_descendants_only() {
 #[test]
 fn index_dir_sits_beside_the_store() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+    let store = SqliteStore::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
     assert_eq!(store.index_dir(), dir.path().join("s.db.index"));
 }

@@ -157,10 +157,24 @@ impl Environment for ProcessEnv {
 impl PgTarget {
     /// Parses `dsn` and completes it from `env`, like libpq.
     pub fn resolve(dsn: &str, env: &dyn Environment) -> Result<PgTarget, DsnError> {
-        Self::resolve_unredacted(dsn, env).map_err(|e| redact(e, dsn))
+        Self::resolve_as(dsn, env, "slayer-profile")
     }
 
-    fn resolve_unredacted(dsn: &str, env: &dyn Environment) -> Result<PgTarget, DsnError> {
+    /// [`PgTarget::resolve`], with `application` as the `application_name` the server shows
+    /// when neither the string nor `PGAPPNAME` names one.
+    pub fn resolve_as(
+        dsn: &str,
+        env: &dyn Environment,
+        application: &str,
+    ) -> Result<PgTarget, DsnError> {
+        Self::resolve_unredacted(dsn, env, application).map_err(|e| redact(e, dsn))
+    }
+
+    fn resolve_unredacted(
+        dsn: &str,
+        env: &dyn Environment,
+        application: &str,
+    ) -> Result<PgTarget, DsnError> {
         let mut params = if let Some((scheme, _)) = dsn.split_once("://") {
             if scheme != "postgres" && scheme != "postgresql" {
                 return Err(DsnError(format!(
@@ -233,7 +247,7 @@ impl PgTarget {
             connect_timeout,
             application_name: params
                 .remove("application_name")
-                .unwrap_or_else(|| "slayer-profile".into()),
+                .unwrap_or_else(|| application.into()),
         };
         if target.password.is_none() {
             let file = passfile
