@@ -12,9 +12,9 @@
 use std::path::Path;
 
 mod error;
+pub mod postgres;
 mod reads;
 pub mod rows;
-pub mod postgres;
 pub mod sqlite;
 mod writes;
 
