@@ -1,12 +1,51 @@
 //! The PostgreSQL store: the same tables as the SQLite file in one schema of a server's
-//! database, shared by every host of a team. (Contract only; the backend is being written.)
+//! database, shared by every host of a team.
+//!
+//! One connection per open store, behind a mutex ([`StoreRead`] takes `&self`), with its
+//! prepared statements cached beside it. Outside a snapshot or a write transaction every read
+//! runs on its own (autocommit), so a long-lived reader sees other hosts' commits on its next
+//! read; a connection found closed then is opened again once. Writers serialize on an advisory
+//! lock derived from the schema, taken first thing in [`PgStore::write`], as SQLite's
+//! `BEGIN IMMEDIATE` does; so ids allocated as "largest + 1" never collide, and the change log
+//! (`changes`, filled by triggers) is numbered in commit order: its largest `seq` per stream
+//! is the version a per-host cache compares.
 
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use postgres::types::ToSql;
+use postgres::{Client, Row, Statement};
+use sha2::{Digest, Sha256};
 
 use super::{CommitError, OpenMode, StoreError};
+#[cfg(doc)]
+use super::{StoreRead, StoreWrite};
 
-/// The PostgreSQL schema version this build writes.
-pub const PG_SCHEMA_VERSION: i64 = 1;
+/// SQL: `column` is `$1` or a strict dotted descendant of it (a `memory:` root takes only
+/// itself), as a byte range an index serves (SQLite's `under_sql`; `/` is the byte after `.`).
+macro_rules! under {
+    ($column:literal) => {
+        concat!(
+            "(",
+            $column,
+            " = $1 OR (substr($1, 1, 7) <> 'memory:' AND ",
+            $column,
+            " >= $1 || '.' AND ",
+            $column,
+            " < $1 || '/'))"
+        )
+    };
+}
+
+mod catalog;
+mod changes;
+mod docs;
+mod embeddings;
+mod interface;
+mod memories;
+mod open;
+
+pub use open::PG_SCHEMA_VERSION;
 
 /// Where a PostgreSQL store is, as the store facade hands it over.
 pub struct PgEndpoint {
@@ -22,8 +61,7 @@ pub struct PgEndpoint {
 
 /// An open PostgreSQL store.
 pub struct PgStore {
-    #[allow(dead_code)]
-    client: Mutex<Option<postgres::Client>>,
+    conn: Mutex<Conn>,
     endpoint: PgEndpoint,
 }
 
@@ -33,476 +71,353 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
-/// A command's one write transaction on a PostgreSQL store.
+/// A command's one write transaction on a PostgreSQL store: it reads (seeing its own writes)
+/// and writes through [`StoreRead`] and [`StoreWrite`], and writes nothing unless
+/// [`PgWriteTx::commit`] is called (dropped, it rolls back).
 #[derive(Debug)]
 pub struct PgWriteTx<'a> {
-    #[allow(dead_code)]
     store: &'a PgStore,
+    done: bool,
 }
+
+/// What the connection is in the middle of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Mode {
+    /// Nothing: each read runs on its own, and a closed connection is opened again.
+    Idle,
+    /// A read-only repeatable-read transaction ([`StoreRead::begin_snapshot`]).
+    Snapshot,
+    /// The write transaction; `failed` holds the first error, after which the server refuses
+    /// every statement and a commit would roll back.
+    Write { failed: Option<String> },
+}
+
+/// The connection and what it is doing.
+struct Conn {
+    session: Option<Session>,
+    mode: Mode,
+}
+
+/// A connection with its prepared statements.
+pub(crate) struct Session {
+    client: Client,
+    statements: HashMap<&'static str, Statement>,
+}
+
+type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
+
+impl Session {
+    fn new(client: Client) -> Session {
+        Session {
+            client,
+            statements: HashMap::new(),
+        }
+    }
+
+    fn prepared(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare(sql)?;
+        self.statements.insert(sql, statement.clone());
+        Ok(statement)
+    }
+
+    /// Every row of a cached statement.
+    pub(crate) fn query(&mut self, sql: &'static str, params: Params) -> PgResult<Vec<Row>> {
+        let statement = self.prepared(sql)?;
+        Ok(self.client.query(&statement, params)?)
+    }
+
+    /// The one row (or none) of a cached statement.
+    pub(crate) fn query_opt(&mut self, sql: &'static str, params: Params) -> PgResult<Option<Row>> {
+        let statement = self.prepared(sql)?;
+        Ok(self.client.query_opt(&statement, params)?)
+    }
+
+    /// The one row of a cached statement.
+    pub(crate) fn query_one(&mut self, sql: &'static str, params: Params) -> PgResult<Row> {
+        let statement = self.prepared(sql)?;
+        Ok(self.client.query_one(&statement, params)?)
+    }
+
+    /// How many rows a cached statement changed.
+    pub(crate) fn execute(&mut self, sql: &'static str, params: Params) -> PgResult<u64> {
+        let statement = self.prepared(sql)?;
+        Ok(self.client.execute(&statement, params)?)
+    }
+
+    /// Statements without parameters, in one round trip.
+    pub(crate) fn batch(&mut self, sql: &str) -> PgResult<()> {
+        Ok(self.client.batch_execute(sql)?)
+    }
+}
+
+/// A failure inside the backend: the server's (to be named and scrubbed) or the store's own.
+pub(crate) enum Fail {
+    Pg(postgres::Error),
+    Store(StoreError),
+}
+
+impl From<postgres::Error> for Fail {
+    fn from(e: postgres::Error) -> Fail {
+        Fail::Pg(e)
+    }
+}
+
+impl From<StoreError> for Fail {
+    fn from(e: StoreError) -> Fail {
+        Fail::Store(e)
+    }
+}
+
+pub(crate) type PgResult<T> = Result<T, Fail>;
+
+/// The server's one line for an error (its message), else the driver's text with its causes.
+fn message_of(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return db.message().to_owned();
+    }
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
+}
+
+/// `name` as a double-quoted SQL identifier.
+pub(crate) fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The advisory lock key of a store: the first 8 bytes of SHA-256("slayer:" + schema), the
+/// same on every host and build.
+pub(crate) fn lock_key(schema: &str) -> i64 {
+    let digest = Sha256::digest(format!("slayer:{schema}").as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(bytes)
+}
+
+/// How long a writer waits for another writer's lock before giving up (SQLite's busy timeout).
+const WRITE_LOCK_TIMEOUT_MS: u64 = super::sqlite::BUSY_TIMEOUT.as_millis() as u64;
 
 impl PgStore {
     /// Connects and checks (a writer creates or migrates) the store.
-    pub fn open(endpoint: PgEndpoint, _mode: OpenMode) -> Result<PgStore, StoreError> {
-        Err(StoreError::Postgres {
-            server: endpoint.shown,
-            message: "the PostgreSQL store is not built yet".into(),
-        })
+    pub fn open(endpoint: PgEndpoint, mode: OpenMode) -> Result<PgStore, StoreError> {
+        let store = PgStore {
+            conn: Mutex::new(Conn {
+                session: None,
+                mode: Mode::Idle,
+            }),
+            endpoint,
+        };
+        let session = store.connect()?;
+        store.lock().session = Some(session);
+        store.with(|s| open::check_and_migrate(s, &store.endpoint, mode))?;
+        Ok(store)
     }
 
     /// The store's schema version.
     pub fn schema_version(&self) -> Result<i64, StoreError> {
-        Ok(0)
+        self.with(open::schema_version)
     }
 
     /// The store's identity (`settings.store_id`).
     pub fn store_id(&self) -> Result<String, StoreError> {
-        Ok(String::new())
+        self.with(|s| {
+            let row = s.query_opt("SELECT value FROM settings WHERE key = 'store_id'", &[])?;
+            Ok(row.map(|r| r.get(0)).unwrap_or_default())
+        })
+    }
+
+    /// The store as messages show it (its URL, password masked).
+    pub fn shown(&self) -> &str {
+        &self.endpoint.shown
+    }
+
+    /// The schema that holds the store.
+    pub fn schema(&self) -> &str {
+        &self.endpoint.schema
     }
 
     /// Starts the one write transaction of a command (the store's write lock taken at once).
     pub fn write(&mut self) -> Result<PgWriteTx<'_>, StoreError> {
-        Ok(PgWriteTx { store: self })
+        let begin = format!(
+            "BEGIN ISOLATION LEVEL READ COMMITTED;
+             SET LOCAL lock_timeout = {WRITE_LOCK_TIMEOUT_MS};
+             SELECT pg_advisory_xact_lock({});
+             SET LOCAL lock_timeout TO DEFAULT;",
+            lock_key(&self.endpoint.schema)
+        );
+        self.with(|s| s.batch(&begin)).map_err(|e| match e {
+            StoreError::Postgres { server, message } if message.contains("lock timeout") => {
+                StoreError::Postgres {
+                    server,
+                    message: format!(
+                        "another writer held the store's write lock for {} s ({message})",
+                        WRITE_LOCK_TIMEOUT_MS / 1000
+                    ),
+                }
+            }
+            other => other,
+        })?;
+        self.lock().mode = Mode::Write { failed: None };
+        Ok(PgWriteTx {
+            store: self,
+            done: false,
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Conn> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn connect(&self) -> Result<Session, StoreError> {
+        let client = (self.endpoint.connect)()?;
+        let mut session = Session::new(client);
+        session
+            .client
+            .batch_execute(&format!(
+                "SET search_path TO {}",
+                quote_ident(&self.endpoint.schema)
+            ))
+            .map_err(|e| self.pg_error(&e))?;
+        Ok(session)
+    }
+
+    fn pg_error(&self, e: &postgres::Error) -> StoreError {
+        StoreError::Postgres {
+            server: self.endpoint.shown.clone(),
+            message: (self.endpoint.scrub)(&message_of(e)),
+        }
+    }
+
+    /// Runs `f` on the connection: outside a transaction, one that was lost is opened again
+    /// first; a server error is named and scrubbed, and a lost connection forgotten.
+    fn with<T>(&self, f: impl FnOnce(&mut Session) -> PgResult<T>) -> Result<T, StoreError> {
+        let mut conn = self.lock();
+        let lost = conn.session.as_ref().is_none_or(|s| s.client.is_closed());
+        if lost {
+            if conn.mode != Mode::Idle {
+                conn.session = None;
+                return Err(StoreError::Postgres {
+                    server: self.endpoint.shown.clone(),
+                    message: "the connection was lost in the middle of a transaction".into(),
+                });
+            }
+            conn.session = Some(self.connect()?);
+        }
+        let Some(session) = conn.session.as_mut() else {
+            unreachable!("a session was just opened")
+        };
+        match f(session) {
+            Ok(value) => Ok(value),
+            Err(Fail::Store(e)) => Err(e),
+            Err(Fail::Pg(e)) => {
+                let closed = session.client.is_closed();
+                let error = self.pg_error(&e);
+                if let Mode::Write { failed } = &mut conn.mode {
+                    failed.get_or_insert_with(|| error.to_string());
+                }
+                if closed && conn.mode == Mode::Idle {
+                    conn.session = None;
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// A read-only repeatable-read transaction, unless one (or the write transaction) is open.
+    fn begin_snapshot(&self) -> Result<(), StoreError> {
+        if self.lock().mode != Mode::Idle {
+            return Ok(());
+        }
+        self.with(|s| s.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))?;
+        self.lock().mode = Mode::Snapshot;
+        Ok(())
+    }
+
+    fn end_snapshot(&self) -> Result<(), StoreError> {
+        if self.lock().mode != Mode::Snapshot {
+            return Ok(());
+        }
+        self.finish("COMMIT")
+    }
+
+    /// Ends the transaction the connection is in with `sql` (COMMIT or ROLLBACK).
+    fn finish(&self, sql: &str) -> Result<(), StoreError> {
+        let mut conn = self.lock();
+        let result = match conn.session.as_mut() {
+            Some(s) if !s.client.is_closed() => {
+                s.client.batch_execute(sql).map_err(|e| self.pg_error(&e))
+            }
+            _ => Err(StoreError::Postgres {
+                server: self.endpoint.shown.clone(),
+                message: "the connection was lost in the middle of a transaction".into(),
+            }),
+        };
+        conn.mode = Mode::Idle;
+        if conn.session.as_ref().is_some_and(|s| s.client.is_closed()) {
+            conn.session = None;
+        }
+        result
     }
 }
 
 impl PgWriteTx<'_> {
     /// Commits every write of the transaction, or none.
-    pub fn commit(self) -> Result<(), CommitError> {
-        Ok(())
+    pub fn commit(mut self) -> Result<(), CommitError> {
+        self.done = true;
+        let failed = match &self.store.lock().mode {
+            Mode::Write { failed } => failed.clone(),
+            _ => None,
+        };
+        if let Some(first) = failed {
+            // The server would answer COMMIT with a rollback, and no error: say why.
+            let _ = self.store.finish("ROLLBACK");
+            return Err(CommitError(StoreError::Postgres {
+                server: self.store.endpoint.shown.clone(),
+                message: format!("the transaction was rolled back after an earlier error: {first}"),
+            }));
+        }
+        self.store.finish("COMMIT").map_err(CommitError)
     }
 }
 
-// Placeholders until the backend lands: every call says so.
-use super::rows::{
-    Coverage, IndexLag, LiveRow, Marked, Stamp, StoredDoc, TaggedMemory, VectorsState,
-};
-use super::{StoreRead, StoreWrite};
-use crate::records::{Datasource, Memory, Model};
-use std::collections::{BTreeSet, HashMap};
-fn unbuilt() -> StoreError {
-    StoreError::Postgres {
-        server: String::new(),
-        message: "the PostgreSQL store is not built yet".into(),
+impl Drop for PgWriteTx<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.store.finish("ROLLBACK");
+        }
     }
 }
-impl StoreRead for PgStore {
-    fn datasource(&self, _name: &str) -> Result<Option<Datasource>, StoreError> {
-        Err(unbuilt())
-    }
-    fn datasources(&self) -> Result<Vec<Datasource>, StoreError> {
-        Err(unbuilt())
-    }
-    fn datasource_names(&self) -> Result<BTreeSet<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn model(&self, _datasource: &str, _name: &str) -> Result<Option<Model>, StoreError> {
-        Err(unbuilt())
-    }
-    fn models(&self, _datasource: Option<&str>) -> Result<Vec<Model>, StoreError> {
-        Err(unbuilt())
-    }
-    fn model_skeletons(&self) -> Result<Vec<Model>, StoreError> {
-        Err(unbuilt())
-    }
-    fn doc(&self, _canonical_id: &str) -> Result<Option<StoredDoc>, StoreError> {
-        Err(unbuilt())
-    }
-    fn docs_of_datasource(&self, _datasource: &str) -> Result<Vec<StoredDoc>, StoreError> {
-        Err(unbuilt())
-    }
-    fn all_docs(&self) -> Result<Vec<StoredDoc>, StoreError> {
-        Err(unbuilt())
-    }
-    fn doc_ids(&self) -> Result<Vec<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn doc_counts_by_kind(&self) -> Result<Vec<(String, i64)>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_datasources(&self, _memory_id: &str) -> Result<Vec<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn index_lag(&self) -> Result<IndexLag, StoreError> {
-        Err(unbuilt())
-    }
-    fn indexed_count(&self) -> Result<i64, StoreError> {
-        Err(unbuilt())
-    }
-    fn docs_changed_since(&self, _since: &str) -> Result<Option<IndexLag>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory(&self, _id: &str) -> Result<Option<Memory>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memories(&self) -> Result<Vec<Memory>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_exists(&self, _id: &str) -> Result<bool, StoreError> {
-        Err(unbuilt())
-    }
-    fn largest_int_id(&self) -> Result<Option<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn largest_prefixed_id(&self, _prefix: &str) -> Result<Option<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_count(&self) -> Result<i64, StoreError> {
-        Err(unbuilt())
-    }
-    fn marked_memories(&self) -> Result<Vec<Marked>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memories_tagged_under(&self, _root: &str) -> Result<Vec<Memory>, StoreError> {
-        Err(unbuilt())
-    }
-    fn tagged_memory(&self, _id: &str) -> Result<Option<TaggedMemory>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memories_sharing_a_tag(&self, _tags: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_count_under(&self, _datasource: Option<&str>) -> Result<usize, StoreError> {
-        Err(unbuilt())
-    }
-    fn entity_tag_counts(
-        &self,
-        _datasource: Option<&str>,
-        _visit: &mut dyn FnMut(&str, usize),
-    ) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn live_memory_tag_count(&self) -> Result<usize, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_tag_links(&self) -> Result<Vec<(String, String)>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_ids_with_query(&self) -> Result<Vec<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_ids_newest_first(
-        &self,
-        _visit: &mut dyn FnMut(&str) -> Result<bool, StoreError>,
-    ) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn embedding_counts_by_model(&self) -> Result<Vec<(String, i64)>, StoreError> {
-        Err(unbuilt())
-    }
-    fn texts_and_stamps(
-        &self,
-        _model: &str,
-        _canonical_ids: &[String],
-    ) -> Result<HashMap<String, (String, Option<Stamp>)>, StoreError> {
-        Err(unbuilt())
-    }
-    fn coverage(&self, _model: &str, _revision: &str) -> Result<Coverage, StoreError> {
-        Err(unbuilt())
-    }
-    fn stale_or_missing(&self, _model: &str, _revision: &str) -> Result<Vec<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn stale_live_rows(&self, _model: &str, _revision: &str) -> Result<i64, StoreError> {
-        Err(unbuilt())
-    }
-    fn doc_count(&self) -> Result<i64, StoreError> {
-        Err(unbuilt())
-    }
-    fn docs_lacking(&self, _model: &str) -> Result<i64, StoreError> {
-        Err(unbuilt())
-    }
-    fn live_rows(&self, _model: &str, _revision: &str) -> Result<Vec<LiveRow>, StoreError> {
-        Err(unbuilt())
-    }
-    fn live_row_versions(
-        &self,
-        _model: &str,
-        _revision: &str,
-    ) -> Result<Vec<(String, String, String)>, StoreError> {
-        Err(unbuilt())
-    }
-    fn vector_and_version(
-        &self,
-        _canonical_id: &str,
-        _model: &str,
-        _revision: &str,
-    ) -> Result<Option<(Vec<f32>, String)>, StoreError> {
-        Err(unbuilt())
-    }
-    fn for_each_live_row(
-        &self,
-        _model: &str,
-        _revision: &str,
-        _each: &mut dyn FnMut(&str, &str, &[u8]),
-    ) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn for_each_memory_tag(&self, _each: &mut dyn FnMut(&str, &str)) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn setting(&self, _key: &str) -> Result<Option<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn data_version(&self) -> Result<i64, StoreError> {
-        Err(unbuilt())
-    }
-    fn docs_version(&self) -> Result<String, StoreError> {
-        Err(unbuilt())
-    }
-    fn embedding_changes(&self) -> Result<Option<i64>, StoreError> {
-        Err(unbuilt())
-    }
-    fn vectors_state(&self) -> Result<Option<VectorsState>, StoreError> {
-        Err(unbuilt())
-    }
-    fn begin_snapshot(&self) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn end_snapshot(&self) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-}
-impl StoreRead for PgWriteTx<'_> {
-    fn datasource(&self, _name: &str) -> Result<Option<Datasource>, StoreError> {
-        Err(unbuilt())
-    }
-    fn datasources(&self) -> Result<Vec<Datasource>, StoreError> {
-        Err(unbuilt())
-    }
-    fn datasource_names(&self) -> Result<BTreeSet<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn model(&self, _datasource: &str, _name: &str) -> Result<Option<Model>, StoreError> {
-        Err(unbuilt())
-    }
-    fn models(&self, _datasource: Option<&str>) -> Result<Vec<Model>, StoreError> {
-        Err(unbuilt())
-    }
-    fn model_skeletons(&self) -> Result<Vec<Model>, StoreError> {
-        Err(unbuilt())
-    }
-    fn doc(&self, _canonical_id: &str) -> Result<Option<StoredDoc>, StoreError> {
-        Err(unbuilt())
-    }
-    fn docs_of_datasource(&self, _datasource: &str) -> Result<Vec<StoredDoc>, StoreError> {
-        Err(unbuilt())
-    }
-    fn all_docs(&self) -> Result<Vec<StoredDoc>, StoreError> {
-        Err(unbuilt())
-    }
-    fn doc_ids(&self) -> Result<Vec<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn doc_counts_by_kind(&self) -> Result<Vec<(String, i64)>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_datasources(&self, _memory_id: &str) -> Result<Vec<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn index_lag(&self) -> Result<IndexLag, StoreError> {
-        Err(unbuilt())
-    }
-    fn indexed_count(&self) -> Result<i64, StoreError> {
-        Err(unbuilt())
-    }
-    fn docs_changed_since(&self, _since: &str) -> Result<Option<IndexLag>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory(&self, _id: &str) -> Result<Option<Memory>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memories(&self) -> Result<Vec<Memory>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_exists(&self, _id: &str) -> Result<bool, StoreError> {
-        Err(unbuilt())
-    }
-    fn largest_int_id(&self) -> Result<Option<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn largest_prefixed_id(&self, _prefix: &str) -> Result<Option<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_count(&self) -> Result<i64, StoreError> {
-        Err(unbuilt())
-    }
-    fn marked_memories(&self) -> Result<Vec<Marked>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memories_tagged_under(&self, _root: &str) -> Result<Vec<Memory>, StoreError> {
-        Err(unbuilt())
-    }
-    fn tagged_memory(&self, _id: &str) -> Result<Option<TaggedMemory>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memories_sharing_a_tag(&self, _tags: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_count_under(&self, _datasource: Option<&str>) -> Result<usize, StoreError> {
-        Err(unbuilt())
-    }
-    fn entity_tag_counts(
-        &self,
-        _datasource: Option<&str>,
-        _visit: &mut dyn FnMut(&str, usize),
-    ) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn live_memory_tag_count(&self) -> Result<usize, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_tag_links(&self) -> Result<Vec<(String, String)>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_ids_with_query(&self) -> Result<Vec<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn memory_ids_newest_first(
-        &self,
-        _visit: &mut dyn FnMut(&str) -> Result<bool, StoreError>,
-    ) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn embedding_counts_by_model(&self) -> Result<Vec<(String, i64)>, StoreError> {
-        Err(unbuilt())
-    }
-    fn texts_and_stamps(
-        &self,
-        _model: &str,
-        _canonical_ids: &[String],
-    ) -> Result<HashMap<String, (String, Option<Stamp>)>, StoreError> {
-        Err(unbuilt())
-    }
-    fn coverage(&self, _model: &str, _revision: &str) -> Result<Coverage, StoreError> {
-        Err(unbuilt())
-    }
-    fn stale_or_missing(&self, _model: &str, _revision: &str) -> Result<Vec<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn stale_live_rows(&self, _model: &str, _revision: &str) -> Result<i64, StoreError> {
-        Err(unbuilt())
-    }
-    fn doc_count(&self) -> Result<i64, StoreError> {
-        Err(unbuilt())
-    }
-    fn docs_lacking(&self, _model: &str) -> Result<i64, StoreError> {
-        Err(unbuilt())
-    }
-    fn live_rows(&self, _model: &str, _revision: &str) -> Result<Vec<LiveRow>, StoreError> {
-        Err(unbuilt())
-    }
-    fn live_row_versions(
-        &self,
-        _model: &str,
-        _revision: &str,
-    ) -> Result<Vec<(String, String, String)>, StoreError> {
-        Err(unbuilt())
-    }
-    fn vector_and_version(
-        &self,
-        _canonical_id: &str,
-        _model: &str,
-        _revision: &str,
-    ) -> Result<Option<(Vec<f32>, String)>, StoreError> {
-        Err(unbuilt())
-    }
-    fn for_each_live_row(
-        &self,
-        _model: &str,
-        _revision: &str,
-        _each: &mut dyn FnMut(&str, &str, &[u8]),
-    ) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn for_each_memory_tag(&self, _each: &mut dyn FnMut(&str, &str)) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn setting(&self, _key: &str) -> Result<Option<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn data_version(&self) -> Result<i64, StoreError> {
-        Err(unbuilt())
-    }
-    fn docs_version(&self) -> Result<String, StoreError> {
-        Err(unbuilt())
-    }
-    fn embedding_changes(&self) -> Result<Option<i64>, StoreError> {
-        Err(unbuilt())
-    }
-    fn vectors_state(&self) -> Result<Option<VectorsState>, StoreError> {
-        Err(unbuilt())
-    }
-    fn begin_snapshot(&self) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn end_snapshot(&self) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-}
-impl StoreWrite for PgWriteTx<'_> {
-    fn put_datasource(&self, _datasource: &Datasource) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn delete_datasource(&self, _name: &str) -> Result<bool, StoreError> {
-        Err(unbuilt())
-    }
-    fn put_model(&self, _model: &Model) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn delete_model(&self, _datasource: &str, _name: &str) -> Result<bool, StoreError> {
-        Err(unbuilt())
-    }
-    fn delete_models_of(&self, _datasource: &str) -> Result<usize, StoreError> {
-        Err(unbuilt())
-    }
-    fn upsert_doc(&self, _doc: &StoredDoc) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn delete_doc(&self, _canonical_id: &str) -> Result<bool, StoreError> {
-        Err(unbuilt())
-    }
-    fn delete_docs_under(&self, _root: &str) -> Result<Vec<String>, StoreError> {
-        Err(unbuilt())
-    }
-    fn mark_indexed(&self, _lag: &IndexLag) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn clear_index_state(&self) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn put_embedding(
-        &self,
-        _canonical_id: &str,
-        _model: &str,
-        _revision: &str,
-        _content_hash: &str,
-        _vector: &[f32],
-        _updated_at: &str,
-    ) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn delete_embeddings_under(&self, _root: &str) -> Result<usize, StoreError> {
-        Err(unbuilt())
-    }
-    fn delete_embeddings_of(&self, _canonical_id: &str) -> Result<usize, StoreError> {
-        Err(unbuilt())
-    }
-    fn put_memory(&self, _memory: &Memory) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn delete_memory(&self, _id: &str) -> Result<bool, StoreError> {
-        Err(unbuilt())
-    }
-    fn strip_tags_under(&self, _root: &str) -> Result<Vec<Memory>, StoreError> {
-        Err(unbuilt())
-    }
-    fn suspend_counts(&self) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn resume_counts(&self) -> Result<(), StoreError> {
-        Err(unbuilt())
-    }
-    fn set_setting(&self, _key: &str, _value: &str) -> Result<(), StoreError> {
-        Err(unbuilt())
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_keys_are_stable_and_per_schema() {
+        assert_eq!(lock_key("slayer"), lock_key("slayer"));
+        assert_ne!(lock_key("slayer"), lock_key("slayer2"));
+        // Pinned: every host and build must derive the same key.
+        let digest = Sha256::digest(b"slayer:slayer");
+        assert_eq!(
+            lock_key("slayer").to_be_bytes(),
+            <[u8; 8]>::try_from(&digest[..8]).unwrap()
+        );
+    }
+
+    #[test]
+    fn identifiers_are_quoted() {
+        assert_eq!(quote_ident("slayer"), "\"slayer\"");
+        assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
     }
 }

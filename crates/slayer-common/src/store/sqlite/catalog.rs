@@ -170,13 +170,13 @@ pub fn datasource_names(
 /// The fields of a model that resolution reads; serde skips the rest without building it. Each
 /// model also stores this much on its own (table `model_skeletons`), so resolution need not
 /// even read descriptions and samples.
-mod skeleton {
+pub(crate) mod skeleton {
     use serde::{Deserialize, Serialize};
 
     use crate::records;
 
     #[derive(Serialize, Deserialize)]
-    pub(super) struct Model {
+    pub(crate) struct Model {
         name: String,
         data_source: String,
         #[serde(default, skip_serializing_if = "is_false")]

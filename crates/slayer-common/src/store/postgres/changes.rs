@@ -1,0 +1,80 @@
+//! The change log's readings: the versions a long-lived reader compares on every request (each
+//! one index-only backward scan of `changes (stream, seq)`), and what changed in the docs
+//! since a version a per-host full-text index synced to.
+
+use super::docs::{doc_columns, from_row, rebuild_order};
+use super::{PgResult, Session};
+use crate::store::rows::{IndexLag, VectorsState};
+
+/// The largest `seq` of every stream: moves whenever any host commits a write.
+pub(super) fn data_version(s: &mut Session) -> PgResult<i64> {
+    Ok(
+        s.query_one("SELECT COALESCE(max(seq), 0) FROM changes", &[])?
+            .get(0),
+    )
+}
+
+/// The largest `seq` of the docs' stream.
+pub(super) fn docs_version(s: &mut Session) -> PgResult<String> {
+    let seq: i64 = s
+        .query_one(
+            "SELECT COALESCE(max(seq), 0) FROM changes WHERE stream = 'docs'",
+            &[],
+        )?
+        .get(0);
+    Ok(seq.to_string())
+}
+
+/// The largest `seq` of the embeddings' stream.
+pub(super) fn embedding_changes(s: &mut Session) -> PgResult<Option<i64>> {
+    Ok(Some(
+        s.query_one(
+            "SELECT COALESCE(max(seq), 0) FROM changes WHERE stream = 'embeddings'",
+            &[],
+        )?
+        .get(0),
+    ))
+}
+
+/// The store's identity and the largest `seq`s of the embeddings' and memory tags' streams,
+/// in one statement.
+pub(super) fn vectors_state(s: &mut Session) -> PgResult<Option<VectorsState>> {
+    let r = s.query_one(
+        "SELECT (SELECT value FROM settings WHERE key = 'store_id'),
+                (SELECT COALESCE(max(seq), 0) FROM changes WHERE stream = 'embeddings'),
+                (SELECT COALESCE(max(seq), 0) FROM changes WHERE stream = 'memory_tags')",
+        &[],
+    )?;
+    Ok(r.get::<_, Option<String>>(0).map(|store_id| VectorsState {
+        store_id,
+        embeddings_changes: r.get(1),
+        memory_tags_changes: r.get(2),
+    }))
+}
+
+/// The docs changed after `since` (a [`docs_version`]; anything else counts as 0, every change
+/// ever): those that exist in rebuild order, those that are gone sorted. One statement, so
+/// both halves read one state.
+pub(super) fn docs_changed_since(s: &mut Session, since: &str) -> PgResult<IndexLag> {
+    let since: i64 = since.trim().parse().unwrap_or(0);
+    let rows = s.query(
+        concat!(
+            "SELECT c.key, ",
+            doc_columns!(),
+            " FROM (SELECT DISTINCT key FROM changes WHERE stream = 'docs' AND seq > $1) c
+             LEFT JOIN docs ON canonical_id = c.key",
+            rebuild_order!()
+        ),
+        &[&since],
+    )?;
+    let mut lag = IndexLag::default();
+    for r in &rows {
+        if r.get::<_, Option<&str>>(1).is_some() {
+            lag.upserts.push(from_row(r, 1));
+        } else {
+            lag.deletes.push(r.get(0));
+        }
+    }
+    lag.deletes.sort();
+    Ok(lag)
+}
