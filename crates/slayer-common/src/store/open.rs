@@ -8,6 +8,10 @@ use super::postgres::{PgEndpoint, PgStore, PgWriteTx};
 use super::sqlite::{SqliteStore, SqliteWriteTx};
 use super::{CommitError, OpenMode, StoreError, StoreRead, StoreWrite};
 
+/// How long a store's connection waits for a server that does not answer, where the URL and
+/// `PGCONNECT_TIMEOUT` name no limit.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// An open store.
 #[derive(Debug)]
 pub struct Store {
@@ -170,7 +174,11 @@ impl WriteTx<'_> {
 
 /// How the PostgreSQL backend reaches the server of `server`.
 fn endpoint(server: &ServerStore) -> PgEndpoint {
-    let connect_target = server.target.clone();
+    let mut connect_target = server.target.clone();
+    // A server that does not answer is an error naming it, not a hang (libpq waits forever).
+    connect_target
+        .connect_timeout
+        .get_or_insert(CONNECT_TIMEOUT);
     let scrub_target = server.target.clone();
     let shown = server.shown();
     let server_shown = shown.clone();
