@@ -14,8 +14,8 @@ use rcgen::{
 
 use super::cluster::{free_port, Cluster, RunAs};
 use super::{
-    create_reader, grant_reader_sql, path_str, percent_encode, started, TlsServer, OS_USER,
-    READER, READER_PASSWORD, TLS_DB,
+    create_reader, grant_reader_sql, path_str, percent_encode, started, TlsServer, OS_USER, READER,
+    READER_PASSWORD, TLS_DB,
 };
 
 impl TlsServer {
