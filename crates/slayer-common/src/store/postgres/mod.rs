@@ -191,6 +191,16 @@ fn message_of(e: &postgres::Error) -> String {
     text
 }
 
+/// Whether an error leaves the connection unusable: closed, or the server ended the session
+/// (an administrator's shutdown, a crash: SQLSTATE classes 57P and 08).
+fn connection_gone(e: &postgres::Error) -> bool {
+    e.is_closed()
+        || e.code().is_some_and(|c| {
+            let code = c.code();
+            code.starts_with("57P") || code.starts_with("08")
+        })
+}
+
 /// `name` as a double-quoted SQL identifier.
 pub(crate) fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -321,7 +331,7 @@ impl PgStore {
             Ok(value) => Ok(value),
             Err(Fail::Store(e)) => Err(e),
             Err(Fail::Pg(e)) => {
-                let closed = session.client.is_closed();
+                let closed = session.client.is_closed() || connection_gone(&e);
                 let error = self.pg_error(&e);
                 if let Mode::Write { failed } = &mut conn.mode {
                     failed.get_or_insert_with(|| error.to_string());

@@ -1,5 +1,6 @@
 //! Throwaway PostgreSQL servers for slayer-profile's PostgreSQL tests: the two servers here,
-//! one cluster's processes in [`cluster`], the TLS server and its certificates in [`tls`].
+//! the TLS server and its certificates in [`tls`]; one cluster's processes (initdb, start, stop,
+//! psql, databases, roles) are the workspace test kit's (`tests/kit/pg_server/`).
 //!
 //! [`PgServer::shared`] starts one cluster per test process on first use: `initdb` into a fresh
 //! temp dir under /tmp, then `pg_ctl start` listening only on a unix socket inside that dir (no
@@ -22,17 +23,19 @@
 // Not every test uses every helper.
 #![allow(dead_code)]
 
-mod cluster;
+#[path = "../../../../../tests/kit/pg_server/mod.rs"]
+mod kit;
 mod tls;
 
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use cluster::Cluster;
+use kit::cluster::{self, Cluster};
+// The kit's helpers, under the names the tests used before it moved (not every test uses each).
+#[allow(unused_imports)]
+pub use kit::{path_str, percent_encode, quote_ident, quote_literal, ADMIN};
+use kit::{OS_USER, SOCKET_HBA, SOCKET_PORT};
 
-/// The superuser; trusted over the unix socket, so it needs no password.
-pub const ADMIN: &str = "admin";
 /// The login role tests connect as; it must authenticate with [`READER_PASSWORD`].
 pub const READER: &str = "slayer_reader";
 /// Distinctive, so tests can grep every output stream for it; `:`, `/` and `@` need escaping in
@@ -44,11 +47,6 @@ pub const FIXTURE_DB: &str = "fixture";
 pub const FIXTURE_SQL: &str = include_str!("../../fixtures/pg_fixture.sql");
 /// The database the TLS server holds: one table `t (id int primary key, colour text)`, 3 rows.
 pub const TLS_DB: &str = "tls";
-
-/// The socket-only server's port: it only names the socket file (`.s.PGSQL.5432`).
-const SOCKET_PORT: u16 = 5432;
-/// The OS user the server runs as when the tests run as root.
-const OS_USER: &str = "postgres";
 
 /// The unix-socket-only server of this test process.
 pub struct PgServer {
@@ -103,9 +101,9 @@ impl PgServer {
     }
 
     fn start() -> Result<PgServer, String> {
-        let mut cluster = Cluster::create("local all admin trust\nlocal all all scram-sha-256\n")?;
+        let mut cluster = Cluster::create(SOCKET_HBA)?;
         cluster.start("", SOCKET_PORT, "")?;
-        cluster.create_reader()?;
+        create_reader(&cluster)?;
         Ok(PgServer {
             dir: cluster.root.clone(),
             port: cluster.port,
@@ -155,8 +153,15 @@ impl PgServer {
     }
 }
 
-/// The cluster's own helpers (psql, query, create_database, grant_reader, log) serve both
-/// servers.
+impl PgServer {
+    /// Lets [`READER`] connect to `db` and read every table, view and materialized view of
+    /// every non-system schema there (as they exist now: call it after loading the data).
+    pub fn grant_reader(&self, db: &str) {
+        self.psql(db, &grant_reader_sql(db));
+    }
+}
+
+/// The cluster's own helpers (psql, query, create_database, log) serve both servers.
 impl std::ops::Deref for PgServer {
     type Target = Cluster;
     fn deref(&self) -> &Cluster {
@@ -171,33 +176,9 @@ impl std::ops::Deref for TlsServer {
     }
 }
 
-/// `s` with every byte but A-Z a-z 0-9 `-._~` percent-encoded (RFC 3986 unreserved characters).
-pub fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() * 3);
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            write!(out, "%{b:02X}").expect("writing to a String");
-        }
-    }
-    out
-}
-
-/// `name` as a double-quoted SQL identifier.
-pub fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-/// `value` as a single-quoted SQL string literal.
-pub fn quote_literal(value: &str) -> String {
-    format!("'{}'", value.replace('\'', "''"))
-}
-
-fn path_str(path: &Path) -> String {
-    path.to_str()
-        .unwrap_or_else(|| panic!("non-UTF-8 path {}", path.display()))
-        .to_owned()
+/// Creates [`READER`], who must authenticate with [`READER_PASSWORD`].
+fn create_reader(cluster: &Cluster) -> Result<(), String> {
+    cluster.create_role_result(READER, READER_PASSWORD)
 }
 
 fn grant_reader_sql(db: &str) -> String {

@@ -14,7 +14,7 @@ use rcgen::{
 
 use super::cluster::{free_port, Cluster, RunAs};
 use super::{
-    grant_reader_sql, path_str, percent_encode, started, TlsServer, OS_USER, READER,
+    create_reader, grant_reader_sql, path_str, percent_encode, started, TlsServer, OS_USER, READER,
     READER_PASSWORD, TLS_DB,
 };
 
@@ -46,7 +46,7 @@ impl TlsServer {
                 Err(e) => return Err(e),
             }
         }
-        cluster.create_reader()?;
+        create_reader(&cluster)?;
         cluster.create_database_result(TLS_DB)?;
         cluster.psql_result(
             TLS_DB,

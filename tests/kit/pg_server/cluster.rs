@@ -1,5 +1,6 @@
-//! One throwaway cluster: its temp dir and watchdog, `initdb`, `pg_ctl start`, and psql as the
-//! superuser; the programs found and, under root, run as the OS user `postgres`.
+//! One throwaway cluster: its temp dir and watchdog, `initdb`, `pg_ctl start`/`stop`/restart,
+//! psql as the superuser, databases and roles; the programs found and, under root, run as the
+//! OS user `postgres`.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -12,12 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, PoisonError};
 
-use super::{
-    grant_reader_sql, path_str, quote_ident, quote_literal, ADMIN, OS_USER, READER, READER_PASSWORD,
-};
+use super::{path_str, quote_ident, quote_literal, ADMIN, OS_USER};
 
 /// A free TCP port on 127.0.0.1 (free when picked).
-pub(super) fn free_port() -> Result<u16, String> {
+pub fn free_port() -> Result<u16, String> {
     let listener =
         TcpListener::bind("127.0.0.1:0").map_err(|e| format!("binding 127.0.0.1:0: {e}"))?;
     listener
@@ -84,10 +83,12 @@ fn server_bin_dir() -> Option<PathBuf> {
 }
 
 /// The OS user the server runs as when the test process is root.
-pub(super) struct RunAs {
+pub struct RunAs {
     runuser: PathBuf,
-    pub(super) uid: u32,
-    pub(super) gid: u32,
+    /// The user's id.
+    pub uid: u32,
+    /// The user's group id.
+    pub gid: u32,
 }
 
 /// `None` when the test process may run the server itself; `Some` (the `postgres` user) when it
@@ -190,11 +191,16 @@ fn output_text(out: &Output) -> String {
 
 /// One cluster: its temp dir (socket dir, data dir `data`, log `server.log`, certificates).
 pub struct Cluster {
-    pub(super) root: PathBuf,
+    /// The temp dir: the socket dir, and the parent of the data dir.
+    pub root: PathBuf,
     data: PathBuf,
-    pub(super) port: u16,
+    /// The port (with `root`, it names the unix socket).
+    pub port: u16,
     bins: Bins,
-    pub(super) run_as: Option<RunAs>,
+    /// The OS user the server runs as when the tests run as root.
+    pub run_as: Option<RunAs>,
+    /// The server options of the last start, for a restart.
+    options: String,
     databases: Mutex<HashSet<String>>,
     /// Never waited on: it outlives the test process on purpose.
     _watchdog: Child,
@@ -203,7 +209,7 @@ pub struct Cluster {
 impl Cluster {
     /// A new temp dir under /tmp (short: a socket path has at most 107 bytes) with its watchdog,
     /// `initdb` run in it (superuser `admin`, UTF8) and `hba` as its pg_hba.conf.
-    pub(super) fn create(hba: &str) -> Result<Cluster, String> {
+    pub fn create(hba: &str) -> Result<Cluster, String> {
         let bins = Bins::find()?;
         let root = tempfile::Builder::new()
             .prefix("slpg")
@@ -235,6 +241,7 @@ impl Cluster {
             root,
             data,
             port: 0,
+            options: String::new(),
             bins,
             run_as,
             databases: Mutex::new(HashSet::new()),
@@ -311,7 +318,7 @@ impl Cluster {
 
     /// `pg_ctl start`: TCP on `listen` ('' for none), the unix socket in the temp dir, `port`,
     /// no durability, plus `extra` server options.
-    pub(super) fn start(&mut self, listen: &str, port: u16, extra: &str) -> Result<(), String> {
+    pub fn start(&mut self, listen: &str, port: u16, extra: &str) -> Result<(), String> {
         // pg_ctl hands -o to the postgres command line through /bin/sh, hence the quotes.
         let options = format!(
             "-c listen_addresses='{listen}' -c unix_socket_directories='{}' -c port={port} \
@@ -319,6 +326,13 @@ impl Cluster {
              -c password_encryption=scram-sha-256 -c timezone=UTC -c autovacuum=off{extra}",
             path_str(&self.root)
         );
+        self.pg_ctl_start(&options)?;
+        self.port = port;
+        self.options = options;
+        Ok(())
+    }
+
+    fn pg_ctl_start(&self, options: &str) -> Result<(), String> {
         // -l: the server's output goes to the log file, not to the pipes of this command.
         let out = self
             .server_cmd(&self.bins.pg_ctl)
@@ -326,7 +340,7 @@ impl Cluster {
             .arg(&self.data)
             .arg("-l")
             .arg(self.log_path())
-            .args(["-w", "-t", "60", "-o", &options, "start"])
+            .args(["-w", "-t", "60", "-o", options, "start"])
             .output()
             .map_err(|e| format!("running {}: {e}", self.bins.pg_ctl.display()))?;
         if !out.status.success() {
@@ -338,25 +352,76 @@ impl Cluster {
                 self.log()
             ));
         }
-        self.port = port;
         Ok(())
     }
 
-    pub(super) fn create_reader(&self) -> Result<(), String> {
+    /// `pg_ctl stop -m fast`: every connection is cut at once (as when a server goes away),
+    /// and what was committed is kept (the server runs without synchronous commit, so an
+    /// immediate stop could lose the last commits).
+    pub fn stop(&self) {
+        let out = self
+            .server_cmd(&self.bins.pg_ctl)
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "fast", "-w", "-t", "60", "stop"])
+            .output()
+            .unwrap_or_else(|e| panic!("running {}: {e}", self.bins.pg_ctl.display()));
+        assert!(out.status.success(), "pg_ctl stop: {}", output_text(&out));
+    }
+
+    /// Starts the server again after [`Cluster::stop`], with the options of its first start.
+    pub fn start_again(&self) {
+        if let Err(e) = self.pg_ctl_start(&self.options) {
+            panic!("{e}");
+        }
+    }
+
+    /// [`Cluster::stop`] then [`Cluster::start_again`]: every open connection is lost.
+    pub fn restart(&self) {
+        self.stop();
+        self.start_again();
+    }
+
+    /// Creates a login role that authenticates with `password`.
+    pub fn create_role_result(&self, name: &str, password: &str) -> Result<(), String> {
         self.psql_result(
             "postgres",
             &format!(
-                "CREATE ROLE {READER} LOGIN PASSWORD {}",
-                quote_literal(READER_PASSWORD)
+                "CREATE ROLE {} LOGIN PASSWORD {}",
+                quote_ident(name),
+                quote_literal(password)
             ),
             false,
         )
         .map(drop)
     }
 
+    /// Creates a login role that authenticates with `password`; panics if it cannot.
+    pub fn create_role(&self, name: &str, password: &str) {
+        if let Err(e) = self.create_role_result(name, password) {
+            panic!("{e}");
+        }
+    }
+
+    /// Lets `role` connect to `db` and only read schema `schema`: `USAGE` on it and `SELECT`
+    /// on its tables as they exist now (call it after they are made).
+    pub fn grant_read_only(&self, db: &str, schema: &str, role: &str) {
+        self.psql(
+            db,
+            &format!(
+                "GRANT CONNECT ON DATABASE {db} TO {role};
+                 GRANT USAGE ON SCHEMA {schema} TO {role};
+                 GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role};",
+                db = quote_ident(db),
+                schema = quote_ident(schema),
+                role = quote_ident(role),
+            ),
+        );
+    }
+
     /// psql as [`ADMIN`] over the unix socket with `sql` on stdin; with `rows`, tuples only and
     /// unaligned. Its stdout, or its stderr as the error.
-    pub(super) fn psql_result(&self, db: &str, sql: &str, rows: bool) -> Result<String, String> {
+    pub fn psql_result(&self, db: &str, sql: &str, rows: bool) -> Result<String, String> {
         let mut cmd = Command::new(&self.bins.psql);
         cmd.args(["-v", "ON_ERROR_STOP=1", "-X", "-q"]);
         if rows {
@@ -413,7 +478,7 @@ impl Cluster {
         }
     }
 
-    pub(super) fn create_database_result(&self, name: &str) -> Result<(), String> {
+    pub fn create_database_result(&self, name: &str) -> Result<(), String> {
         let mut created = self
             .databases
             .lock()
@@ -434,11 +499,5 @@ impl Cluster {
         if let Err(e) = self.create_database_result(name) {
             panic!("{e}");
         }
-    }
-
-    /// Lets [`READER`] connect to `db` and read every table, view and materialized view of
-    /// every non-system schema there (as they exist now: call it after loading the data).
-    pub fn grant_reader(&self, db: &str) {
-        self.psql(db, &grant_reader_sql(db));
     }
 }
