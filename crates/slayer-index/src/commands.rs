@@ -235,12 +235,13 @@ fn rebuild(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
 
 fn migrate(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
     let refusal = open_store(store_path, OpenMode::ReadOnly).err();
-    let store_error = refusal
-        .as_ref()
-        .and_then(|e| match e.downcast_ref::<slayer_index::IndexError>() {
-            Some(slayer_index::IndexError::Store(e)) => Some(e),
-            _ => None,
-        });
+    let store_error =
+        refusal
+            .as_ref()
+            .and_then(|e| match e.downcast_ref::<slayer_index::IndexError>() {
+                Some(slayer_index::IndexError::Store(e)) => Some(e),
+                _ => None,
+            });
     let before = match store_error {
         Some(store::StoreError::Outdated { found, .. }) => Some(*found),
         _ => None,
@@ -313,7 +314,8 @@ fn stats(store_path: &Path, check: bool, out: &mut Output) -> Result<ExitStatus>
     let embedding_counts = store.embedding_counts_by_model()?;
     let total_docs: i64 = doc_counts.iter().map(|(_, n)| n).sum();
     let index_dir = store.index_dir();
-    let fulltext = FullText::open_existing(&index_dir)?;
+    // A damaged index is reported as missing: the next command that reads it rebuilds it.
+    let fulltext = FullText::open_existing(&index_dir).ok().flatten();
     let (present, indexed, agrees, lag) = match &fulltext {
         Some(ft) => (
             true,

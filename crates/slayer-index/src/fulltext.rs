@@ -209,10 +209,21 @@ impl FullText {
     fn from_index(index: Index, dir: &Path) -> Result<FullText, IndexError> {
         crate::analysis::register(&index);
         let (_, fields) = schema();
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()?;
+        // tantivy asserts, rather than returns an error, when a segment file is shorter than
+        // its footer (a file cut short or overwritten): a damaged cache must be rebuilt, so
+        // that panic is caught here and read as the damage it is.
+        let reader = without_panic_message(|| {
+            index
+                .reader_builder()
+                .reload_policy(ReloadPolicy::Manual)
+                .try_into()
+        })
+        .unwrap_or_else(|| {
+            Err(TantivyError::InternalError(format!(
+                "a segment file of the index at {} is damaged",
+                dir.display()
+            )))
+        })?;
         Ok(FullText {
             index,
             reader,
@@ -519,6 +530,17 @@ impl Directory for ReadOnlyLocks {
     fn watch(&self, callback: WatchCallback) -> tantivy::Result<WatchHandle> {
         self.0.watch(callback)
     }
+}
+
+/// `f()`, or `None` when it panics, without the panic's message on stderr.
+fn without_panic_message<T>(f: impl FnOnce() -> T) -> Option<T> {
+    // The hook is process-wide; a panic on another thread meanwhile would lose its message,
+    // not its unwinding. Opening an index takes milliseconds.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    outcome.ok()
 }
 
 /// The index's writer, waiting up to [`LOCK_WAIT`] for another process to let go of it.

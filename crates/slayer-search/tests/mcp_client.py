@@ -19,6 +19,10 @@ from mcp.shared.exceptions import MCPError
 
 BIN, STORE, CATALOG_UPDATE = sys.argv[1:4]
 ENV = {"SLAYER_STORE": STORE, "SLAYER_MODEL_DIR": "/nonexistent/slayer-models"}
+# A store on a server keeps its caches where the test says (the SDK starts the server with a
+# minimal environment of its own).
+if os.environ.get("SLAYER_CACHE_DIR"):
+    ENV["SLAYER_CACHE_DIR"] = os.environ["SLAYER_CACHE_DIR"]
 
 
 def check(condition, what, detail=None):

@@ -408,3 +408,33 @@ fn mutated_input_never_panics_and_a_refused_load_writes_nothing() {
         }
     }
 }
+
+#[test]
+fn an_index_whose_segment_files_are_cut_short_is_rebuilt_not_a_panic() {
+    // tantivy asserts when a segment file is shorter than its footer: the search must read it
+    // as a damaged cache and rebuild it, as it does a deleted one.
+    let f = crate::support::Fixture::new();
+    let before = f.search(&["--question", "refunds"]);
+    let index = {
+        let mut name = f.store.as_os_str().to_owned();
+        name.push(".index");
+        PathBuf::from(name)
+    };
+    let mut cut = 0;
+    for entry in std::fs::read_dir(&index).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "idx" || e == "term") {
+            std::fs::write(&path, b"cut").unwrap();
+            cut += 1;
+        }
+    }
+    assert!(cut > 0, "the index has segment files");
+    let out = f.raw(&["--question", "refunds"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&out.stdout).unwrap(),
+        before
+    );
+    stats_check_passes(&f.store);
+}

@@ -15,6 +15,9 @@ mod long_lived;
 mod mcp;
 #[path = "../../../../tests/kit/model.rs"]
 mod model;
+#[path = "../../../../tests/kit/pg_server/mod.rs"]
+mod pg_server;
+mod pg_store;
 mod plan;
 mod ranking;
 mod real_use;

@@ -11,7 +11,7 @@ use crate::kit::{bin_dir, workspace_root};
 use crate::support::Fixture;
 
 /// The Python with the `mcp` SDK that `scripts/fetch-mcp-client.sh` installs.
-fn sdk_python() -> PathBuf {
+pub(crate) fn sdk_python() -> PathBuf {
     if let Some(python) = std::env::var_os("SLAYER_MCP_PYTHON") {
         return python.into();
     }
