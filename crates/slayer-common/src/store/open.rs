@@ -26,7 +26,8 @@ pub struct Store {
 enum Backend {
     Sqlite(SqliteStore),
     Postgres {
-        store: PgStore,
+        /// Boxed: a connection and its statement cache outweigh an SQLite handle.
+        store: Box<PgStore>,
         /// This host's cache folder of the store.
         caches: PathBuf,
     },
@@ -54,7 +55,10 @@ impl Store {
             Location::Server(server) => {
                 let pg = PgStore::open(endpoint(&server), mode)?;
                 let caches = server.cache_dir(&pg.store_id()?);
-                Backend::Postgres { store: pg, caches }
+                Backend::Postgres {
+                    store: Box::new(pg),
+                    caches,
+                }
             }
         };
         Ok(Store {
@@ -85,7 +89,7 @@ impl Store {
     pub fn reader(&self) -> &dyn StoreRead {
         match &self.backend {
             Backend::Sqlite(store) => store,
-            Backend::Postgres { store, .. } => store,
+            Backend::Postgres { store, .. } => store.as_ref(),
         }
     }
 
