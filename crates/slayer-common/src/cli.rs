@@ -36,7 +36,13 @@ pub struct CommonArgs {
     /// The store: an SQLite file, or a PostgreSQL database shared by many hosts
     /// (postgres://USER@HOST/DB?schema=NAME, or libpq's key=value form; PG* variables and
     /// ~/.pgpass apply)
-    #[arg(long, global = true, env = "SLAYER_STORE", default_value = crate::store::DEFAULT_STORE)]
+    #[arg(
+        long,
+        global = true,
+        env = "SLAYER_STORE",
+        hide_env_values = true,
+        default_value = crate::store::DEFAULT_STORE
+    )]
     pub store: PathBuf,
     #[command(flatten)]
     #[allow(missing_docs)]

@@ -394,6 +394,27 @@ fn a_store_url_slayer_cannot_use_is_refused_with_its_password_masked() {
 }
 
 #[test]
+fn help_never_shows_the_store_s_password_from_the_environment() {
+    let url = "postgres://ann:S3CRET-PW@db.example:5432/slayer";
+    for (bin, args) in [
+        ("slayer-index", &["--help"][..]),
+        ("slayer-index", &["stats", "--help"][..]),
+        ("slayer-memory", &["save", "--help"][..]),
+        ("slayer-embed", &["status", "--help"][..]),
+        ("slayer-search", &["--help"][..]),
+        ("slayer-search", &["mcp", "--help"][..]),
+    ] {
+        let out = crate::kit::run(bin, None, args, &[("SLAYER_STORE", url)], None);
+        assert_eq!(out.code, 0, "{bin} {args:?}: {}", out.stderr);
+        assert!(
+            !out.stdout.contains("S3CRET") && !out.stderr.contains("S3CRET"),
+            "{bin} {args:?}: {}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
 fn stored_control_characters_reach_a_terminal_as_visible_escapes() {
     let f = Fixture::new();
     let hostile = "Refunds \u{1b}[2J\u{1b}]0;owned\u{7}post late\rHIDDEN\u{8}\u{202e}gnp.exe";

@@ -451,6 +451,148 @@ fn export_and_import_round_trip_between_sqlite_and_postgresql() {
 }
 
 #[test]
+fn every_command_answers_on_a_server_as_on_a_file() {
+    let db = TeamDb::new("team_commands");
+    let url = db.url();
+    let host = Host::new();
+    let file = kit::TempStore::new();
+    let sqlite = file.store.to_str().unwrap().to_owned();
+    let script: &[(&str, &[&str], Option<&str>)] = &[
+        (
+            "slayer-index",
+            &["import-slayer", "examples/shop/slayer"],
+            None,
+        ),
+        (
+            "slayer-memory",
+            &[
+                "import",
+                "crates/slayer-search/tests/fixtures/memories.jsonl",
+            ],
+            None,
+        ),
+        (
+            "slayer-index",
+            &["load", "crates/slayer-search/tests/fixtures/catalog.jsonl"],
+            None,
+        ),
+        (
+            "slayer-memory",
+            &[
+                "save",
+                "--format",
+                "json",
+                "--learning",
+                "refunds post late",
+                "--entities",
+                "shop.orders,mydb.orders",
+                "--tier",
+                "procedural",
+                "--confidence",
+                "0.7",
+                "--project",
+                "billing",
+                "--agent",
+                "ci",
+            ],
+            None,
+        ),
+        (
+            "slayer-memory",
+            &[
+                "save",
+                "--format",
+                "json",
+                "--id",
+                "tmp",
+                "--learning",
+                "scratch note",
+                "--entities",
+                "shop.stores",
+            ],
+            None,
+        ),
+        ("slayer-memory", &["forget", "--soft", "tmp"], None),
+        ("slayer-memory", &["forget", "42"], None),
+        ("slayer-memory", &["list", "--format", "json"], None),
+        (
+            "slayer-memory",
+            &[
+                "list",
+                "--entity",
+                "shop.orders",
+                "--tiers",
+                "procedural",
+                "--deleted",
+            ],
+            None,
+        ),
+        ("slayer-memory", &["show", "tmp", "1"], None),
+        (
+            "slayer-index",
+            &["show", "shop.orders", "mydb.orders.amount"],
+            None,
+        ),
+        ("slayer-index", &["remove", "shop.supplies"], None),
+        ("slayer-index", &["export"], None),
+        ("slayer-memory", &["export"], None),
+        ("slayer-embed", &["status", "--format", "json"], None),
+        ("slayer-search", &["--question", "refunds on orders"], None),
+        (
+            "slayer-search",
+            &[
+                "--entity",
+                "shop.orders",
+                "--tiers",
+                "procedural,lesson",
+                "--project",
+                "billing",
+            ],
+            None,
+        ),
+        (
+            "slayer-search",
+            &["--batch", "-"],
+            Some("{\"question\": \"order amount\"}\n{\"entities\": [\"mydb.orders\"]}\n"),
+        ),
+        (
+            "slayer-search",
+            &["--plan", "auto", "--question", "customer emails, not test"],
+            None,
+        ),
+    ];
+    for (bin, args, stdin) in script {
+        let on_file = host.run(&sqlite, bin, args, *stdin);
+        let on_server = host.run(&url, bin, args, *stdin);
+        assert_eq!(
+            (on_file.code, without_write_times(&on_file.stdout)),
+            (on_server.code, without_write_times(&on_server.stdout)),
+            "{bin} {args:?}: file: {}\nserver: {}",
+            on_file.stderr,
+            on_server.stderr
+        );
+    }
+    // stats differs only in the store it names and where its caches are.
+    let mut on_file = host
+        .ok(
+            &sqlite,
+            "slayer-index",
+            &["stats", "--format", "json"],
+            None,
+        )
+        .json();
+    let mut on_server = host
+        .ok(&url, "slayer-index", &["stats", "--format", "json"], None)
+        .json();
+    for v in [&mut on_file, &mut on_server] {
+        v["store"] = Value::Null;
+        v["schema_version"] = Value::Null;
+        v["index"]["path"] = Value::Null;
+    }
+    assert_eq!(on_file, on_server);
+}
+
+#[test]
 fn a_schema_holding_something_else_is_refused_and_left_alone() {
     let db = TeamDb::new("team_foreign");
     db.server.psql(
@@ -529,6 +671,19 @@ fn a_long_lived_search_survives_a_server_restart_and_sees_other_hosts_writes() {
         "another host's save is seen"
     );
 
+    // A command while the server is down fails at once, naming the server.
+    db.server.stop();
+    let started = Instant::now();
+    let down = other.run(&url, "slayer-search", &["--question", "walrus"], None);
+    assert_ne!(down.code, 0);
+    assert!(
+        down.stderr.contains("PostgreSQL store postgres://"),
+        "{}",
+        down.stderr
+    );
+    assert!(started.elapsed() < Duration::from_secs(15), "no hang");
+    db.server.start_again();
+    // The long-lived process saw none of that; now the server restarts under it.
     db.server.restart();
     // The request after the restart is answered (reconnected) or refused naming the server;
     // the one after that is answered.
@@ -594,6 +749,31 @@ fn the_python_sdk_drives_the_mcp_server_on_a_postgresql_store() {
         out.status.success() && stdout.trim_end().ends_with("ok"),
         "the MCP client failed:\n{stderr}\n{stdout}"
     );
+}
+
+/// `text` with every write time (`2026-11-26T19:36:21.265534Z`, as saves stamp them) replaced:
+/// the same command on two stores runs at two moments.
+fn without_write_times(text: &str) -> String {
+    const SHAPE: &[u8] = b"dddd-dd-ddTdd:dd:dd.ddddddZ";
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let fits = bytes.len() - i >= SHAPE.len()
+            && SHAPE.iter().zip(&bytes[i..]).all(|(shape, b)| match shape {
+                b'd' => b.is_ascii_digit(),
+                other => other == b,
+            });
+        if fits {
+            out.push_str("<write time>");
+            i += SHAPE.len();
+        } else {
+            let c = text[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
