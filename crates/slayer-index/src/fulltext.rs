@@ -140,10 +140,10 @@ impl FullText {
                 return Ok(fulltext);
             }
         }
-        let caught_up = if store.is_server() {
-            FullText::open_or_create(&dir)
-                .and_then(|fulltext| fulltext.sync_cache(store, false).map(|_| fulltext))
-        } else {
+        if store.is_server() {
+            return FullText::open_cache(store, &dir);
+        }
+        let caught_up = {
             Store::open(store.path(), OpenMode::MustExist)
                 .map_err(IndexError::from)
                 .and_then(|mut writer| FullText::open_synced(&mut writer))
@@ -152,6 +152,23 @@ impl FullText {
         match caught_up {
             Ok(fulltext) => Ok(fulltext),
             Err(_) => FullText::in_memory(store, &dir),
+        }
+    }
+
+    /// This host's cache of a server store's index in `dir`, caught up through `reader` (a
+    /// search's own connection, in its snapshot: the cache's sync only reads the store); built
+    /// in memory when the folder cannot be written.
+    pub fn open_cache(reader: &dyn StoreRead, dir: &Path) -> Result<FullText, IndexError> {
+        if let Ok(Some(fulltext)) = FullText::open_existing(dir) {
+            if fulltext.synced_version()? == Some(reader.docs_version()?) {
+                return Ok(fulltext);
+            }
+        }
+        let caught_up = FullText::open_or_create(dir)
+            .and_then(|fulltext| fulltext.sync_cache(reader, false).map(|_| fulltext));
+        match caught_up {
+            Ok(fulltext) => Ok(fulltext),
+            Err(_) => FullText::in_memory(reader, dir),
         }
     }
 

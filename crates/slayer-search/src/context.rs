@@ -4,7 +4,6 @@
 //! context only holds what they read, and knows when it went stale.
 
 use slayer_common::store::{Store, StoreRead};
-use std::path::{Path, PathBuf};
 
 use crate::channels::dense::Dense;
 use crate::channels::lexical::TextIndex;
@@ -43,23 +42,13 @@ pub struct Context<'a> {
 impl<'a> Context<'a> {
     /// A context on an open store, planning with `planner`.
     pub fn on(store: &'a Store, planner: Planner) -> Result<Context<'a>, SearchError> {
-        Context::new(store, store.path(), store.vectors_dir(), planner)
-    }
-
-    /// A context on the store at `path` (`--store` as given), read through `conn`, its vector
-    /// sidecars in `vectors`, planning with `planner`.
-    pub fn new(
-        conn: &'a dyn StoreRead,
-        path: &Path,
-        vectors: PathBuf,
-        planner: Planner,
-    ) -> Result<Context<'a>, SearchError> {
         let timings = Timings::default();
+        let cache = store.is_server().then(|| store.index_dir());
         Ok(Context {
-            conn,
-            text: TextIndex::new(path.to_owned()),
-            corpus: Corpus::load(conn)?,
-            dense: Dense::at(vectors, timings.clone()),
+            conn: store,
+            text: TextIndex::new(store.path().to_owned(), cache),
+            corpus: Corpus::load(store)?,
+            dense: Dense::at(store.vectors_dir(), timings.clone()),
             planner,
             limits: Default::default(),
             timings,
@@ -82,7 +71,7 @@ impl<'a> Context<'a> {
             return Ok(false);
         }
         self.corpus = Corpus::load(self.conn)?;
-        self.text = TextIndex::new(self.text.store().to_owned());
+        self.text = self.text.reopened();
         self.dense.forget_rows();
         Ok(true)
     }

@@ -14,25 +14,36 @@ use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::{DocAddress, DocSet, Searcher, SegmentReader, TantivyDocument, Term, TERMINATED};
 
 use slayer_common::canonical::memory_ref;
+use slayer_common::store::StoreRead;
 use slayer_index::fulltext::{Fields, FullText};
 
 use crate::corpus::Admission;
 use crate::SearchError;
 
-/// The full-text index, opened (and synced, on a connection of its own) on the first
-/// question: a search without one never touches it.
+/// The full-text index, opened (and synced) on the first question: a search without one
+/// never touches it. Beside a file it is synced on a connection of its own (a sync writes the
+/// store's record of it); a server store's is this host's cache, synced through the search's
+/// own connection (it only reads the store).
 pub struct TextIndex {
     store: std::path::PathBuf,
+    /// A server store's cache folder of the index.
+    cache: Option<std::path::PathBuf>,
     opened: std::cell::OnceCell<(FullText, tantivy::Searcher)>,
 }
 
 impl TextIndex {
-    /// The index of the store at this path.
-    pub fn new(store: std::path::PathBuf) -> TextIndex {
+    /// The index of the store `--store` names, whose cache (a server store's) is in `cache`.
+    pub fn new(store: std::path::PathBuf, cache: Option<std::path::PathBuf>) -> TextIndex {
         TextIndex {
             store,
+            cache,
             opened: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The same index, to be opened afresh on the next question.
+    pub fn reopened(&self) -> TextIndex {
+        TextIndex::new(self.store.clone(), self.cache.clone())
     }
 
     /// The store this index belongs to.
@@ -40,15 +51,23 @@ impl TextIndex {
         &self.store
     }
 
-    pub(crate) fn get(&self) -> Result<&(FullText, tantivy::Searcher), SearchError> {
+    pub(crate) fn get(
+        &self,
+        conn: &dyn StoreRead,
+    ) -> Result<&(FullText, tantivy::Searcher), SearchError> {
         if let Some(opened) = self.opened.get() {
             return Ok(opened);
         }
-        let store = slayer_common::store::Store::open(
-            &self.store,
-            slayer_common::store::OpenMode::ReadOnly,
-        )?;
-        let fulltext = FullText::open_for_reading(&store)?;
+        let fulltext = match &self.cache {
+            Some(dir) => FullText::open_cache(conn, dir)?,
+            None => {
+                let store = slayer_common::store::Store::open(
+                    &self.store,
+                    slayer_common::store::OpenMode::ReadOnly,
+                )?;
+                FullText::open_for_reading(&store)?
+            }
+        };
         let searcher = fulltext.searcher();
         Ok(self.opened.get_or_init(|| (fulltext, searcher)))
     }

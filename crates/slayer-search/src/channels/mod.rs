@@ -90,7 +90,7 @@ pub(crate) fn run<'c>(
         rankings.named.hits = named.into_iter().map(|n| (n, None)).collect();
     }
     if let Some(q) = inputs.question.filter(|_| on(Channel::Text)) {
-        let (fulltext, searcher) = sources.text.get()?;
+        let (fulltext, searcher) = sources.text.get(sources.conn)?;
         let max_terms = sources.limits.question_terms;
         let terms = lexical::question_terms(fulltext, q, max_terms);
         if terms.dropped > 0 {

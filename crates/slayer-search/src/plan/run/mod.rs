@@ -78,7 +78,7 @@ pub(crate) fn plan(
             rankings: None,
         });
     }
-    let (fulltext, searcher) = sources.text.get()?;
+    let (fulltext, searcher) = sources.text.get(sources.conn)?;
     let run = Run {
         sources,
         config,
