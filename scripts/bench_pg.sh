@@ -3,13 +3,14 @@
 #
 #   scripts/bench_pg.sh [TABLES] [ROWS]     (default 200 and 10000)
 #
-# Starts a throwaway PostgreSQL cluster as the tests do (tests/it/pg_server.rs): initdb into a
-# temp dir under /tmp, listening only on a unix socket in that dir, no TCP, no durability; as
-# the OS user `postgres` when run as root; stopped and deleted on exit. Generates TABLES tables
-# x 20 columns x ROWS rows in database `bench` (id integer primary key, 5 more integers, 4
-# double precision, 6 text of low and high cardinality, 2 timestamp, 1 date, 1 boolean; every
-# value from generate_series, so runs are repeatable), VACUUM ANALYZE, then profiles it with
-# --threads 1 and --threads 2; wall time and peak RSS from GNU time, median of 3 runs.
+# Starts a throwaway PostgreSQL cluster (scripts/pg_cluster.sh) as the tests do
+# (tests/it/pg_server.rs): initdb into a temp dir under /tmp, listening only on a unix socket in
+# that dir, no TCP, no durability; as the OS user `postgres` when run as root; stopped and
+# deleted on exit. Generates TABLES tables x 20 columns x ROWS rows in database `bench` (id
+# integer primary key, 5 more integers, 4 double precision, 6 text of low and high cardinality,
+# 2 timestamp, 1 date, 1 boolean; every value from generate_series, so runs are repeatable),
+# VACUUM ANALYZE, then profiles it with --threads 1 and --threads 2; wall time and peak RSS from
+# GNU time, median of 3 runs.
 #
 # SLAYER_BIN=<dir>: use the slayer-profile binary in <dir> and skip the cargo build.
 # Needs the PostgreSQL server binaries (Debian: apt-get install postgresql).
@@ -29,68 +30,18 @@ else
 fi
 unset SLAYER_FORMAT
 
-# The server binaries: pg_config's bindir, else Debian's newest /usr/lib/postgresql/*/bin,
-# else PATH.
-bindir=""
-if command -v pg_config > /dev/null 2>&1 && [ -x "$(pg_config --bindir)/initdb" ]; then
-    bindir=$(pg_config --bindir)
-else
-    for d in $(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -t/ -k5,5n); do
-        [ -x "$d/initdb" ] && bindir=$d
-    done
-fi
-if [ -z "$bindir" ] && command -v initdb > /dev/null 2>&1; then
-    bindir=$(dirname "$(command -v initdb)")
-fi
-if [ -z "$bindir" ] || [ ! -x "$bindir/pg_ctl" ]; then
-    echo "bench_pg: no PostgreSQL server binaries (initdb, pg_ctl); install Debian's postgresql package" >&2
-    exit 1
-fi
-psql_bin="$bindir/psql"
-[ -x "$psql_bin" ] || psql_bin=psql
-
-# PostgreSQL refuses to run as root: then the server runs as the OS user postgres.
-as_server=()
-work=$(mktemp -d /tmp/slpgXXXXXX)
-if [ "$(id -u)" -eq 0 ]; then
-    as_server=(runuser -u postgres --)
-    chown postgres: "$work"
-fi
-data="$work/data"
-port=5432
-cleanup() {
-    if [ -f "$data/postmaster.pid" ]; then
-        (cd / && "${as_server[@]}" "$bindir/pg_ctl" -D "$data" -m immediate -w stop > /dev/null 2>&1) || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-# None of the caller's libpq settings (PGPASSWORD, PGSSLMODE, PGOPTIONS, ...) apply here.
-for v in $(compgen -e); do
-    case $v in PG*) unset "$v" ;; esac
-done
-
-(cd "$work" && "${as_server[@]}" "$bindir/initdb" -D "$data" -U admin -A trust -E UTF8 \
-    --locale=C.UTF-8 --no-sync > "$work/initdb.log" 2>&1) \
-    || { cat "$work/initdb.log" >&2; exit 1; }
-printf 'local all admin trust\n' > "$data/pg_hba.conf"
-(cd "$work" && "${as_server[@]}" "$bindir/pg_ctl" -D "$data" -l "$work/server.log" -w -t 60 \
-    -o "-c listen_addresses='' -c unix_socket_directories='$work' -c port=$port -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c timezone=UTC -c autovacuum=off" \
-    start > /dev/null) || { cat "$work/server.log" >&2; exit 1; }
-
-pg() { # database [psql options], SQL on stdin
-    local db=$1
-    shift
-    "$psql_bin" -v ON_ERROR_STOP=1 -X -q -h "$work" -p "$port" -U admin -d "$db" "$@"
-}
-echo "CREATE DATABASE bench;" | pg postgres
+# The throwaway cluster ($pg_work, its socket dir, is also this script's scratch dir).
+# shellcheck source=scripts/pg_cluster.sh
+. scripts/pg_cluster.sh
+pg_cluster_start bench_pg
+work=$pg_work
+bindir=$pg_bindir
+echo "CREATE DATABASE bench;" | pg_sql postgres
 
 # Tables FIRST..LAST: t001, t002, ...; every value is a function of the row number i and the
 # table number t, so the tables differ and each run generates the same data.
 gen() { # first last
-    pg bench -v first="$1" -v last="$2" -v rows="$rows" << 'SQL'
+    pg_sql bench -v first="$1" -v last="$2" -v rows="$rows" << 'SQL'
 SET bench.first = :first;
 SET bench.last = :last;
 SET bench.rows = :rows;
@@ -157,11 +108,10 @@ half=$(( (tables + 1) / 2 ))
 gen 1 "$half" & first=$!
 if [ "$half" -lt "$tables" ]; then gen $(( half + 1 )) "$tables"; fi
 wait "$first"
-echo "VACUUM ANALYZE;" | pg bench
+echo "VACUUM ANALYZE;" | pg_sql bench
 generated=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
 
-# admin is trusted on the socket, so the URL needs no password.
-url="postgres://admin@$(printf '%s' "$work" | sed 's|/|%2F|g'):$port/bench"
+url=$(pg_url bench)
 
 measure() { # label threads [more slayer-profile arguments]
     local label=$1 threads=$2 walls=() rss=() i
