@@ -146,6 +146,11 @@ pub(super) fn memory_datasources(s: &mut Session, memory_id: &str) -> PgResult<V
     Ok(roots)
 }
 
+/// The trigger-kept count, with what this transaction has written and not yet added to it.
 pub(super) fn count(s: &mut Session) -> PgResult<i64> {
-    Ok(s.query_one("SELECT count(*) FROM docs", &[])?.get(0))
+    Ok(s.query_one(
+        "SELECT value + docs_delta() FROM counters WHERE name = 'doc_count'",
+        &[],
+    )?
+    .get(0))
 }

@@ -172,6 +172,9 @@ pub(super) fn suspend_counts(s: &mut Session) -> PgResult<()> {
     s.batch("SET LOCAL slayer.suspend_counts = 'on'")
 }
 
+/// Recounts, and (a bulk write having changed the tables wholesale) refreshes the planner's
+/// statistics, which the partial index of marked memories depends on; a writer that does not
+/// own the tables gets a notice instead, and autovacuum does it later.
 pub(super) fn resume_counts(s: &mut Session) -> PgResult<()> {
     s.batch(
         "DELETE FROM tag_counts;
@@ -179,7 +182,8 @@ pub(super) fn resume_counts(s: &mut Session) -> PgResult<()> {
              SELECT entity, count(*) FROM memory_entities
              WHERE entity <> 'memory:' || memory_id GROUP BY entity;
          UPDATE counters SET value = (SELECT count(*) FROM memories) WHERE name = 'memory_count';
-         SET LOCAL slayer.suspend_counts = 'off';",
+         SET LOCAL slayer.suspend_counts = 'off';
+         ANALYZE memories, memory_entities;",
     )
 }
 

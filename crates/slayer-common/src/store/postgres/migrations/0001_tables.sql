@@ -115,6 +115,10 @@ FOR EACH ROW EXECUTE FUNCTION embedding_row_version();
 CREATE FUNCTION docs_changes() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
+    IF TG_OP <> 'UPDATE' THEN
+        PERFORM set_config('slayer.docs_delta', (docs_delta()
+            + CASE TG_OP WHEN 'INSERT' THEN 1 ELSE -1 END)::text, true);
+    END IF;
     IF TG_OP = 'DELETE' THEN
         INSERT INTO changes (stream, key) VALUES ('docs', OLD.canonical_id);
         IF EXISTS (SELECT 1 FROM embeddings WHERE canonical_id = OLD.canonical_id) THEN
@@ -131,6 +135,30 @@ BEGIN
 END $$;
 CREATE TRIGGER docs_changes AFTER INSERT OR UPDATE OR DELETE ON docs
 FOR EACH ROW EXECUTE FUNCTION docs_changes();
+
+-- The doc count, kept exact without a scan: counting docs reads a whole index (1.6 ms at 14k
+-- docs, on every search), and bumping one counter row per doc is quadratic in a transaction
+-- (each update walks the row's versions: a 14k-doc load took 1.1 s more). So each doc written
+-- or deleted adds to a transaction-local delta, and a deferred trigger adds the delta to the
+-- counter once, at commit; reads inside the transaction add the pending delta themselves.
+CREATE FUNCTION docs_delta() RETURNS bigint LANGUAGE sql AS $$
+    SELECT COALESCE(NULLIF(current_setting('slayer.docs_delta', true), ''), '0')::bigint
+$$;
+INSERT INTO counters (name, value) VALUES ('doc_count', 0);
+CREATE FUNCTION docs_count_flush() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+DECLARE
+    delta bigint := docs_delta();
+BEGIN
+    IF delta <> 0 THEN
+        UPDATE counters SET value = value + delta WHERE name = 'doc_count';
+        PERFORM set_config('slayer.docs_delta', '0', true);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER docs_count_flush AFTER INSERT OR DELETE ON docs
+DEFERRABLE INITIALLY DEFERRED
+FOR EACH ROW EXECUTE FUNCTION docs_count_flush();
 
 -- Every other logged table: the stream is the first argument, the key its row's key.
 CREATE FUNCTION row_changes() RETURNS trigger LANGUAGE plpgsql
