@@ -138,7 +138,7 @@ impl Context<'_> {
             caps.entities,
             &evidence,
             inputs.question,
-            |f| hits::entity(self.conn, f, req.explain),
+            |fused| hits::entities(self.conn, fused, req.explain),
         )?;
         // 7. Respond.
         let returned = response.example_queries.iter().map(|h| h.id.clone());
@@ -302,7 +302,13 @@ impl Context<'_> {
         scope: &Scope<'_, '_>,
         response: &mut Response,
     ) -> Result<(), SearchError> {
-        for f in picked.memories.into_iter().chain(picked.example_queries) {
+        let picked: Vec<Fused> = picked
+            .memories
+            .into_iter()
+            .chain(picked.example_queries)
+            .collect();
+        let mut texts = hits::texts(self.conn, picked.iter().map(|f| f.key.as_str()))?;
+        for f in picked {
             let Some(m) = memory_id_of(&f.key)
                 .map(|id| scope.memory(id))
                 .transpose()?
@@ -312,7 +318,9 @@ impl Context<'_> {
             };
             let matched = scope.matched(&m, &inputs.canonical)?;
             let explain = req.explain.then(|| f.contributions.clone());
-            hits::push_memory(self.conn, response, &m, f.score, matched, explain)?;
+            hits::push_memory(
+                self.conn, &mut texts, response, &m, f.score, matched, explain,
+            )?;
         }
         Ok(())
     }
@@ -370,8 +378,14 @@ impl Context<'_> {
                 !newest.full()
             })?;
         }
-        for m in newest.memories.iter().chain(&newest.example_queries) {
-            hits::push_memory(self.conn, response, m, 0.0, vec![], None)?;
+        let newest: Vec<_> = newest
+            .memories
+            .iter()
+            .chain(&newest.example_queries)
+            .collect();
+        let mut texts = hits::texts(self.conn, newest.iter().map(|m| m.self_ref.as_str()))?;
+        for m in newest {
+            hits::push_memory(self.conn, &mut texts, response, m, 0.0, vec![], None)?;
         }
         let returned: Vec<String> = response
             .example_queries

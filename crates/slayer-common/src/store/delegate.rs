@@ -30,6 +30,9 @@ impl StoreRead for Store {
     fn doc(&self, canonical_id: &str) -> Result<Option<StoredDoc>, StoreError> {
         self.reader().doc(canonical_id)
     }
+    fn docs(&self, canonical_ids: &[String]) -> Result<Vec<StoredDoc>, StoreError> {
+        self.reader().docs(canonical_ids)
+    }
     fn docs_of_datasource(&self, datasource: &str) -> Result<Vec<StoredDoc>, StoreError> {
         self.reader().docs_of_datasource(datasource)
     }
@@ -208,6 +211,9 @@ impl StoreRead for WriteTx<'_> {
     }
     fn doc(&self, canonical_id: &str) -> Result<Option<StoredDoc>, StoreError> {
         self.backend().doc(canonical_id)
+    }
+    fn docs(&self, canonical_ids: &[String]) -> Result<Vec<StoredDoc>, StoreError> {
+        self.backend().docs(canonical_ids)
     }
     fn docs_of_datasource(&self, datasource: &str) -> Result<Vec<StoredDoc>, StoreError> {
         self.backend().docs_of_datasource(datasource)

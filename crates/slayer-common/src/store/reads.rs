@@ -32,6 +32,9 @@ pub trait StoreRead {
 
     /// One doc.
     fn doc(&self, canonical_id: &str) -> Result<Option<StoredDoc>, StoreError>;
+    /// The docs of these ids that exist, in no particular order: one read for a response's
+    /// hits.
+    fn docs(&self, canonical_ids: &[String]) -> Result<Vec<StoredDoc>, StoreError>;
     /// The docs of one datasource (itself and its models' subtrees), in rebuild order.
     fn docs_of_datasource(&self, datasource: &str) -> Result<Vec<StoredDoc>, StoreError>;
     /// Every doc, in rebuild order.

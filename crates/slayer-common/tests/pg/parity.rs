@@ -327,6 +327,17 @@ pub fn reads(r: &dyn StoreRead) -> Vec<(String, String)> {
     );
     put("doc", format!("{:?}", r.doc("db.orders.amount").unwrap()));
     put("doc none", format!("{:?}", r.doc("nope").unwrap()));
+    let mut many = r
+        .docs(&[
+            "db.orders.amount".into(),
+            "nope".into(),
+            "db".into(),
+            "db.Orders".into(),
+        ])
+        .unwrap();
+    // In no particular order: compared sorted.
+    many.sort_by(|a, b| a.doc.canonical_id.cmp(&b.doc.canonical_id));
+    put("docs", format!("{many:?}"));
     put(
         "docs_of_datasource",
         format!("{:?}", r.docs_of_datasource("db").unwrap()),

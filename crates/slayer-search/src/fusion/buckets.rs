@@ -151,7 +151,7 @@ pub(crate) fn fill_entity_bucket<H>(
     cap: usize,
     evidence: &ModelEvidence,
     question: Option<&str>,
-    mut hit: impl FnMut(&Fused) -> Result<Option<H>, SearchError>,
+    mut hits: impl FnMut(&[Fused]) -> Result<Vec<Option<H>>, SearchError>,
 ) -> Result<Vec<H>, SearchError> {
     // The evidence reads a fixed window whatever the cap, so that a smaller cap is a prefix.
     let mut need = if evidence.is_on() {
@@ -167,14 +167,15 @@ pub(crate) fn fill_entity_bucket<H>(
         let exhausted = settled.len() < need;
         let ordered =
             model_evidence::apply(settled, evidence, question, |keys| fusion.exact(keys))?;
-        let mut bucket = Vec::new();
-        for f in &ordered {
-            if bucket.len() >= cap {
-                break;
-            }
-            if let Some(h) = hit(f)? {
-                bucket.push(h);
-            }
+        // The hits of as many entries as the bucket lacks, in one read each round (a store on
+        // a server answers each read over the network); an entry whose doc is gone has none
+        // and is passed over, and the next round reads past it.
+        let mut bucket: Vec<H> = Vec::new();
+        let mut next = 0;
+        while bucket.len() < cap && next < ordered.len() {
+            let end = (next + cap - bucket.len()).min(ordered.len());
+            bucket.extend(hits(&ordered[next..end])?.into_iter().flatten());
+            next = end;
         }
         if bucket.len() >= cap || exhausted {
             return Ok(bucket);
@@ -297,8 +298,11 @@ mod tests {
         let dense = crate::channels::ranked::DenseRanking::Listed(dense);
         let fill = |cap: usize| {
             let mut fusion = Deepening::new(&named, None, &dense, 64, Fusion::RRF).unwrap();
-            fill_entity_bucket(&mut fusion, cap, &ModelEvidence::OFF, None, |f| {
-                Ok((f.key != "db.gone").then(|| f.key.clone()))
+            fill_entity_bucket(&mut fusion, cap, &ModelEvidence::OFF, None, |fused| {
+                Ok(fused
+                    .iter()
+                    .map(|f| (f.key != "db.gone").then(|| f.key.clone()))
+                    .collect())
             })
             .unwrap()
         };
@@ -320,8 +324,8 @@ mod tests {
         let fill = |cap: usize| {
             let mut fusion =
                 Deepening::new(&ranking("named", &[]), None, &dense, 64, Fusion::RRF).unwrap();
-            fill_entity_bucket(&mut fusion, cap, &ModelEvidence::default(), None, |f| {
-                Ok(Some(f.key.clone()))
+            fill_entity_bucket(&mut fusion, cap, &ModelEvidence::default(), None, |fused| {
+                Ok(fused.iter().map(|f| Some(f.key.clone())).collect())
             })
             .unwrap()
         };

@@ -1,7 +1,10 @@
 //! The hit builder: a picked memory or entity becomes a response hit. The only place texts
 //! and queries are read, so they are read for returned hits only.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
+use slayer_common::store::rows::StoredDoc;
 use slayer_common::store::StoreRead;
 
 use crate::corpus::MemoryMeta;
@@ -9,18 +12,32 @@ use crate::fusion::fuse::{Contribution, Fused};
 use crate::output::response::{EntityHit, ExampleQueryHit, MemoryHit, Response};
 use crate::SearchError;
 
-/// Adds a memory's hit to the bucket its query flag names, with its doc text and (query-
-/// bearing) its attached query. A memory whose doc is gone (forgotten since the ranking was
-/// read) is skipped, never returned with an empty text.
+/// The doc texts of these docs (memories' `memory:<id>` refs), by id, in one read.
+pub(crate) fn texts<'r>(
+    conn: &dyn StoreRead,
+    ids: impl IntoIterator<Item = &'r str>,
+) -> Result<HashMap<String, String>, SearchError> {
+    let ids: Vec<String> = ids.into_iter().map(str::to_owned).collect();
+    Ok(conn
+        .docs(&ids)?
+        .into_iter()
+        .map(|d| (d.doc.canonical_id, d.doc.text))
+        .collect())
+}
+
+/// Adds a memory's hit to the bucket its query flag names, with its doc text (from `texts`,
+/// read by [`texts`]) and (query-bearing) its attached query. A memory whose doc is gone
+/// (forgotten since the ranking was read) is skipped, never returned with an empty text.
 pub(crate) fn push_memory(
     conn: &dyn StoreRead,
+    texts: &mut HashMap<String, String>,
     response: &mut Response,
     m: &MemoryMeta,
     score: f64,
     matched_entities: Vec<String>,
     explain: Option<Vec<Contribution>>,
 ) -> Result<(), SearchError> {
-    let Some(text) = conn.doc(&m.self_ref)?.map(|d| d.doc.text) else {
+    let Some(text) = texts.remove(&m.self_ref) else {
         return Ok(());
     };
     if m.has_query {
@@ -50,17 +67,28 @@ pub(crate) fn push_memory(
     Ok(())
 }
 
-/// An entity's hit, or `None` when its doc is gone.
-pub(crate) fn entity(
+/// Each entity's hit, in order, or `None` where its doc is gone; the docs in one read.
+pub(crate) fn entities(
     conn: &dyn StoreRead,
-    f: &Fused,
+    fused: &[Fused],
     explain: bool,
-) -> Result<Option<EntityHit>, SearchError> {
-    Ok(conn.doc(&f.key)?.map(|stored| EntityHit {
-        id: f.key.clone(),
-        kind: stored.doc.doc_kind,
-        score: f.score,
-        text: stored.doc.text,
-        explain: explain.then(|| f.contributions.clone()),
-    }))
+) -> Result<Vec<Option<EntityHit>>, SearchError> {
+    let keys: Vec<String> = fused.iter().map(|f| f.key.clone()).collect();
+    let mut docs: HashMap<String, StoredDoc> = conn
+        .docs(&keys)?
+        .into_iter()
+        .map(|d| (d.doc.canonical_id.clone(), d))
+        .collect();
+    Ok(fused
+        .iter()
+        .map(|f| {
+            docs.remove(&f.key).map(|stored| EntityHit {
+                id: f.key.clone(),
+                kind: stored.doc.doc_kind,
+                score: f.score,
+                text: stored.doc.text,
+                explain: explain.then(|| f.contributions.clone()),
+            })
+        })
+        .collect())
 }

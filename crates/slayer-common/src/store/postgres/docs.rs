@@ -67,6 +67,18 @@ pub(super) fn upsert(s: &mut Session, stored: &StoredDoc) -> PgResult<()> {
     Ok(())
 }
 
+pub(super) fn get_many(s: &mut Session, canonical_ids: &[String]) -> PgResult<Vec<StoredDoc>> {
+    let rows = s.query(
+        concat!(
+            "SELECT ",
+            doc_columns!(),
+            " FROM docs WHERE canonical_id = ANY($1)"
+        ),
+        &[&canonical_ids],
+    )?;
+    Ok(rows.iter().map(|r| from_row(r, 0)).collect())
+}
+
 pub(super) fn get(s: &mut Session, canonical_id: &str) -> PgResult<Option<StoredDoc>> {
     let row = s.query_opt(
         concat!(

@@ -59,6 +59,9 @@ macro_rules! store_read {
             fn doc(&self, canonical_id: &str) -> Result<Option<StoredDoc>, StoreError> {
                 self.pg().with(|s| docs::get(s, canonical_id))
             }
+            fn docs(&self, canonical_ids: &[String]) -> Result<Vec<StoredDoc>, StoreError> {
+                self.pg().with(|s| docs::get_many(s, canonical_ids))
+            }
             fn docs_of_datasource(&self, datasource: &str) -> Result<Vec<StoredDoc>, StoreError> {
                 self.pg().with(|s| docs::of_datasource(s, datasource))
             }

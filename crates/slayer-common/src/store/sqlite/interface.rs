@@ -60,6 +60,15 @@ impl<T: Connected> StoreRead for T {
     fn doc(&self, canonical_id: &str) -> Result<Option<StoredDoc>, StoreError> {
         docs::get(self.connection(), canonical_id)
     }
+    fn docs(&self, canonical_ids: &[String]) -> Result<Vec<StoredDoc>, StoreError> {
+        // A cached statement per id: SQLite answers in-process, so one lookup is as cheap as
+        // a share of a larger statement.
+        let mut found = Vec::with_capacity(canonical_ids.len());
+        for id in canonical_ids {
+            found.extend(docs::get(self.connection(), id)?);
+        }
+        Ok(found)
+    }
     fn docs_of_datasource(&self, datasource: &str) -> Result<Vec<StoredDoc>, StoreError> {
         docs::of_datasource(self.connection(), datasource)
     }
