@@ -120,6 +120,32 @@ impl<'c> Corpus<'c> {
         Ok(meta)
     }
 
+    /// Reads the memories of these ids not cached yet, in one statement, so that the lookups
+    /// that follow (a response's memories, one by one) are answered from the cache.
+    pub fn prefetch<'i>(&self, ids: impl IntoIterator<Item = &'i str>) -> Result<(), StoreError> {
+        self.marked()?;
+        let missing: Vec<String> = {
+            let cache = self.memories.borrow();
+            ids.into_iter()
+                .filter(|id| !cache.contains_key(*id))
+                .map(str::to_owned)
+                .collect()
+        };
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let found = self.conn.tagged_memories(&missing)?;
+        let mut cache = self.memories.borrow_mut();
+        for id in missing {
+            cache.insert(id, None);
+        }
+        for m in found {
+            let id = m.id.clone();
+            cache.insert(id, Some(Rc::new(self.with_standing(m))));
+        }
+        Ok(())
+    }
+
     /// The memories that carry any of `tags` (or are the memory a `memory:` tag names), in id
     /// order, read in one statement.
     fn tagged_with(&self, tags: &[String]) -> Result<Vec<Rc<MemoryMeta>>, StoreError> {

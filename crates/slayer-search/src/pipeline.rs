@@ -308,6 +308,8 @@ impl Context<'_> {
             .chain(picked.example_queries)
             .collect();
         let mut texts = hits::texts(self.conn, picked.iter().map(|f| f.key.as_str()))?;
+        self.corpus
+            .prefetch(picked.iter().filter_map(|f| memory_id_of(&f.key)))?;
         for f in picked {
             let Some(m) = memory_id_of(&f.key)
                 .map(|id| scope.memory(id))

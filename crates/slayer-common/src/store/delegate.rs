@@ -84,6 +84,9 @@ impl StoreRead for Store {
     fn tagged_memory(&self, id: &str) -> Result<Option<TaggedMemory>, StoreError> {
         self.reader().tagged_memory(id)
     }
+    fn tagged_memories(&self, ids: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
+        self.reader().tagged_memories(ids)
+    }
     fn memories_sharing_a_tag(&self, tags: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
         self.reader().memories_sharing_a_tag(tags)
     }
@@ -265,6 +268,9 @@ impl StoreRead for WriteTx<'_> {
     }
     fn tagged_memory(&self, id: &str) -> Result<Option<TaggedMemory>, StoreError> {
         self.backend().tagged_memory(id)
+    }
+    fn tagged_memories(&self, ids: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
+        self.backend().tagged_memories(ids)
     }
     fn memories_sharing_a_tag(&self, tags: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
         self.backend().memories_sharing_a_tag(tags)

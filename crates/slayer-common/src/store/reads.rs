@@ -77,6 +77,9 @@ pub trait StoreRead {
     fn memories_tagged_under(&self, root: &str) -> Result<Vec<Memory>, StoreError>;
     /// A memory's tags and query flag.
     fn tagged_memory(&self, id: &str) -> Result<Option<TaggedMemory>, StoreError>;
+    /// [`StoreRead::tagged_memory`] of each of these ids that exists, in no particular order:
+    /// one read for a response's memories.
+    fn tagged_memories(&self, ids: &[String]) -> Result<Vec<TaggedMemory>, StoreError>;
     /// The memories that carry any of `tags`, or that a `memory:` tag among them names, by id.
     fn memories_sharing_a_tag(&self, tags: &[String]) -> Result<Vec<TaggedMemory>, StoreError>;
     /// How many memories carry a tag under `datasource`; with none, how many memories there are.

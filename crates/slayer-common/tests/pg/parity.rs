@@ -366,6 +366,11 @@ pub fn reads(r: &dyn StoreRead) -> Vec<(String, String)> {
             format!("{:?}", r.tagged_memory(id).unwrap()),
         );
     }
+    let mut tagged = r
+        .tagged_memories(&["1".into(), "sem_3".into(), "nope".into()])
+        .unwrap();
+    tagged.sort_by(|a, b| a.id.cmp(&b.id));
+    put("tagged_memories", format!("{tagged:?}"));
     put("memories", format!("{:?}", r.memories().unwrap()));
     put(
         "largest_int_id",

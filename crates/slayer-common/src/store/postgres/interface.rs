@@ -120,6 +120,9 @@ macro_rules! store_read {
             fn tagged_memory(&self, id: &str) -> Result<Option<TaggedMemory>, StoreError> {
                 self.pg().with(|s| memories::tagged(s, id))
             }
+            fn tagged_memories(&self, ids: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
+                self.pg().with(|s| memories::tagged_many(s, ids))
+            }
             fn memories_sharing_a_tag(
                 &self,
                 tags: &[String],

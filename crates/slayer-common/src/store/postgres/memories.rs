@@ -201,6 +201,23 @@ pub(super) fn tagged(s: &mut Session, id: &str) -> PgResult<Option<TaggedMemory>
     }))
 }
 
+pub(super) fn tagged_many(s: &mut Session, ids: &[String]) -> PgResult<Vec<TaggedMemory>> {
+    let rows = s.query(
+        "SELECT m.id, m.has_query, ARRAY(SELECT entity FROM memory_entities
+                                         WHERE memory_id = m.id ORDER BY entity)
+         FROM memories m WHERE m.id = ANY($1)",
+        &[&ids],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| TaggedMemory {
+            id: r.get(0),
+            tags: r.get(2),
+            has_query: r.get(1),
+        })
+        .collect())
+}
+
 pub(super) fn sharing_a_tag(s: &mut Session, tags: &[String]) -> PgResult<Vec<TaggedMemory>> {
     let rows = s.query(
         "SELECT m.id, m.has_query, e.entity

@@ -121,6 +121,13 @@ impl<T: Connected> StoreRead for T {
     fn tagged_memory(&self, id: &str) -> Result<Option<TaggedMemory>, StoreError> {
         memories::tagged(self.connection(), id)
     }
+    fn tagged_memories(&self, ids: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
+        let mut found = Vec::with_capacity(ids.len());
+        for id in ids {
+            found.extend(memories::tagged(self.connection(), id)?);
+        }
+        Ok(found)
+    }
     fn memories_sharing_a_tag(&self, tags: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
         memories::sharing_a_tag(self.connection(), tags)
     }
