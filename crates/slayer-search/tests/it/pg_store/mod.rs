@@ -89,13 +89,21 @@ impl Host {
     }
 
     pub(super) fn run(&self, url: &str, bin: &str, args: &[&str], stdin: Option<&str>) -> Out {
-        let out = kit::run(
-            bin,
-            Some(Path::new(url)),
-            args,
-            &[("SLAYER_CACHE_DIR", self.cache.path().to_str().unwrap())],
-            stdin,
-        );
+        self.run_with(url, bin, args, &[], stdin)
+    }
+
+    /// [`Host::run`] with more environment.
+    pub(super) fn run_with(
+        &self,
+        url: &str,
+        bin: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        stdin: Option<&str>,
+    ) -> Out {
+        let mut env = env.to_vec();
+        env.push(("SLAYER_CACHE_DIR", self.cache.path().to_str().unwrap()));
+        let out = kit::run(bin, Some(Path::new(url)), args, &env, stdin);
         assert_no_secret(&out);
         out
     }

@@ -326,3 +326,67 @@ fn a_long_lived_search_survives_a_server_restart_and_sees_other_hosts_writes() {
         assert!(!stderr.contains(secret), "{stderr}");
     }
 }
+
+#[test]
+fn one_host_s_embeddings_serve_every_host() {
+    let db = TeamDb::new("team_embed");
+    let url = db.url();
+    let models = crate::support::models_dir();
+    let models = [("SLAYER_MODEL_DIR", models.to_str().unwrap())];
+    let (a, b) = (Host::new(), Host::new());
+    let file = crate::kit::TempStore::new();
+    let sqlite = file.store.to_str().unwrap().to_owned();
+    for (host, store) in [(&a, url.as_str()), (&a, sqlite.as_str())] {
+        host.ok(
+            store,
+            "slayer-index",
+            &["import-slayer", "examples/shop/slayer"],
+            None,
+        );
+        let out = host.run_with(store, "slayer-embed", &["refresh", "--all"], &models, None);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    // Host B embeds nothing: the rows host A wrote are its too.
+    let status = b.run_with(
+        &url,
+        "slayer-embed",
+        &["status", "--format", "json"],
+        &models,
+        None,
+    );
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    let status = status.json();
+    assert_eq!(status["docs_lacking_active"], 0, "{status}");
+    assert!(status["docs_current"].as_i64().unwrap() > 0, "{status}");
+    let dense = |host: &Host, store: &str| {
+        let out = host.run_with(
+            store,
+            "slayer-search",
+            &["--question", "gift card payments", "--channels", "dense"],
+            &models,
+            None,
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.json()
+    };
+    let on_server = dense(&b, &url);
+    assert!(
+        on_server["warnings"]
+            .as_array()
+            .is_some_and(|w| w.is_empty()),
+        "{on_server}"
+    );
+    assert!(
+        on_server["entities"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty()),
+        "{on_server}"
+    );
+    assert_eq!(on_server, dense(&a, &sqlite), "the same rows rank the same");
+    assert!(
+        walk(b.cache.path())
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "bin")),
+        "host B scanned its own sidecar"
+    );
+}
