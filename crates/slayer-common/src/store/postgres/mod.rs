@@ -10,7 +10,7 @@
 //! (`changes`, filled by triggers) is numbered in commit order: its largest `seq` per stream
 //! is the version a per-host cache compares.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use postgres::types::ToSql;
@@ -102,6 +102,10 @@ struct Conn {
 pub(crate) struct Session {
     client: Client,
     statements: HashMap<&'static str, Statement>,
+    /// Statements without parameters run once unprepared, in one round trip: a one-shot
+    /// process runs most of them once, and preparing first would cost it a second round trip
+    /// each. A statement seen again is prepared and cached.
+    run_once: HashSet<&'static str>,
 }
 
 type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
@@ -111,6 +115,7 @@ impl Session {
         Session {
             client,
             statements: HashMap::new(),
+            run_once: HashSet::new(),
         }
     }
 
@@ -123,20 +128,34 @@ impl Session {
         Ok(statement)
     }
 
+    /// Whether this run of `sql` goes unprepared: its first, when it takes no parameters.
+    fn unprepared(&mut self, sql: &'static str, params: Params) -> bool {
+        params.is_empty() && !self.statements.contains_key(sql) && self.run_once.insert(sql)
+    }
+
     /// Every row of a cached statement.
     pub(crate) fn query(&mut self, sql: &'static str, params: Params) -> PgResult<Vec<Row>> {
+        if self.unprepared(sql, params) {
+            return Ok(self.client.query_typed(sql, &[])?);
+        }
         let statement = self.prepared(sql)?;
         Ok(self.client.query(&statement, params)?)
     }
 
     /// The one row (or none) of a cached statement.
     pub(crate) fn query_opt(&mut self, sql: &'static str, params: Params) -> PgResult<Option<Row>> {
+        if self.unprepared(sql, params) {
+            return Ok(self.client.query_typed_opt(sql, &[])?);
+        }
         let statement = self.prepared(sql)?;
         Ok(self.client.query_opt(&statement, params)?)
     }
 
     /// The one row of a cached statement.
     pub(crate) fn query_one(&mut self, sql: &'static str, params: Params) -> PgResult<Row> {
+        if self.unprepared(sql, params) {
+            return Ok(self.client.query_typed_one(sql, &[])?);
+        }
         let statement = self.prepared(sql)?;
         Ok(self.client.query_one(&statement, params)?)
     }
