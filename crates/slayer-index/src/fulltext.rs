@@ -161,6 +161,8 @@ impl FullText {
     pub fn open_cache(reader: &dyn StoreRead, dir: &Path) -> Result<FullText, IndexError> {
         if let Ok(Some(fulltext)) = FullText::open_existing(dir) {
             if fulltext.synced_version()? == Some(reader.docs_version()?) {
+                // Loaded before the version was read: reload, so it holds at least that.
+                fulltext.reader.reload()?;
                 return Ok(fulltext);
             }
         }
@@ -354,13 +356,18 @@ impl FullText {
     ) -> Result<SyncReport, IndexError> {
         // Read before the changes: recording it after the sync is conservative.
         let docs_version = store.docs_version()?;
+        // The version is read from the commit on disk, the searcher from the reader: another
+        // process of this host may have committed since the reader was loaded, so a current
+        // version reloads the reader before it is trusted.
         if !force_rebuild && self.synced_version()?.as_deref() == Some(docs_version.as_str()) {
+            self.reader.reload()?;
             return Ok(SyncReport::default());
         }
         let mut writer = self.lock_writer()?;
         // Another process of this host may have caught up while we waited for the lock.
         let synced = self.synced_version()?;
         if !force_rebuild && synced.as_deref() == Some(docs_version.as_str()) {
+            self.reader.reload()?;
             return Ok(SyncReport::default());
         }
         let changed = match (&synced, force_rebuild) {

@@ -48,14 +48,14 @@ impl Location {
         if let Some((scheme, _)) = text.split_once("://") {
             if scheme != "postgres" && scheme != "postgresql" {
                 return Err(StoreError::ServerUrl {
-                    shown: crate::secrets::masked_url(text),
+                    shown: masked(text),
                 });
             }
         }
         let (dsn, schema) = take_schema(text)?;
         let target =
             PgTarget::resolve_as(&dsn, env, APPLICATION).map_err(|e| StoreError::BadLocation {
-                shown: crate::secrets::masked_url(text),
+                shown: masked(text),
                 why: e.0,
             })?;
         Ok(Location::Server(ServerStore {
@@ -140,9 +140,7 @@ pub fn shown(store: &Path) -> String {
     match Location::parse(store) {
         Ok(location) => location.shown(),
         Err(_) => match store.to_str() {
-            Some(text) if text.contains("://") || looks_like_dsn(text) => {
-                crate::secrets::masked_url(text)
-            }
+            Some(text) if text.contains("://") || looks_like_dsn(text) => masked(text),
             _ => store.display().to_string(),
         },
     }
@@ -174,17 +172,19 @@ fn take_schema(dsn: &str) -> Result<(String, Option<String>), StoreError> {
             }
         }
     } else {
-        let kept: Vec<&str> = dsn
-            .split_whitespace()
-            .filter(|word| match word.strip_prefix("schema=") {
-                Some(value) => {
-                    schema = Some(value.trim_matches('\'').to_owned());
-                    false
-                }
-                None => true,
-            })
-            .collect();
-        kept.join(" ")
+        // Words as libpq reads them (spaces around `=`, quoted values), so a quoted value is
+        // kept byte for byte and a `schema=` inside one is not taken for the option.
+        let mut rest = String::with_capacity(dsn.len());
+        let mut from = 0;
+        for word in keyword_words(dsn).unwrap_or_default() {
+            if word.key == "schema" {
+                schema = Some(word.value);
+                rest.push_str(&dsn[from..word.span.start]);
+                from = word.span.end;
+            }
+        }
+        rest.push_str(&dsn[from..]);
+        rest
     };
     if let Some(name) = &schema {
         let valid = !name.is_empty()
@@ -196,7 +196,7 @@ fn take_schema(dsn: &str) -> Result<(String, Option<String>), StoreError> {
             && !name.starts_with("pg_");
         if !valid {
             return Err(StoreError::BadLocation {
-                shown: crate::secrets::masked_url(dsn),
+                shown: masked(dsn),
                 why: format!(
                     "invalid schema '{name}': use lower-case letters, digits and _, starting with a letter (and not pg_)"
                 ),
@@ -204,6 +204,101 @@ fn take_schema(dsn: &str) -> Result<(String, Option<String>), StoreError> {
         }
     }
     Ok((rest, schema))
+}
+
+/// A connection string as messages may show it: a URL with its secrets masked, a `key=value`
+/// string with its password's value masked (all of it withheld when it cannot be read word by
+/// word and names a password).
+fn masked(text: &str) -> String {
+    if text.contains("://") {
+        return crate::secrets::masked_url(text);
+    }
+    match keyword_words(text) {
+        Some(words) => {
+            let mut out = String::with_capacity(text.len());
+            let mut from = 0;
+            for word in words.iter().filter(|w| w.key == "password") {
+                out.push_str(&text[from..word.span.start]);
+                out.push_str("password=****");
+                from = word.span.end;
+            }
+            out.push_str(&text[from..]);
+            out
+        }
+        None if text.to_ascii_lowercase().contains("password") => {
+            "<a connection string holding a password, not shown>".to_owned()
+        }
+        None => text.to_owned(),
+    }
+}
+
+/// One `key=value` word of a libpq keyword string, with its place in the string.
+struct Word {
+    key: String,
+    value: String,
+    span: std::ops::Range<usize>,
+}
+
+/// The words of a libpq keyword string (`key = value`, spaces allowed around `=`; a value bare
+/// to the next space, or single-quoted with `\` escapes); `None` when it does not read so.
+fn keyword_words(text: &str) -> Option<Vec<Word>> {
+    let bytes = text.as_bytes();
+    let mut words = Vec::new();
+    let mut i = 0;
+    let skip_spaces = |mut i: usize| {
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    loop {
+        i = skip_spaces(i);
+        if i == bytes.len() {
+            return Some(words);
+        }
+        let start = i;
+        while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+            i += 1;
+        }
+        let key = text[start..i].to_owned();
+        i = skip_spaces(i);
+        if key.is_empty() || bytes.get(i) != Some(&b'=') {
+            return None;
+        }
+        i = skip_spaces(i + 1);
+        let mut value = String::new();
+        if bytes.get(i) == Some(&b'\'') {
+            i += 1;
+            loop {
+                match text[i..].chars().next()? {
+                    '\'' => {
+                        i += 1;
+                        break;
+                    }
+                    '\\' => {
+                        let c = text[i + 1..].chars().next()?;
+                        value.push(c);
+                        i += 1 + c.len_utf8();
+                    }
+                    c => {
+                        value.push(c);
+                        i += c.len_utf8();
+                    }
+                }
+            }
+        } else {
+            let begin = i;
+            while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            value.push_str(&text[begin..i]);
+        }
+        words.push(Word {
+            key,
+            value,
+            span: start..i,
+        });
+    }
 }
 
 #[cfg(test)]
@@ -258,6 +353,26 @@ mod tests {
                 .to_string();
             assert!(!err.contains("s3cret"), "{err}");
         }
+    }
+
+    #[test]
+    fn keyword_strings_keep_quoted_values_and_never_show_the_password() {
+        let k = server("host=/tmp/pg user=u password='a  b schema=x' dbname = kb schema = team_c");
+        assert_eq!(k.schema, "team_c");
+        assert_eq!(k.target.password(), Some("a  b schema=x"));
+        assert_eq!(k.target.dbname, "kb");
+        for bad in [
+            "host=db user=u password=s3cret dbname=kb schema=Team",
+            "host=db user=u password='s3cret x' dbname=kb port=notaport",
+            "host=db user=u password=s3cret sslmode=sometimes",
+            "host=db password='s3cret",
+        ] {
+            let err = Location::parse_with(Path::new(bad), &NoEnv)
+                .unwrap_err()
+                .to_string();
+            assert!(!err.contains("s3cret"), "{err}");
+        }
+        assert!(!shown(Path::new("host=db password=s3cret port=x")).contains("s3cret"));
     }
 
     #[test]

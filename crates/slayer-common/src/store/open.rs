@@ -12,14 +12,19 @@ use super::{CommitError, OpenMode, StoreError, StoreRead, StoreWrite};
 /// `PGCONNECT_TIMEOUT` name no limit.
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// An open store.
-#[derive(Debug)]
+/// An open store. Its `Debug` shows the store masked, never `--store` as given.
 pub struct Store {
     backend: Backend,
     /// `--store` as given (a server's may hold its password: shown only through
     /// [`Store::shown`]).
     given: PathBuf,
     shown: String,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("store", &self.shown).finish()
+    }
 }
 
 #[derive(Debug)]

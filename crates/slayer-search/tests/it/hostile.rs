@@ -364,6 +364,10 @@ fn a_store_url_slayer_cannot_use_is_refused_with_its_password_masked() {
             "mysql://ann:S3CRET-PW@db.example:3306/slayer",
             "mysql://***:***@db.example:3306/slayer: a store is an SQLite file",
         ),
+        (
+            "host=db.example user=ann password=S3CRET-PW sslmode=sometimes",
+            "host=db.example user=ann password=**** sslmode=sometimes: invalid sslmode",
+        ),
     ];
     for (url, told) in refusals {
         for (bin, args) in [

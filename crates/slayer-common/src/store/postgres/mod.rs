@@ -285,7 +285,13 @@ impl PgStore {
              SET LOCAL lock_timeout TO DEFAULT;",
             lock_key(&self.endpoint.schema)
         );
-        self.with(|s| s.batch(&begin)).map_err(|e| match e {
+        let began = self.with(|s| s.batch(&begin));
+        if began.is_err() {
+            // The batch's BEGIN may have run: a transaction left open (and aborted) would fail
+            // every later read on this connection. A dead connection has none to end.
+            let _ = self.with(|s| s.batch("ROLLBACK"));
+        }
+        began.map_err(|e| match e {
             StoreError::Postgres { server, message } if message.contains("lock timeout") => {
                 StoreError::Postgres {
                     server,
