@@ -289,7 +289,7 @@ impl FullText {
             return Ok(SyncReport::default());
         }
         // Hold the writer lock while deciding, so concurrent syncs serialize.
-        let mut writer = self.lock_writer()?;
+        let writer = self.lock_writer()?;
         let stored_generation = store.setting(GENERATION_KEY)?;
         let rebuild =
             force_rebuild || stored_generation.is_none() || self.generation()? != stored_generation;
@@ -308,26 +308,8 @@ impl FullText {
                 .map_err(slayer_common::store::StoreError::from)?;
             return Ok(SyncReport::default());
         }
-        if rebuild {
-            writer.delete_all_documents()?;
-        }
-        for id in lag.deletes.iter() {
-            writer.delete_term(Term::from_field_text(self.fields.id, id));
-        }
-        for stored in &lag.upserts {
-            if !rebuild {
-                writer.delete_term(Term::from_field_text(
-                    self.fields.id,
-                    &stored.doc.canonical_id,
-                ));
-            }
-            writer.add_document(document(self.fields, store, stored)?)?;
-        }
         let generation = new_generation();
-        let mut prepared = writer.prepare_commit()?;
-        prepared.set_payload(&generation);
-        prepared.commit()?;
-        writer.wait_merging_threads()?;
+        self.write_lag(writer, &*store, &lag, rebuild, &generation)?;
         let tx = store.write()?;
         if rebuild {
             tx.clear_index_state()?;
@@ -363,7 +345,7 @@ impl FullText {
             self.reader.reload()?;
             return Ok(SyncReport::default());
         }
-        let mut writer = self.lock_writer()?;
+        let writer = self.lock_writer()?;
         // Another process of this host may have caught up while we waited for the lock.
         let synced = self.synced_version()?;
         if !force_rebuild && synced.as_deref() == Some(docs_version.as_str()) {
@@ -382,6 +364,25 @@ impl FullText {
                 deletes: Vec::new(),
             },
         };
+        let payload = format!("{CACHE_PAYLOAD}{docs_version}");
+        self.write_lag(writer, store, &lag, rebuild, &payload)?;
+        self.reader.reload()?;
+        Ok(SyncReport {
+            rebuilt: rebuild,
+            upserted: lag.upserts.len(),
+            deleted: lag.deletes.len(),
+        })
+    }
+
+    /// Writes `lag` (everything anew when `rebuild`) and commits it with `payload`.
+    fn write_lag(
+        &self,
+        mut writer: IndexWriter<TantivyDocument>,
+        store: &dyn StoreRead,
+        lag: &IndexLag,
+        rebuild: bool,
+        payload: &str,
+    ) -> Result<(), IndexError> {
         if rebuild {
             writer.delete_all_documents()?;
         }
@@ -398,15 +399,10 @@ impl FullText {
             writer.add_document(document(self.fields, store, stored)?)?;
         }
         let mut prepared = writer.prepare_commit()?;
-        prepared.set_payload(&format!("{CACHE_PAYLOAD}{docs_version}"));
+        prepared.set_payload(payload);
         prepared.commit()?;
         writer.wait_merging_threads()?;
-        self.reader.reload()?;
-        Ok(SyncReport {
-            rebuilt: rebuild,
-            upserted: lag.upserts.len(),
-            deleted: lag.deletes.len(),
-        })
+        Ok(())
     }
 
     /// The docs change counter a server store's cached index last caught up with.

@@ -8,375 +8,209 @@ use super::rows::{
 use super::{Store, StoreError, StoreRead, StoreWrite, WriteTx};
 use crate::records::{Datasource, Memory, Model};
 
-impl StoreRead for Store {
-    fn datasource(&self, name: &str) -> Result<Option<Datasource>, StoreError> {
-        self.reader().datasource(name)
-    }
-    fn datasources(&self) -> Result<Vec<Datasource>, StoreError> {
-        self.reader().datasources()
-    }
-    fn datasource_names(&self) -> Result<BTreeSet<String>, StoreError> {
-        self.reader().datasource_names()
-    }
-    fn model(&self, datasource: &str, name: &str) -> Result<Option<Model>, StoreError> {
-        self.reader().model(datasource, name)
-    }
-    fn models(&self, datasource: Option<&str>) -> Result<Vec<Model>, StoreError> {
-        self.reader().models(datasource)
-    }
-    fn model_skeletons(&self) -> Result<Vec<Model>, StoreError> {
-        self.reader().model_skeletons()
-    }
-    fn doc(&self, canonical_id: &str) -> Result<Option<StoredDoc>, StoreError> {
-        self.reader().doc(canonical_id)
-    }
-    fn docs(&self, canonical_ids: &[String]) -> Result<Vec<StoredDoc>, StoreError> {
-        self.reader().docs(canonical_ids)
-    }
-    fn docs_of_datasource(&self, datasource: &str) -> Result<Vec<StoredDoc>, StoreError> {
-        self.reader().docs_of_datasource(datasource)
-    }
-    fn all_docs(&self) -> Result<Vec<StoredDoc>, StoreError> {
-        self.reader().all_docs()
-    }
-    fn doc_ids(&self) -> Result<Vec<String>, StoreError> {
-        self.reader().doc_ids()
-    }
-    fn doc_counts_by_kind(&self) -> Result<Vec<(String, i64)>, StoreError> {
-        self.reader().doc_counts_by_kind()
-    }
-    fn memory_datasources(&self, memory_id: &str) -> Result<Vec<String>, StoreError> {
-        self.reader().memory_datasources(memory_id)
-    }
-    fn index_lag(&self) -> Result<IndexLag, StoreError> {
-        self.reader().index_lag()
-    }
-    fn indexed_count(&self) -> Result<i64, StoreError> {
-        self.reader().indexed_count()
-    }
-    fn docs_changed_since(&self, since: &str) -> Result<Option<IndexLag>, StoreError> {
-        self.reader().docs_changed_since(since)
-    }
-    fn memory(&self, id: &str) -> Result<Option<Memory>, StoreError> {
-        self.reader().memory(id)
-    }
-    fn memories(&self) -> Result<Vec<Memory>, StoreError> {
-        self.reader().memories()
-    }
-    fn memory_exists(&self, id: &str) -> Result<bool, StoreError> {
-        self.reader().memory_exists(id)
-    }
-    fn largest_int_id(&self) -> Result<Option<String>, StoreError> {
-        self.reader().largest_int_id()
-    }
-    fn largest_prefixed_id(&self, prefix: &str) -> Result<Option<String>, StoreError> {
-        self.reader().largest_prefixed_id(prefix)
-    }
-    fn memory_count(&self) -> Result<i64, StoreError> {
-        self.reader().memory_count()
-    }
-    fn marked_memories(&self) -> Result<Vec<Marked>, StoreError> {
-        self.reader().marked_memories()
-    }
-    fn memories_tagged_under(&self, root: &str) -> Result<Vec<Memory>, StoreError> {
-        self.reader().memories_tagged_under(root)
-    }
-    fn tagged_memory(&self, id: &str) -> Result<Option<TaggedMemory>, StoreError> {
-        self.reader().tagged_memory(id)
-    }
-    fn tagged_memories(&self, ids: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
-        self.reader().tagged_memories(ids)
-    }
-    fn memories_sharing_a_tag(&self, tags: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
-        self.reader().memories_sharing_a_tag(tags)
-    }
-    fn memory_count_under(&self, datasource: Option<&str>) -> Result<usize, StoreError> {
-        self.reader().memory_count_under(datasource)
-    }
-    fn entity_tag_counts(
-        &self,
-        datasource: Option<&str>,
-        visit: &mut dyn FnMut(&str, usize),
-    ) -> Result<(), StoreError> {
-        self.reader().entity_tag_counts(datasource, visit)
-    }
-    fn live_memory_tag_count(&self) -> Result<usize, StoreError> {
-        self.reader().live_memory_tag_count()
-    }
-    fn memory_tag_links(&self) -> Result<Vec<(String, String)>, StoreError> {
-        self.reader().memory_tag_links()
-    }
-    fn memory_ids_with_query(&self) -> Result<Vec<String>, StoreError> {
-        self.reader().memory_ids_with_query()
-    }
-    fn memory_ids_newest_first(
-        &self,
-        visit: &mut dyn FnMut(&str) -> Result<bool, StoreError>,
-    ) -> Result<(), StoreError> {
-        self.reader().memory_ids_newest_first(visit)
-    }
-    fn embedding_counts_by_model(&self) -> Result<Vec<(String, i64)>, StoreError> {
-        self.reader().embedding_counts_by_model()
-    }
-    fn texts_and_stamps(
-        &self,
-        model: &str,
-        canonical_ids: &[String],
-    ) -> Result<HashMap<String, (String, Option<Stamp>)>, StoreError> {
-        self.reader().texts_and_stamps(model, canonical_ids)
-    }
-    fn coverage(&self, model: &str, revision: &str) -> Result<Coverage, StoreError> {
-        self.reader().coverage(model, revision)
-    }
-    fn stale_or_missing(&self, model: &str, revision: &str) -> Result<Vec<String>, StoreError> {
-        self.reader().stale_or_missing(model, revision)
-    }
-    fn stale_live_rows(&self, model: &str, revision: &str) -> Result<i64, StoreError> {
-        self.reader().stale_live_rows(model, revision)
-    }
-    fn doc_count(&self) -> Result<i64, StoreError> {
-        self.reader().doc_count()
-    }
-    fn docs_lacking(&self, model: &str) -> Result<i64, StoreError> {
-        self.reader().docs_lacking(model)
-    }
-    fn live_rows(&self, model: &str, revision: &str) -> Result<Vec<LiveRow>, StoreError> {
-        self.reader().live_rows(model, revision)
-    }
-    fn live_row_versions(
-        &self,
-        model: &str,
-        revision: &str,
-    ) -> Result<Vec<(String, String, String)>, StoreError> {
-        self.reader().live_row_versions(model, revision)
-    }
-    fn vector_and_version(
-        &self,
-        canonical_id: &str,
-        model: &str,
-        revision: &str,
-    ) -> Result<Option<(Vec<f32>, String)>, StoreError> {
-        self.reader()
-            .vector_and_version(canonical_id, model, revision)
-    }
-    fn for_each_live_row(
-        &self,
-        model: &str,
-        revision: &str,
-        each: &mut dyn FnMut(&str, &str, &[u8]),
-    ) -> Result<(), StoreError> {
-        self.reader().for_each_live_row(model, revision, each)
-    }
-    fn for_each_memory_tag(&self, each: &mut dyn FnMut(&str, &str)) -> Result<(), StoreError> {
-        self.reader().for_each_memory_tag(each)
-    }
-    fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
-        self.reader().setting(key)
-    }
-    fn data_version(&self) -> Result<i64, StoreError> {
-        self.reader().data_version()
-    }
-    fn docs_version(&self) -> Result<String, StoreError> {
-        self.reader().docs_version()
-    }
-    fn embedding_changes(&self) -> Result<Option<i64>, StoreError> {
-        self.reader().embedding_changes()
-    }
-    fn vectors_state(&self) -> Result<Option<VectorsState>, StoreError> {
-        self.reader().vectors_state()
-    }
-    fn begin_snapshot(&self) -> Result<(), StoreError> {
-        self.reader().begin_snapshot()
-    }
-    fn end_snapshot(&self) -> Result<(), StoreError> {
-        self.reader().end_snapshot()
-    }
+/// `StoreRead` on `$ty`, every method handed to what `self.$via()` returns: one list for the
+/// store and its write transaction.
+macro_rules! delegate_reads {
+    ($ty:ty, $via:ident) => {
+        impl StoreRead for $ty {
+            fn datasource(&self, name: &str) -> Result<Option<Datasource>, StoreError> {
+                self.$via().datasource(name)
+            }
+            fn datasources(&self) -> Result<Vec<Datasource>, StoreError> {
+                self.$via().datasources()
+            }
+            fn datasource_names(&self) -> Result<BTreeSet<String>, StoreError> {
+                self.$via().datasource_names()
+            }
+            fn model(&self, datasource: &str, name: &str) -> Result<Option<Model>, StoreError> {
+                self.$via().model(datasource, name)
+            }
+            fn models(&self, datasource: Option<&str>) -> Result<Vec<Model>, StoreError> {
+                self.$via().models(datasource)
+            }
+            fn model_skeletons(&self) -> Result<Vec<Model>, StoreError> {
+                self.$via().model_skeletons()
+            }
+            fn doc(&self, canonical_id: &str) -> Result<Option<StoredDoc>, StoreError> {
+                self.$via().doc(canonical_id)
+            }
+            fn docs(&self, canonical_ids: &[String]) -> Result<Vec<StoredDoc>, StoreError> {
+                self.$via().docs(canonical_ids)
+            }
+            fn docs_of_datasource(&self, datasource: &str) -> Result<Vec<StoredDoc>, StoreError> {
+                self.$via().docs_of_datasource(datasource)
+            }
+            fn all_docs(&self) -> Result<Vec<StoredDoc>, StoreError> {
+                self.$via().all_docs()
+            }
+            fn doc_ids(&self) -> Result<Vec<String>, StoreError> {
+                self.$via().doc_ids()
+            }
+            fn doc_counts_by_kind(&self) -> Result<Vec<(String, i64)>, StoreError> {
+                self.$via().doc_counts_by_kind()
+            }
+            fn memory_datasources(&self, memory_id: &str) -> Result<Vec<String>, StoreError> {
+                self.$via().memory_datasources(memory_id)
+            }
+            fn index_lag(&self) -> Result<IndexLag, StoreError> {
+                self.$via().index_lag()
+            }
+            fn indexed_count(&self) -> Result<i64, StoreError> {
+                self.$via().indexed_count()
+            }
+            fn docs_changed_since(&self, since: &str) -> Result<Option<IndexLag>, StoreError> {
+                self.$via().docs_changed_since(since)
+            }
+            fn memory(&self, id: &str) -> Result<Option<Memory>, StoreError> {
+                self.$via().memory(id)
+            }
+            fn memories(&self) -> Result<Vec<Memory>, StoreError> {
+                self.$via().memories()
+            }
+            fn memory_exists(&self, id: &str) -> Result<bool, StoreError> {
+                self.$via().memory_exists(id)
+            }
+            fn largest_int_id(&self) -> Result<Option<String>, StoreError> {
+                self.$via().largest_int_id()
+            }
+            fn largest_prefixed_id(&self, prefix: &str) -> Result<Option<String>, StoreError> {
+                self.$via().largest_prefixed_id(prefix)
+            }
+            fn memory_count(&self) -> Result<i64, StoreError> {
+                self.$via().memory_count()
+            }
+            fn marked_memories(&self) -> Result<Vec<Marked>, StoreError> {
+                self.$via().marked_memories()
+            }
+            fn memories_tagged_under(&self, root: &str) -> Result<Vec<Memory>, StoreError> {
+                self.$via().memories_tagged_under(root)
+            }
+            fn tagged_memory(&self, id: &str) -> Result<Option<TaggedMemory>, StoreError> {
+                self.$via().tagged_memory(id)
+            }
+            fn tagged_memories(&self, ids: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
+                self.$via().tagged_memories(ids)
+            }
+            fn memories_sharing_a_tag(
+                &self,
+                tags: &[String],
+            ) -> Result<Vec<TaggedMemory>, StoreError> {
+                self.$via().memories_sharing_a_tag(tags)
+            }
+            fn memory_count_under(&self, datasource: Option<&str>) -> Result<usize, StoreError> {
+                self.$via().memory_count_under(datasource)
+            }
+            fn entity_tag_counts(
+                &self,
+                datasource: Option<&str>,
+                visit: &mut dyn FnMut(&str, usize),
+            ) -> Result<(), StoreError> {
+                self.$via().entity_tag_counts(datasource, visit)
+            }
+            fn live_memory_tag_count(&self) -> Result<usize, StoreError> {
+                self.$via().live_memory_tag_count()
+            }
+            fn memory_tag_links(&self) -> Result<Vec<(String, String)>, StoreError> {
+                self.$via().memory_tag_links()
+            }
+            fn memory_ids_with_query(&self) -> Result<Vec<String>, StoreError> {
+                self.$via().memory_ids_with_query()
+            }
+            fn memory_ids_newest_first(
+                &self,
+                visit: &mut dyn FnMut(&str) -> Result<bool, StoreError>,
+            ) -> Result<(), StoreError> {
+                self.$via().memory_ids_newest_first(visit)
+            }
+            fn embedding_counts_by_model(&self) -> Result<Vec<(String, i64)>, StoreError> {
+                self.$via().embedding_counts_by_model()
+            }
+            fn texts_and_stamps(
+                &self,
+                model: &str,
+                canonical_ids: &[String],
+            ) -> Result<HashMap<String, (String, Option<Stamp>)>, StoreError> {
+                self.$via().texts_and_stamps(model, canonical_ids)
+            }
+            fn coverage(&self, model: &str, revision: &str) -> Result<Coverage, StoreError> {
+                self.$via().coverage(model, revision)
+            }
+            fn stale_or_missing(
+                &self,
+                model: &str,
+                revision: &str,
+            ) -> Result<Vec<String>, StoreError> {
+                self.$via().stale_or_missing(model, revision)
+            }
+            fn stale_live_rows(&self, model: &str, revision: &str) -> Result<i64, StoreError> {
+                self.$via().stale_live_rows(model, revision)
+            }
+            fn doc_count(&self) -> Result<i64, StoreError> {
+                self.$via().doc_count()
+            }
+            fn docs_lacking(&self, model: &str) -> Result<i64, StoreError> {
+                self.$via().docs_lacking(model)
+            }
+            fn live_rows(&self, model: &str, revision: &str) -> Result<Vec<LiveRow>, StoreError> {
+                self.$via().live_rows(model, revision)
+            }
+            fn live_row_versions(
+                &self,
+                model: &str,
+                revision: &str,
+            ) -> Result<Vec<(String, String, String)>, StoreError> {
+                self.$via().live_row_versions(model, revision)
+            }
+            fn vector_and_version(
+                &self,
+                canonical_id: &str,
+                model: &str,
+                revision: &str,
+            ) -> Result<Option<(Vec<f32>, String)>, StoreError> {
+                self.$via()
+                    .vector_and_version(canonical_id, model, revision)
+            }
+            fn for_each_live_row(
+                &self,
+                model: &str,
+                revision: &str,
+                each: &mut dyn FnMut(&str, &str, &[u8]),
+            ) -> Result<(), StoreError> {
+                self.$via().for_each_live_row(model, revision, each)
+            }
+            fn for_each_memory_tag(
+                &self,
+                each: &mut dyn FnMut(&str, &str),
+            ) -> Result<(), StoreError> {
+                self.$via().for_each_memory_tag(each)
+            }
+            fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+                self.$via().setting(key)
+            }
+            fn data_version(&self) -> Result<i64, StoreError> {
+                self.$via().data_version()
+            }
+            fn docs_version(&self) -> Result<String, StoreError> {
+                self.$via().docs_version()
+            }
+            fn embedding_changes(&self) -> Result<Option<i64>, StoreError> {
+                self.$via().embedding_changes()
+            }
+            fn vectors_state(&self) -> Result<Option<VectorsState>, StoreError> {
+                self.$via().vectors_state()
+            }
+            fn begin_snapshot(&self) -> Result<(), StoreError> {
+                self.$via().begin_snapshot()
+            }
+            fn end_snapshot(&self) -> Result<(), StoreError> {
+                self.$via().end_snapshot()
+            }
+        }
+    };
 }
 
-impl StoreRead for WriteTx<'_> {
-    fn datasource(&self, name: &str) -> Result<Option<Datasource>, StoreError> {
-        self.backend().datasource(name)
-    }
-    fn datasources(&self) -> Result<Vec<Datasource>, StoreError> {
-        self.backend().datasources()
-    }
-    fn datasource_names(&self) -> Result<BTreeSet<String>, StoreError> {
-        self.backend().datasource_names()
-    }
-    fn model(&self, datasource: &str, name: &str) -> Result<Option<Model>, StoreError> {
-        self.backend().model(datasource, name)
-    }
-    fn models(&self, datasource: Option<&str>) -> Result<Vec<Model>, StoreError> {
-        self.backend().models(datasource)
-    }
-    fn model_skeletons(&self) -> Result<Vec<Model>, StoreError> {
-        self.backend().model_skeletons()
-    }
-    fn doc(&self, canonical_id: &str) -> Result<Option<StoredDoc>, StoreError> {
-        self.backend().doc(canonical_id)
-    }
-    fn docs(&self, canonical_ids: &[String]) -> Result<Vec<StoredDoc>, StoreError> {
-        self.backend().docs(canonical_ids)
-    }
-    fn docs_of_datasource(&self, datasource: &str) -> Result<Vec<StoredDoc>, StoreError> {
-        self.backend().docs_of_datasource(datasource)
-    }
-    fn all_docs(&self) -> Result<Vec<StoredDoc>, StoreError> {
-        self.backend().all_docs()
-    }
-    fn doc_ids(&self) -> Result<Vec<String>, StoreError> {
-        self.backend().doc_ids()
-    }
-    fn doc_counts_by_kind(&self) -> Result<Vec<(String, i64)>, StoreError> {
-        self.backend().doc_counts_by_kind()
-    }
-    fn memory_datasources(&self, memory_id: &str) -> Result<Vec<String>, StoreError> {
-        self.backend().memory_datasources(memory_id)
-    }
-    fn index_lag(&self) -> Result<IndexLag, StoreError> {
-        self.backend().index_lag()
-    }
-    fn indexed_count(&self) -> Result<i64, StoreError> {
-        self.backend().indexed_count()
-    }
-    fn docs_changed_since(&self, since: &str) -> Result<Option<IndexLag>, StoreError> {
-        self.backend().docs_changed_since(since)
-    }
-    fn memory(&self, id: &str) -> Result<Option<Memory>, StoreError> {
-        self.backend().memory(id)
-    }
-    fn memories(&self) -> Result<Vec<Memory>, StoreError> {
-        self.backend().memories()
-    }
-    fn memory_exists(&self, id: &str) -> Result<bool, StoreError> {
-        self.backend().memory_exists(id)
-    }
-    fn largest_int_id(&self) -> Result<Option<String>, StoreError> {
-        self.backend().largest_int_id()
-    }
-    fn largest_prefixed_id(&self, prefix: &str) -> Result<Option<String>, StoreError> {
-        self.backend().largest_prefixed_id(prefix)
-    }
-    fn memory_count(&self) -> Result<i64, StoreError> {
-        self.backend().memory_count()
-    }
-    fn marked_memories(&self) -> Result<Vec<Marked>, StoreError> {
-        self.backend().marked_memories()
-    }
-    fn memories_tagged_under(&self, root: &str) -> Result<Vec<Memory>, StoreError> {
-        self.backend().memories_tagged_under(root)
-    }
-    fn tagged_memory(&self, id: &str) -> Result<Option<TaggedMemory>, StoreError> {
-        self.backend().tagged_memory(id)
-    }
-    fn tagged_memories(&self, ids: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
-        self.backend().tagged_memories(ids)
-    }
-    fn memories_sharing_a_tag(&self, tags: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
-        self.backend().memories_sharing_a_tag(tags)
-    }
-    fn memory_count_under(&self, datasource: Option<&str>) -> Result<usize, StoreError> {
-        self.backend().memory_count_under(datasource)
-    }
-    fn entity_tag_counts(
-        &self,
-        datasource: Option<&str>,
-        visit: &mut dyn FnMut(&str, usize),
-    ) -> Result<(), StoreError> {
-        self.backend().entity_tag_counts(datasource, visit)
-    }
-    fn live_memory_tag_count(&self) -> Result<usize, StoreError> {
-        self.backend().live_memory_tag_count()
-    }
-    fn memory_tag_links(&self) -> Result<Vec<(String, String)>, StoreError> {
-        self.backend().memory_tag_links()
-    }
-    fn memory_ids_with_query(&self) -> Result<Vec<String>, StoreError> {
-        self.backend().memory_ids_with_query()
-    }
-    fn memory_ids_newest_first(
-        &self,
-        visit: &mut dyn FnMut(&str) -> Result<bool, StoreError>,
-    ) -> Result<(), StoreError> {
-        self.backend().memory_ids_newest_first(visit)
-    }
-    fn embedding_counts_by_model(&self) -> Result<Vec<(String, i64)>, StoreError> {
-        self.backend().embedding_counts_by_model()
-    }
-    fn texts_and_stamps(
-        &self,
-        model: &str,
-        canonical_ids: &[String],
-    ) -> Result<HashMap<String, (String, Option<Stamp>)>, StoreError> {
-        self.backend().texts_and_stamps(model, canonical_ids)
-    }
-    fn coverage(&self, model: &str, revision: &str) -> Result<Coverage, StoreError> {
-        self.backend().coverage(model, revision)
-    }
-    fn stale_or_missing(&self, model: &str, revision: &str) -> Result<Vec<String>, StoreError> {
-        self.backend().stale_or_missing(model, revision)
-    }
-    fn stale_live_rows(&self, model: &str, revision: &str) -> Result<i64, StoreError> {
-        self.backend().stale_live_rows(model, revision)
-    }
-    fn doc_count(&self) -> Result<i64, StoreError> {
-        self.backend().doc_count()
-    }
-    fn docs_lacking(&self, model: &str) -> Result<i64, StoreError> {
-        self.backend().docs_lacking(model)
-    }
-    fn live_rows(&self, model: &str, revision: &str) -> Result<Vec<LiveRow>, StoreError> {
-        self.backend().live_rows(model, revision)
-    }
-    fn live_row_versions(
-        &self,
-        model: &str,
-        revision: &str,
-    ) -> Result<Vec<(String, String, String)>, StoreError> {
-        self.backend().live_row_versions(model, revision)
-    }
-    fn vector_and_version(
-        &self,
-        canonical_id: &str,
-        model: &str,
-        revision: &str,
-    ) -> Result<Option<(Vec<f32>, String)>, StoreError> {
-        self.backend()
-            .vector_and_version(canonical_id, model, revision)
-    }
-    fn for_each_live_row(
-        &self,
-        model: &str,
-        revision: &str,
-        each: &mut dyn FnMut(&str, &str, &[u8]),
-    ) -> Result<(), StoreError> {
-        self.backend().for_each_live_row(model, revision, each)
-    }
-    fn for_each_memory_tag(&self, each: &mut dyn FnMut(&str, &str)) -> Result<(), StoreError> {
-        self.backend().for_each_memory_tag(each)
-    }
-    fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
-        self.backend().setting(key)
-    }
-    fn data_version(&self) -> Result<i64, StoreError> {
-        self.backend().data_version()
-    }
-    fn docs_version(&self) -> Result<String, StoreError> {
-        self.backend().docs_version()
-    }
-    fn embedding_changes(&self) -> Result<Option<i64>, StoreError> {
-        self.backend().embedding_changes()
-    }
-    fn vectors_state(&self) -> Result<Option<VectorsState>, StoreError> {
-        self.backend().vectors_state()
-    }
-    fn begin_snapshot(&self) -> Result<(), StoreError> {
-        self.backend().begin_snapshot()
-    }
-    fn end_snapshot(&self) -> Result<(), StoreError> {
-        self.backend().end_snapshot()
-    }
-}
+delegate_reads!(Store, reader);
+delegate_reads!(WriteTx<'_>, backend);
 
 impl StoreWrite for WriteTx<'_> {
     fn put_datasource(&self, datasource: &Datasource) -> Result<(), StoreError> {

@@ -114,6 +114,16 @@ impl Host {
         out
     }
 
+    /// Imports the demo shop's semantic layer into `store` (its memories are not imported).
+    pub(super) fn load_shop(&self, store: &str) {
+        self.ok(
+            store,
+            "slayer-index",
+            &["import-slayer", "examples/shop/slayer"],
+            None,
+        );
+    }
+
     pub(super) fn search(&self, url: &str, question: &str) -> Value {
         let out = self.ok(url, "slayer-search", &["--question", question], None);
         out.json()

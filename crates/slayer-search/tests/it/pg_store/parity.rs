@@ -12,12 +12,7 @@ fn export_and_import_round_trip_between_sqlite_and_postgresql() {
     let host = Host::new();
     let file = kit::TempStore::new();
     let sqlite = file.store.to_str().unwrap().to_owned();
-    host.ok(
-        &sqlite,
-        "slayer-index",
-        &["import-slayer", "examples/shop/slayer"],
-        None,
-    );
+    host.load_shop(&sqlite);
     for (learning, entities, extra) in [
         ("orders ship from two stores", "shop.orders", vec![]),
         (

@@ -14,12 +14,7 @@ fn three_hosts_share_one_store_and_two_writers_each_lose_nothing() {
     let db = TeamDb::new("team_hosts");
     let url = db.url();
     let hosts = [Host::new(), Host::new(), Host::new()];
-    hosts[0].ok(
-        &url,
-        "slayer-index",
-        &["import-slayer", "examples/shop/slayer"],
-        None,
-    );
+    hosts[0].load_shop(&url);
     // Every host sees the catalog on its first search, through its own cache.
     for host in &hosts {
         let v = host.search(&url, "order amount");
@@ -109,12 +104,7 @@ fn a_writer_killed_mid_transaction_writes_nothing_and_the_next_one_works() {
     let db = TeamDb::new("team_kill");
     let url = db.url();
     let host = Host::new();
-    host.ok(
-        &url,
-        "slayer-index",
-        &["import-slayer", "examples/shop/slayer"],
-        None,
-    );
+    host.load_shop(&url);
     let lines: String = (0..20_000)
         .map(|i| format!("{{\"kind\": \"memory\", \"learning\": \"bulk note {i}\", \"entities\": [\"shop.orders\"]}}\n"))
         .collect();
@@ -171,12 +161,7 @@ fn a_deleted_cache_is_rebuilt_and_a_read_only_role_reads_everything() {
     let db = TeamDb::new("team_cache");
     let url = db.url();
     let host = Host::new();
-    host.ok(
-        &url,
-        "slayer-index",
-        &["import-slayer", "examples/shop/slayer"],
-        None,
-    );
+    host.load_shop(&url);
     host.ok(
         &url,
         "slayer-memory",
@@ -247,12 +232,7 @@ fn a_long_lived_search_survives_a_server_restart_and_sees_other_hosts_writes() {
     let url = db.url();
     let host = Host::new();
     let other = Host::new();
-    host.ok(
-        &url,
-        "slayer-index",
-        &["import-slayer", "examples/shop/slayer"],
-        None,
-    );
+    host.load_shop(&url);
     let mut batch = host
         .process(&url, "slayer-search", &["--batch", "-"])
         .stdin(Stdio::piped())
@@ -337,12 +317,7 @@ fn one_host_s_embeddings_serve_every_host() {
     let file = crate::kit::TempStore::new();
     let sqlite = file.store.to_str().unwrap().to_owned();
     for (host, store) in [(&a, url.as_str()), (&a, sqlite.as_str())] {
-        host.ok(
-            store,
-            "slayer-index",
-            &["import-slayer", "examples/shop/slayer"],
-            None,
-        );
+        host.load_shop(store);
         let out = host.run_with(store, "slayer-embed", &["refresh", "--all"], &models, None);
         assert_eq!(out.code, 0, "{}", out.stderr);
     }
