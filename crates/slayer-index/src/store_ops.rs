@@ -47,4 +47,10 @@ pub(crate) fn sync_index_or_warn(store: &mut Store, out: &Output) {
             slayer_common::cli::error_message(&e)
         ));
     }
+    // The vector sidecars follow the commit too (a removal kills rows, a load re-kinds docs).
+    if let Err(e) = slayer_embed::vectors::follow(store.reader(), &store.vectors_dir()) {
+        out.warn(&format!(
+            "the vector sidecar was not updated ({e}); the next search catches up"
+        ));
+    }
 }

@@ -510,6 +510,9 @@ fn import(
             out.note(&format!("Warning: {warning}"));
         }
     }
+    if let Some(warning) = write::follow_vectors(&store) {
+        out.note(&format!("Warning: {warning}"));
+    }
     out.records(&results, import_line)?;
     out.note(&format!(
         "imported {} memories ({created} created, {updated} updated, {unchanged} unchanged){}",

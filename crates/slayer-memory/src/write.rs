@@ -48,6 +48,7 @@ pub fn save(
     } else {
         Vec::new()
     };
+    outcome.warnings.extend(follow_vectors(store));
     Ok(Saved {
         outcome,
         embedding_warnings,
@@ -70,7 +71,11 @@ pub fn forget(store: &mut Store, id: &str) -> Result<Option<String>, MemoryError
         what: "deletion",
         source,
     })?;
-    Ok(sync_index(store))
+    let index = sync_index(store);
+    Ok(match (index, follow_vectors(store)) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    })
 }
 
 /// Soft-deletes one memory: it stays in the store (and in exports) marked `deleted`, and no
@@ -100,6 +105,15 @@ pub fn sync_index(store: &mut Store) -> Option<String> {
             "the full-text index was not updated ({e}); the next slayer command that opens it catches up"
         )),
     }
+}
+
+/// Brings the store's vector sidecars up to what was committed (appending the changed rows
+/// to their journals), so the next search maps them current. A failure does not undo the
+/// write: it is reported, and the next search catches up itself.
+pub fn follow_vectors(store: &Store) -> Option<String> {
+    slayer_embed::vectors::follow(store.reader(), &store.vectors_dir())
+        .err()
+        .map(|e| format!("the vector sidecar was not updated ({e}); the next search catches up"))
 }
 
 /// Embeds the saved memories under the active model (docs/spec.md §4.1 step 8). A model that

@@ -162,7 +162,7 @@ fn reembed(
             .filter(|r| r.status == Status::Failed)
             .count();
         let started = Instant::now();
-        slayer_embed::vectors::refresh(store.reader(), &store.vectors_dir(), model, &revision)
+        slayer_embed::vectors::update(store.reader(), &store.vectors_dir(), model, &revision)
             .map_err(|e| e.to_string())?;
         if started.elapsed() > embedding {
             chunk = (chunk * 2).min(MAX_CHUNK);

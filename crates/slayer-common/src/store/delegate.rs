@@ -3,7 +3,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::rows::{
-    Coverage, IndexLag, LiveRow, Marked, Stamp, StoredDoc, TaggedMemory, VectorsState,
+    Coverage, IndexLag, LiveRow, Marked, Stamp, StoredDoc, TaggedMemory, VectorChanges,
+    VectorsState,
 };
 use super::{Store, StoreError, StoreRead, StoreWrite, WriteTx};
 use crate::records::{Datasource, Memory, Model};
@@ -198,6 +199,15 @@ macro_rules! delegate_reads {
             }
             fn vectors_state(&self) -> Result<Option<VectorsState>, StoreError> {
                 self.$via().vectors_state()
+            }
+            fn vector_changes(
+                &self,
+                since: &VectorsState,
+                model: &str,
+                revision: &str,
+                limit: usize,
+            ) -> Result<Option<VectorChanges>, StoreError> {
+                self.$via().vector_changes(since, model, revision, limit)
             }
             fn begin_snapshot(&self) -> Result<(), StoreError> {
                 self.$via().begin_snapshot()

@@ -3,7 +3,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::rows::{
-    Coverage, IndexLag, LiveRow, Marked, Stamp, StoredDoc, TaggedMemory, VectorsState,
+    Coverage, IndexLag, LiveRow, Marked, Stamp, StoredDoc, TaggedMemory, VectorChanges,
+    VectorsState,
 };
 use super::StoreError;
 use crate::records::{Datasource, Memory, Model};
@@ -164,6 +165,17 @@ pub trait StoreRead {
     fn embedding_changes(&self) -> Result<Option<i64>, StoreError>;
     /// What a vector sidecar must have recorded to be current (`None` before schema 7).
     fn vectors_state(&self) -> Result<Option<VectorsState>, StoreError>;
+    /// The docs whose rows of `model` at `revision` (or tags) changed after `since`, when the
+    /// store's change log still holds all of them and there are at most `limit`: `None` says
+    /// a sidecar at `since` has to be rebuilt whole (another store, a pruned log, a store
+    /// before schema 9, too many changes).
+    fn vector_changes(
+        &self,
+        since: &VectorsState,
+        model: &str,
+        revision: &str,
+        limit: usize,
+    ) -> Result<Option<VectorChanges>, StoreError>;
 
     // Snapshots.
 

@@ -96,6 +96,30 @@ pub struct VectorsState {
     pub memory_tags_changes: i64,
 }
 
+/// What changed in a store's vector rows after a sidecar's [`VectorsState`]
+/// (`StoreRead::vector_changes`): each doc logged since, as it is now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorChanges {
+    /// The state the log reached when it was read: a sidecar with these rows applied records it.
+    pub to: VectorsState,
+    /// Each doc whose row, kind or tags changed, in canonical id order, read at `to` or later
+    /// (re-reading a doc is idempotent, so a later catch-up from `to` corrects nothing twice).
+    pub rows: Vec<ChangedRow>,
+}
+
+/// One doc of [`VectorChanges`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangedRow {
+    /// The doc's canonical id.
+    pub canonical_id: String,
+    /// Its doc kind and vector bytes when it has a live row of the model and revision.
+    pub live: Option<(String, Vec<u8>)>,
+    /// Whether it has a live row under the model name that another revision wrote.
+    pub stale: bool,
+    /// A memory's stored tags (stale ones included); empty for an entity.
+    pub tags: Vec<String>,
+}
+
 /// A memory that is not a plain lesson, as search filters and weighs it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Marked {

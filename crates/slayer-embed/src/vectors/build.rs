@@ -56,6 +56,7 @@ pub(super) fn build(
         format: FORMAT,
         model: model.to_owned(),
         revision: revision.to_owned(),
+        build: new_build(),
         state,
         stale: conn.stale_live_rows(model, revision)? as usize,
         dim: rows.dim.unwrap_or(0),
@@ -74,6 +75,32 @@ pub(super) fn build(
         codes: &rows.codes,
     };
     encode(header, &parts)
+}
+
+/// A build number no other build of the file is likely to share: the process's random hash
+/// keys, the time and a counter.
+fn new_build() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.write_u64(BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    hasher.finish()
+}
+
+/// The datasources a row carries: an entity's is its id's first segment, a memory's those of
+/// its tags (stale ones included), as the search's datasource filter reads them.
+pub(super) fn row_datasources<'a>(id: &'a str, tags: &'a [String]) -> Vec<&'a str> {
+    if memory_id_of(id).is_some() {
+        tags.iter().filter_map(|t| datasource_of(t)).collect()
+    } else {
+        datasource_of(id).into_iter().collect()
+    }
 }
 
 /// The rows, with each entity's datasource (its id's first segment) and each memory's (those

@@ -11,7 +11,7 @@ pub(super) const MEMORY: u8 = 1;
 /// The file's first bytes.
 const MAGIC: &[u8; 8] = b"SLAYVEC1";
 /// The layout's version: a file of another is rebuilt.
-pub(super) const FORMAT: u32 = 2;
+pub(super) const FORMAT: u32 = 3;
 /// Each section starts on a multiple of this.
 const ALIGN: usize = 64;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -20,6 +20,8 @@ pub(super) struct Header {
     pub(super) model: String,
     /// The model revision whose rows are here.
     pub(super) revision: String,
+    /// Random per build: the journal names the base it follows by it.
+    pub(super) build: u64,
     pub(super) state: VectorsState,
     /// Live rows under the model name that another revision wrote, left out.
     pub(super) stale: usize,
@@ -43,6 +45,21 @@ pub(super) struct Sections {
     pub(super) scales: usize,
     pub(super) codes: usize,
     pub(super) end: usize,
+}
+
+/// The build number of the sidecar file at `path`, from its header alone (an appender checks
+/// the base on disk is still the one its journal follows).
+pub(super) fn build_on_disk(path: &std::path::Path) -> Option<u64> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut start = [0u8; 12];
+    file.read_exact(&mut start).ok()?;
+    let len = u32::from_le_bytes(start[8..12].try_into().ok()?) as usize;
+    let mut bytes = start.to_vec();
+    bytes.resize(12 + len, 0);
+    file.read_exact(&mut bytes[12..]).ok()?;
+    let header: Header = serde_json::from_slice(&bytes[12..]).ok()?;
+    (&bytes[..8] == MAGIC && header.format == FORMAT).then_some(header.build)
 }
 
 fn read_header(bytes: &[u8]) -> Option<Header> {

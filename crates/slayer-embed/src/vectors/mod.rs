@@ -13,12 +13,23 @@
 //! is one pass: an entity's datasource is its id's first segment, a memory's are those of its
 //! tags (stale ones included), as the search's datasource filter reads them.
 //!
+//! A store that moved since the base file was built is followed, not rebuilt: the docs its
+//! change log names since the state the sidecar reached are re-read (`StoreRead::vector_changes`)
+//! and appended to the sidecar's journal ([`journal`]) as one record; rows they replace or drop
+//! are marked dead. Readers replay the journal over the mapped base. Writers (save, forget,
+//! load, import) follow after they commit and compact (rebuild the base, empty the journal)
+//! once the journal holds more than a sixty-fourth of the rows; `slayer-embed refresh` always
+//! compacts. A journal that is missing, torn or another base's only costs a catch-up.
+//!
 //! Layout (little-endian): `SLAYVEC1`, the header's length (u32) and the header (JSON), then the
 //! sections the header places, each 64-byte aligned: id ends (u64 per row), ids (UTF-8, in
 //! canonical id order), kinds (u8), datasource sets (u32), scales (f32), codes (i8 × dim).
 
 mod build;
+mod follow;
+mod journal;
 mod layout;
+mod overlay;
 
 use slayer_common::store::StoreRead;
 use std::path::{Path, PathBuf};
@@ -30,8 +41,10 @@ use slayer_common::simd::dot_i16_i8;
 use slayer_common::store::rows::VectorsState;
 use slayer_common::store::StoreError;
 
-use build::build;
 use layout::{validated_header, Header, MEMORY};
+use overlay::Overlay;
+
+pub use follow::follow;
 
 /// Rows past which a scan is split across the cores.
 const PARALLEL_ROWS: usize = 16_384;
@@ -41,10 +54,22 @@ enum Bytes {
     Owned(Vec<u8>),
 }
 
-/// An opened sidecar.
+impl Bytes {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m.bytes(),
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+/// An opened sidecar: its base file and what was applied over it.
 pub struct Sidecar {
     bytes: Bytes,
     header: Header,
+    overlay: Overlay,
+    /// The base file's path (its journal is beside it).
+    path: PathBuf,
     /// Whether this open rebuilt it (for timings and tests).
     pub rebuilt: bool,
 }
@@ -84,51 +109,8 @@ pub fn path_for(dir: &Path, model: &str) -> PathBuf {
 }
 
 impl Sidecar {
-    /// The current sidecar of `model` at `revision`: the file when it records the store's
-    /// state and this revision, else rebuilt from the rows and written (atomically; kept in
-    /// memory when the directory is not writable). `None` on a store too old to say its state.
-    pub fn open(
-        conn: &dyn StoreRead,
-        dir: &Path,
-        model: &str,
-        revision: &str,
-    ) -> Result<Option<Sidecar>, StoreError> {
-        let Some(state) = conn.vectors_state()? else {
-            return Ok(None);
-        };
-        let path = path_for(dir, model);
-        if let Ok(file) = MappedFile::open(&path) {
-            if let Some(header) = validated_header(file.bytes()) {
-                if header.model == model && header.revision == revision && header.state == state {
-                    // Every scan reads the sections after the ids whole.
-                    file.prefault(header.sections.kinds..header.sections.end);
-                    return Ok(Some(Sidecar {
-                        bytes: Bytes::Mapped(file),
-                        header,
-                        rebuilt: false,
-                    }));
-                }
-            }
-        }
-        let bytes = build(conn, model, revision, state)?;
-        // A failed write leaves the search to its in-memory copy; the next writer retries.
-        let _ = write_atomically(&path, &bytes);
-        let header = validated_header(&bytes).ok_or_else(|| StoreError::Serialize {
-            what: "vector sidecar",
-            cause: "unreadable header".into(),
-        })?;
-        Ok(Some(Sidecar {
-            bytes: Bytes::Owned(bytes),
-            header,
-            rebuilt: true,
-        }))
-    }
-
     fn bytes(&self) -> &[u8] {
-        match &self.bytes {
-            Bytes::Mapped(m) => m.bytes(),
-            Bytes::Owned(v) => v,
-        }
+        self.bytes.as_slice()
     }
 
     /// The rows' dimension.
@@ -136,14 +118,20 @@ impl Sidecar {
         self.header.dim
     }
 
-    /// How many rows it holds.
+    /// How many row numbers it uses: the base's rows, then those written since (a dead row
+    /// keeps its number and is never scored).
     pub fn len(&self) -> usize {
-        self.header.rows
+        self.header.rows + self.overlay.ids.len()
     }
 
-    /// Whether it holds no row.
+    /// The rows it holds live.
+    pub fn held(&self) -> usize {
+        self.header.rows - self.overlay.dead_count + self.overlay.alive_count
+    }
+
+    /// Whether it holds no live row.
     pub fn is_empty(&self) -> bool {
-        self.header.rows == 0
+        self.held() == 0
     }
 
     /// Live rows of another dimension, not held.
@@ -153,12 +141,25 @@ impl Sidecar {
 
     /// Live rows under the model name written by another revision, not held.
     pub fn stale(&self) -> usize {
-        self.header.stale
+        match self.overlay.state {
+            Some(_) => self.overlay.stale,
+            None => self.header.stale,
+        }
     }
 
     /// Every live row under the model name, held or not: one per doc that has a row.
     pub fn live_rows(&self) -> usize {
-        self.header.rows + self.header.other_dims + self.header.stale
+        self.held() + self.header.other_dims + self.stale()
+    }
+
+    /// The store state it is current with.
+    pub fn state(&self) -> &VectorsState {
+        self.overlay.state.as_ref().unwrap_or(&self.header.state)
+    }
+
+    /// How many changes it holds over its base (dead rows and rows written since).
+    pub fn journaled(&self) -> usize {
+        self.overlay.weight()
     }
 
     fn section<T: bytemuck::Pod>(&self, start: usize, count: usize) -> &[T] {
@@ -169,31 +170,36 @@ impl Sidecar {
     /// A row's canonical id (empty for a row past the end, or bytes that changed under the
     /// map since they were checked).
     pub fn id(&self, row: u32) -> &str {
-        let ends: &[u64] = self.section(self.header.sections.id_ends, self.header.rows);
         let row = row as usize;
-        let start = match row {
-            0 => 0,
-            _ => ends.get(row - 1).map_or(0, |e| *e as usize),
-        };
-        let end = ends.get(row).map_or(0, |e| *e as usize);
-        let ids = &self.bytes()[self.header.sections.ids..self.header.sections.kinds];
-        ids.get(start..end)
-            .and_then(|id| std::str::from_utf8(id).ok())
-            .unwrap_or_default()
+        if row >= self.header.rows {
+            return self
+                .overlay
+                .ids
+                .get(row - self.header.rows)
+                .map_or("", String::as_str);
+        }
+        base_id(&self.header, self.bytes(), row)
     }
 
-    /// The row of a canonical id (rows are in id order).
+    /// The live row of a canonical id.
     pub fn row_of(&self, id: &str) -> Option<u32> {
-        let (mut lo, mut hi) = (0usize, self.header.rows);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            match self.id(mid as u32).cmp(id) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(mid as u32),
-            }
+        if let Some(&row) = self.overlay.by_id.get(id) {
+            return Some((self.header.rows + row as usize) as u32);
         }
-        None
+        base_row_of(&self.header, self.bytes(), id).filter(|r| !self.overlay.is_dead(*r as usize))
+    }
+
+    /// Ranking order of two scored rows: higher score first, then canonical id (row order
+    /// within the base, whose rows are in id order), as a sidecar built afresh would rank.
+    pub fn order(&self, a: &(f32, u32), b: &(f32, u32)) -> std::cmp::Ordering {
+        b.0.total_cmp(&a.0).then_with(|| {
+            let base = self.header.rows as u32;
+            if a.1 < base && b.1 < base {
+                a.1.cmp(&b.1)
+            } else {
+                self.id(a.1).cmp(self.id(b.1))
+            }
+        })
     }
 
     /// What a datasource filter keeps.
@@ -204,11 +210,17 @@ impl Sidecar {
         if d.contains('.') {
             return Keep::RowByRow;
         }
-        let index = self.header.datasources.iter().position(|n| n == d);
+        let index = self
+            .header
+            .datasources
+            .iter()
+            .chain(&self.overlay.datasources)
+            .position(|n| n == d);
         Keep::Sets(
             self.header
                 .sets
                 .iter()
+                .chain(&self.overlay.sets)
                 .map(|set| index.is_some_and(|i| set.contains(&(i as u32))))
                 .collect(),
         )
@@ -221,9 +233,23 @@ impl Sidecar {
         admit: Option<&(dyn Fn(u32) -> bool + Sync)>,
     ) -> bool {
         let sets: &[u32] = self.section(self.header.sections.sets, self.header.rows);
-        sets.iter().enumerate().any(|(row, set)| {
-            keep.is_none_or(|k| kept(k, *set)) && admit.is_none_or(|a| a(row as u32))
-        })
+        let base = self.header.rows;
+        let overlay = &self.overlay;
+        let live = |row: usize| {
+            if row < base {
+                !overlay.is_dead(row)
+            } else {
+                overlay.alive[row - base]
+            }
+        };
+        sets.iter()
+            .chain(&overlay.row_sets)
+            .enumerate()
+            .any(|(row, set)| {
+                live(row)
+                    && keep.is_none_or(|k| kept(k, *set))
+                    && admit.is_none_or(|a| a(row as u32))
+            })
     }
 
     /// Scores every row the filter keeps against a unit query of the sidecar's dimension:
@@ -242,11 +268,13 @@ impl Sidecar {
         let scales: &[f32] = self.section(s.scales, rows);
         let codes: &[i8] = self.section(s.codes, rows * dim);
         let (q, q_scale) = quantize_query(query);
+        let dead = &self.overlay.dead;
         let score_chunk = |first: usize, chunk: &[i8]| -> (Scored, Scored) {
             let mut sides = (Vec::new(), Vec::new());
             for (i, code) in chunk.chunks_exact(dim).enumerate() {
                 let row = first + i;
-                if keep.is_some_and(|k| !kept(k, sets[row]))
+                if dead.get(row).copied().unwrap_or(false)
+                    || keep.is_some_and(|k| !kept(k, sets[row]))
                     || admit.is_some_and(|a| !a(row as u32))
                 {
                     continue;
@@ -261,21 +289,55 @@ impl Sidecar {
             }
             sides
         };
-        if rows < PARALLEL_ROWS || dim == 0 {
-            return score_chunk(0, codes);
-        }
-        let per = rows.div_ceil(rayon::current_num_threads().max(1) * 4);
-        let parts: Vec<(Scored, Scored)> = codes
-            .par_chunks(per * dim)
-            .enumerate()
-            .map(|(i, chunk)| score_chunk(i * per, chunk))
-            .collect();
-        let mut out = (Vec::with_capacity(rows), Vec::new());
-        for (m, e) in parts {
-            out.0.extend(m);
-            out.1.extend(e);
-        }
+        let mut out = if rows < PARALLEL_ROWS || dim == 0 {
+            score_chunk(0, codes)
+        } else {
+            let per = rows.div_ceil(rayon::current_num_threads().max(1) * 4);
+            let parts: Vec<(Scored, Scored)> = codes
+                .par_chunks(per * dim)
+                .enumerate()
+                .map(|(i, chunk)| score_chunk(i * per, chunk))
+                .collect();
+            let mut out = (Vec::with_capacity(rows), Vec::new());
+            for (m, e) in parts {
+                out.0.extend(m);
+                out.1.extend(e);
+            }
+            out
+        };
+        self.scan_overlay(&q, q_scale, keep, admit, &mut out);
         out
+    }
+
+    /// [`Sidecar::scan`] over the rows written since the base, appended to `out`.
+    fn scan_overlay(
+        &self,
+        q: &[i16],
+        q_scale: f64,
+        keep: Option<&[bool]>,
+        admit: Option<&(dyn Fn(u32) -> bool + Sync)>,
+        out: &mut (Scored, Scored),
+    ) {
+        let (o, dim, base) = (&self.overlay, self.header.dim, self.header.rows);
+        if dim == 0 {
+            return;
+        }
+        for (i, code) in o.codes.chunks_exact(dim).enumerate() {
+            let row = base + i;
+            if !o.alive[i]
+                || keep.is_some_and(|k| !kept(k, o.row_sets[i]))
+                || admit.is_some_and(|a| !a(row as u32))
+            {
+                continue;
+            }
+            let score = (dot_i16_i8(q, code) as f64 * f64::from(o.scales[i]) * q_scale) as f32;
+            let side = if o.kinds[i] == MEMORY {
+                &mut out.0
+            } else {
+                &mut out.1
+            };
+            side.push((score, row as u32));
+        }
     }
 }
 
@@ -283,6 +345,35 @@ impl Sidecar {
 /// map since they were checked) is not.
 fn kept(keep: &[bool], set: u32) -> bool {
     keep.get(set as usize).copied().unwrap_or(false)
+}
+
+/// Base row `row`'s canonical id ("" past the end or in bytes that changed under the map).
+fn base_id<'b>(header: &Header, bytes: &'b [u8], row: usize) -> &'b str {
+    let s = header.sections;
+    let ends: &[u64] = bytemuck::cast_slice(&bytes[s.id_ends..s.id_ends + header.rows * 8]);
+    let start = match row {
+        0 => 0,
+        _ => ends.get(row - 1).map_or(0, |e| *e as usize),
+    };
+    let end = ends.get(row).map_or(0, |e| *e as usize);
+    bytes[s.ids..s.kinds]
+        .get(start..end)
+        .and_then(|id| std::str::from_utf8(id).ok())
+        .unwrap_or_default()
+}
+
+/// The base row of a canonical id, dead or not (base rows are in id order).
+fn base_row_of(header: &Header, bytes: &[u8], id: &str) -> Option<u32> {
+    let (mut lo, mut hi) = (0usize, header.rows);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match base_id(header, bytes, mid).cmp(id) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Some(mid as u32),
+        }
+    }
+    None
 }
 
 /// The question as i16 and its scale: integer products against the codes are exact, and the
@@ -356,15 +447,32 @@ pub fn recorded(dir: &Path) -> Vec<Recorded> {
         .collect()
 }
 
-/// Brings the sidecar of `model` at `revision` up to date (what `slayer-embed refresh` calls
-/// after writing rows): `true` when it was rebuilt.
+/// Brings the sidecar of `model` at `revision` up to date after rows were written (a search's
+/// re-embed), compacting it when its journal grew heavy: `true` when it was rebuilt.
+pub fn update(
+    conn: &dyn StoreRead,
+    dir: &Path,
+    model: &str,
+    revision: &str,
+) -> Result<bool, StoreError> {
+    Ok(
+        follow::open(conn, dir, model, revision, follow::Compact::Heavy)?
+            .is_some_and(|s| s.rebuilt),
+    )
+}
+
+/// Brings the sidecar of `model` at `revision` up to date and compacts it (what
+/// `slayer-embed refresh` calls after writing rows): `true` when it was rebuilt.
 pub fn refresh(
     conn: &dyn StoreRead,
     dir: &Path,
     model: &str,
     revision: &str,
 ) -> Result<bool, StoreError> {
-    Ok(Sidecar::open(conn, dir, model, revision)?.is_some_and(|s| s.rebuilt))
+    Ok(
+        follow::open(conn, dir, model, revision, follow::Compact::Always)?
+            .is_some_and(|s| s.rebuilt),
+    )
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use rusqlite::Connection;
 use slayer_common::store::{docs, embeddings, memories, OpenMode, SqliteStore as Store};
 
 use super::build::quantize_row;
+use super::journal;
 use super::*;
 
 const MODEL: &str = "local/test";
@@ -129,10 +130,11 @@ fn the_file_is_reused_until_the_store_moves_and_never_across_stores() {
     assert!(open().rebuilt);
     assert!(path_for(&vectors_dir(store.path()), MODEL).is_file());
     assert!(!open().rebuilt, "unchanged: mapped as written");
-    // A memory's tags changed: its datasources did.
+    // A memory's tags changed: its datasources did; the change is followed, not rebuilt.
     memory(conn, "3", &["crm.users"]);
     let moved = open();
-    assert!(moved.rebuilt);
+    assert!(!moved.rebuilt);
+    assert_eq!(moved.journaled(), 2);
     let Keep::Sets(sets) = moved.keep(Some("crm")) else {
         panic!()
     };
@@ -141,11 +143,12 @@ fn the_file_is_reused_until_the_store_moves_and_never_across_stores() {
     assert!(!open().rebuilt);
     // A row rewritten, a doc removed.
     row(conn, "crm.users", &[1.0, 0.0, 0.0]);
-    assert!(open().rebuilt);
+    assert!(!open().rebuilt);
     docs::delete(conn, "crm.users").unwrap();
     let after = open();
-    assert!(after.rebuilt);
+    assert!(!after.rebuilt);
     assert_eq!(after.row_of("crm.users"), None);
+    assert_eq!(after.held(), 5);
     // A new store at the same path starts its counters again, under another id.
     let path = store.path().to_owned();
     let sidecar_file = path_for(&vectors_dir(&path), MODEL);
@@ -261,4 +264,151 @@ fn integer_scores_track_the_float_cosine() {
         let exact: f64 = query.iter().zip(&row).map(|(a, b)| f64::from(a * b)).sum();
         assert!((approx - exact).abs() < 2e-3, "{approx} vs {exact}");
     }
+}
+
+/// Every kept row's id and score, best first, as fusion reads a scan.
+fn ranked(sidecar: &Sidecar, query: &[f32], datasource: Option<&str>) -> Vec<(String, f32)> {
+    let sets = match sidecar.keep(datasource) {
+        Keep::Sets(sets) => Some(sets),
+        _ => None,
+    };
+    let (m, e) = sidecar.scan(query, sets.as_deref(), None);
+    let mut all: Vec<(f32, u32)> = m.into_iter().chain(e).collect();
+    all.sort_by(|a, b| sidecar.order(a, b));
+    all.iter()
+        .map(|(s, r)| (sidecar.id(*r).to_owned(), *s))
+        .collect()
+}
+
+/// What a sidecar built afresh from the store ranks, in another folder.
+fn rebuilt_ranking(
+    conn: &dyn StoreRead,
+    query: &[f32],
+    datasource: Option<&str>,
+) -> Vec<(String, f32)> {
+    let fresh = tempfile::tempdir().unwrap();
+    let sidecar = Sidecar::open(conn, fresh.path(), MODEL, REVISION)
+        .unwrap()
+        .unwrap();
+    assert!(sidecar.rebuilt);
+    ranked(&sidecar, query, datasource)
+}
+
+#[test]
+fn a_followed_sidecar_ranks_as_a_rebuilt_one_and_its_journal_survives_a_torn_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let conn = store.conn();
+    let folder = vectors_dir(store.path());
+    let open = || {
+        Sidecar::open(conn, &folder, MODEL, REVISION)
+            .unwrap()
+            .unwrap()
+    };
+    assert!(open().rebuilt);
+    let mut served = open();
+    // Saves, a rewrite, a retag, a removal, a doc written twice, a row of another revision.
+    memory(conn, "4", &["crm.users", "new.thing"]);
+    row(conn, "memory:4", &[0.5, 0.5, 0.5]);
+    memory(conn, "3", &["shop.orders"]);
+    row(conn, "memory:1", &[0.0, 0.0, 1.0]);
+    row(conn, "memory:1", &[0.2, 0.0, 1.0]);
+    docs::delete(conn, "shop.orders.amount").unwrap();
+    embeddings::put(
+        conn,
+        "crm.users",
+        MODEL,
+        "another",
+        "h",
+        &[0.0, 0.0, 3.0],
+        "t",
+    )
+    .unwrap();
+    let queries: [&[f32]; 3] = [&[0.6, 0.8, 0.0], &[0.0, 0.0, 1.0], &[-1.0, 0.2, 0.1]];
+    let same_as_rebuilt = |sidecar: &Sidecar| {
+        for query in queries {
+            for datasource in [
+                None,
+                Some("shop"),
+                Some("crm"),
+                Some("new"),
+                Some("nowhere"),
+            ] {
+                assert_eq!(
+                    ranked(sidecar, query, datasource),
+                    rebuilt_ranking(conn, query, datasource),
+                    "{query:?} in {datasource:?}"
+                );
+            }
+        }
+    };
+    let followed = open();
+    assert!(!followed.rebuilt);
+    assert_eq!(
+        (followed.held(), followed.stale(), followed.live_rows()),
+        (5, 1, 6)
+    );
+    same_as_rebuilt(&followed);
+    // A long-lived reader follows in place.
+    assert!(served.follow(conn).unwrap());
+    same_as_rebuilt(&served);
+    // The journal holds the catch-up: the next open replays it and reads no change.
+    let journal = journal::path_for(&path_for(&folder, MODEL));
+    let whole = std::fs::metadata(&journal).unwrap().len();
+    assert!(whole > 16);
+    same_as_rebuilt(&open());
+    assert_eq!(std::fs::metadata(&journal).unwrap().len(), whole);
+    // A writer killed mid-append: the torn record is ignored, the store caught up again.
+    memory(conn, "5", &["shop.orders"]);
+    row(conn, "memory:5", &[1.0, 0.0, 0.0]);
+    let before_torn = std::fs::metadata(&journal).unwrap().len();
+    drop(open());
+    let appended = std::fs::read(&journal).unwrap();
+    std::fs::write(&journal, &appended[..appended.len() - 5]).unwrap();
+    let after_torn = open();
+    assert!(!after_torn.rebuilt);
+    same_as_rebuilt(&after_torn);
+    assert_eq!(
+        std::fs::read(&journal).unwrap().len() as u64,
+        appended.len() as u64
+    );
+    assert!(before_torn < appended.len() as u64);
+    // A base replaced under the journal: the old journal is another build's, never replayed.
+    std::fs::write(&journal, b"SLAYLOG1\0\0\0\0\0\0\0\0garbage").unwrap();
+    same_as_rebuilt(&open());
+    // refresh compacts: a new base, an empty journal.
+    assert!(refresh(conn, &folder, MODEL, REVISION).unwrap());
+    assert_eq!(std::fs::metadata(&journal).unwrap().len(), 16);
+    let compacted = open();
+    assert!(!compacted.rebuilt);
+    assert_eq!(compacted.journaled(), 0);
+    same_as_rebuilt(&compacted);
+    // follow() (what writers call) journals for every sidecar of the store.
+    row(conn, "memory:2", &[1.0, 1.0, 1.0]);
+    assert_eq!(follow(conn, &folder).unwrap(), 1);
+    assert!(std::fs::metadata(&journal).unwrap().len() > 16);
+    same_as_rebuilt(&open());
+}
+
+#[test]
+fn a_log_that_cannot_say_what_changed_rebuilds() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let conn = store.conn();
+    let folder = vectors_dir(store.path());
+    let open = || {
+        Sidecar::open(conn, &folder, MODEL, REVISION)
+            .unwrap()
+            .unwrap()
+    };
+    assert!(open().rebuilt);
+    row(conn, "memory:2", &[1.0, 0.0, 0.0]);
+    // The log pruned past the sidecar's state.
+    conn.execute(
+        "UPDATE settings SET value = CAST(value AS INTEGER) + 100 WHERE key = 'vector_changes_from_e'",
+        [],
+    )
+    .unwrap();
+    assert!(open().rebuilt);
+    assert!(!open().rebuilt);
 }

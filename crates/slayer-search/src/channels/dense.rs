@@ -57,6 +57,8 @@ pub struct Dense {
     vectors: Option<PathBuf>,
     /// The sidecar, opened on the first question (`None`: the rows are read instead).
     sidecar: OnceCell<Option<Sidecar>>,
+    /// The sidecar opened before the store changed, followed to it on the next question.
+    followed: RefCell<Option<Sidecar>>,
     embedder: OnceCell<Result<Embedder, String>>,
     rows: OnceCell<Rows>,
     /// The rows read before the store changed, reused where they still hold.
@@ -79,7 +81,9 @@ impl Dense {
     /// new and rewritten rows are read again. The loaded model and the question embeddings
     /// stay.
     pub fn forget_rows(&mut self) {
-        self.sidecar.take();
+        if let Some(sidecar) = self.sidecar.take().flatten() {
+            *self.followed.get_mut() = Some(sidecar);
+        }
         self.coverage.take();
         if let Some(rows) = self.rows.take() {
             *self.previous.get_mut() = Some(rows);
@@ -112,6 +116,7 @@ impl Dense {
             model,
             vectors: None,
             sidecar: OnceCell::new(),
+            followed: RefCell::default(),
             embedder: OnceCell::new(),
             rows: OnceCell::new(),
             previous: RefCell::default(),
@@ -206,6 +211,11 @@ impl Dense {
             Some(dir) => {
                 if self.sidecar.get().is_none() {
                     let opened = self.timings.time("sidecar", || {
+                        if let Some(mut sidecar) = self.followed.take() {
+                            if sidecar.follow(conn)? {
+                                return Ok(Some(sidecar));
+                            }
+                        }
                         Sidecar::open(conn, dir, &self.model, revision)
                     })?;
                     let _ = self.sidecar.set(opened);

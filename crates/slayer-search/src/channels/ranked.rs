@@ -46,11 +46,6 @@ pub struct Scanned<'d> {
     places: RefCell<FxHashMap<String, Option<(usize, f64)>>>,
 }
 
-/// Ranking order: higher score first, then lower row.
-fn before(a: &(f32, u32), b: &(f32, u32)) -> std::cmp::Ordering {
-    b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
-}
-
 impl<'d> Scanned<'d> {
     /// A side's scores (in row order) from `sidecar`.
     pub fn new(sidecar: &'d Sidecar, by_row: Scored) -> Scanned<'d> {
@@ -72,9 +67,9 @@ impl<'d> Scanned<'d> {
         }
         let mut order = self.order.borrow_mut();
         if depth < order.len() {
-            order.select_nth_unstable_by(depth - 1, before);
+            order.select_nth_unstable_by(depth - 1, |a, b| self.sidecar.order(a, b));
         }
-        order[..depth].sort_unstable_by(before);
+        order[..depth].sort_unstable_by(|a, b| self.sidecar.order(a, b));
         *self.sorted.borrow_mut() = depth;
     }
 }
@@ -208,6 +203,7 @@ impl Scanned<'_> {
             }
         }
         if !targets.is_empty() {
+            let before = |a: &(f32, u32), b: &(f32, u32)| self.sidecar.order(a, b);
             targets.sort_unstable_by(|a, b| before(&a.0, &b.0));
             // ahead[i]: entries ranked before target i but not before target i-1.
             let mut ahead = vec![0usize; targets.len()];
@@ -271,7 +267,7 @@ mod tests {
     /// The same scores sorted whole: what a lazy read must agree with.
     fn whole(sidecar: &Sidecar, scores: &Scored) -> Ranking {
         let mut sorted = scores.clone();
-        sorted.sort_by(before);
+        sorted.sort_by(|a, b| sidecar.order(a, b));
         Ranking {
             channel: "dense",
             hits: sorted

@@ -4,7 +4,7 @@
 
 use super::docs::{doc_columns, from_row, rebuild_order};
 use super::{PgResult, Session};
-use crate::store::rows::{IndexLag, VectorsState};
+use crate::store::rows::{ChangedRow, IndexLag, VectorChanges, VectorsState};
 
 /// The largest `seq` of every stream: moves whenever any host commits a write.
 pub(super) fn data_version(s: &mut Session) -> PgResult<i64> {
@@ -50,6 +50,75 @@ pub(super) fn vectors_state(s: &mut Session) -> PgResult<Option<VectorsState>> {
         embeddings_changes: r.get(1),
         memory_tags_changes: r.get(2),
     }))
+}
+
+/// The docs whose rows or tags changed after `since`, as they are now: the change log's
+/// `embeddings` stream (keyed by doc) and `memory_tags` stream (keyed by memory id) are never
+/// pruned, so any state of this store is covered.
+pub(super) fn vector_changes(
+    s: &mut Session,
+    since: &VectorsState,
+    model: &str,
+    revision: &str,
+    limit: usize,
+) -> PgResult<Option<VectorChanges>> {
+    let Some(to) = vectors_state(s)? else {
+        return Ok(None);
+    };
+    let covered = to.store_id == since.store_id
+        && since.embeddings_changes <= to.embeddings_changes
+        && since.memory_tags_changes <= to.memory_tags_changes;
+    if !covered {
+        return Ok(None);
+    }
+    let found = s.query(
+        "WITH c AS (SELECT DISTINCT CASE stream WHEN 'memory_tags' THEN 'memory:' || key
+                                              ELSE key END AS key
+                    FROM changes
+                    WHERE (stream = 'embeddings' AND seq > $1 AND seq <= $2)
+                       OR (stream = 'memory_tags' AND seq > $3 AND seq <= $4))
+         SELECT c.key, d.doc_kind, e.model_revision = $6, e.vector,
+                CASE WHEN c.key LIKE 'memory:%' THEN
+                    ARRAY(SELECT entity FROM memory_entities
+                          WHERE memory_id = substr(c.key, 8) ORDER BY entity)
+                END
+         FROM c
+         LEFT JOIN docs d ON d.canonical_id = c.key
+         LEFT JOIN embeddings e ON e.canonical_id = c.key AND e.model_name = $5
+             AND d.canonical_id IS NOT NULL
+         ORDER BY c.key LIMIT $7",
+        &[
+            &since.embeddings_changes,
+            &to.embeddings_changes,
+            &since.memory_tags_changes,
+            &to.memory_tags_changes,
+            &model,
+            &revision,
+            &(limit as i64 + 1),
+        ],
+    )?;
+    if found.len() > limit {
+        return Ok(None);
+    }
+    let rows = found
+        .iter()
+        .map(|r| {
+            let kind: Option<String> = r.get(1);
+            let current: Option<bool> = r.get(2);
+            let (live, stale) = match (kind, current) {
+                (Some(kind), Some(true)) => (Some((kind, r.get::<_, Vec<u8>>(3))), false),
+                (_, Some(false)) => (None, true),
+                _ => (None, false),
+            };
+            ChangedRow {
+                canonical_id: r.get(0),
+                live,
+                stale,
+                tags: r.get::<_, Option<Vec<String>>>(4).unwrap_or_default(),
+            }
+        })
+        .collect();
+    Ok(Some(VectorChanges { to, rows }))
 }
 
 /// The docs changed after `since` (a [`docs_version`]; anything else counts as 0, every change

@@ -8,7 +8,8 @@ use std::collections::{BTreeSet, HashMap};
 use super::{catalog, changes, docs, embeddings, memories, PgStore, PgWriteTx};
 use crate::records::{Datasource, Memory, Model};
 use crate::store::rows::{
-    Coverage, IndexLag, LiveRow, Marked, Stamp, StoredDoc, TaggedMemory, VectorsState,
+    Coverage, IndexLag, LiveRow, Marked, Stamp, StoredDoc, TaggedMemory, VectorChanges,
+    VectorsState,
 };
 use crate::store::{StoreError, StoreRead, StoreWrite};
 
@@ -285,6 +286,16 @@ macro_rules! store_read {
             }
             fn vectors_state(&self) -> Result<Option<VectorsState>, StoreError> {
                 self.pg().with(changes::vectors_state)
+            }
+            fn vector_changes(
+                &self,
+                since: &VectorsState,
+                model: &str,
+                revision: &str,
+                limit: usize,
+            ) -> Result<Option<VectorChanges>, StoreError> {
+                self.pg()
+                    .with(|s| changes::vector_changes(s, since, model, revision, limit))
             }
 
             fn begin_snapshot(&self) -> Result<(), StoreError> {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::{under_sql, StoreError};
-pub use crate::store::rows::{Coverage, LiveRow, Stamp, VectorsState};
+pub use crate::store::rows::{ChangedRow, Coverage, LiveRow, Stamp, VectorChanges, VectorsState};
 
 /// Deletes the embedding rows of `root` and of its strict dotted descendants (every model name).
 pub fn delete_under(conn: &Connection, root: &str) -> Result<usize, StoreError> {
@@ -257,6 +257,85 @@ pub fn vectors_state(conn: &Connection) -> Result<Option<VectorsState>, StoreErr
             _ => None,
         },
     )
+}
+
+/// The docs logged in `vector_changes` after `since` (schema 9), as they are now: see
+/// [`crate::store::StoreRead::vector_changes`].
+pub fn vector_changes(
+    conn: &Connection,
+    since: &VectorsState,
+    model: &str,
+    revision: &str,
+    limit: usize,
+) -> Result<Option<VectorChanges>, StoreError> {
+    let Some(to) = vectors_state(conn)? else {
+        return Ok(None);
+    };
+    let logged_from = |key: &str| -> Result<Option<i64>, StoreError> {
+        Ok(super::settings::get(conn, key)?.and_then(|v| v.parse().ok()))
+    };
+    let (Some(from_e), Some(from_m)) = (
+        logged_from("vector_changes_from_e")?,
+        logged_from("vector_changes_from_m")?,
+    ) else {
+        return Ok(None);
+    };
+    let covered = to.store_id == since.store_id
+        && (from_e..=to.embeddings_changes).contains(&since.embeddings_changes)
+        && (from_m..=to.memory_tags_changes).contains(&since.memory_tags_changes);
+    if !covered {
+        return Ok(None);
+    }
+    let mut stmt = conn.prepare_cached(
+        "WITH c AS (SELECT DISTINCT key FROM vector_changes
+                    WHERE (stream = 'e' AND n > ?1 AND n <= ?2)
+                       OR (stream = 'm' AND n > ?3 AND n <= ?4))
+         SELECT c.key, d.doc_kind, e.model_revision = ?6, e.vector FROM c
+         LEFT JOIN docs d ON d.canonical_id = c.key
+         LEFT JOIN embeddings e ON e.canonical_id = c.key AND e.model_name = ?5
+             AND d.canonical_id IS NOT NULL
+         ORDER BY c.key LIMIT ?7",
+    )?;
+    let mut found = stmt.query(params![
+        since.embeddings_changes,
+        to.embeddings_changes,
+        since.memory_tags_changes,
+        to.memory_tags_changes,
+        model,
+        revision,
+        limit as i64 + 1,
+    ])?;
+    let mut rows = Vec::new();
+    while let Some(r) = found.next()? {
+        let canonical_id: String = r.get(0)?;
+        let kind: Option<String> = r.get(1)?;
+        let current: Option<bool> = r.get(2)?;
+        let (live, stale) = match (kind, current) {
+            (Some(kind), Some(true)) => (Some((kind, r.get::<_, Vec<u8>>(3)?)), false),
+            (_, Some(false)) => (None, true),
+            _ => (None, false),
+        };
+        rows.push(ChangedRow {
+            canonical_id,
+            live,
+            stale,
+            tags: Vec::new(),
+        });
+    }
+    if rows.len() > limit {
+        return Ok(None);
+    }
+    let mut tags = conn.prepare_cached(
+        "SELECT entity FROM memory_entities WHERE memory_id = ?1 ORDER BY entity",
+    )?;
+    for row in &mut rows {
+        if let Some(memory) = crate::canonical::memory_id_of(&row.canonical_id) {
+            row.tags = tags
+                .query_map([memory], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+        }
+    }
+    Ok(Some(VectorChanges { to, rows }))
 }
 
 /// Calls `each(canonical_id, doc_kind, vector blob)` for every live row of one model name and

@@ -8,7 +8,8 @@ use rusqlite::Connection;
 use super::{catalog, docs, embeddings, memories, settings, SqliteStore, SqliteWriteTx};
 use crate::records::{Datasource, Memory, Model};
 use crate::store::rows::{
-    Coverage, IndexLag, LiveRow, Marked, Stamp, StoredDoc, TaggedMemory, VectorsState,
+    Coverage, IndexLag, LiveRow, Marked, Stamp, StoredDoc, TaggedMemory, VectorChanges,
+    VectorsState,
 };
 use crate::store::{StoreError, StoreRead, StoreWrite};
 
@@ -236,6 +237,15 @@ impl<T: Connected> StoreRead for T {
     }
     fn vectors_state(&self) -> Result<Option<VectorsState>, StoreError> {
         embeddings::vectors_state(self.connection())
+    }
+    fn vector_changes(
+        &self,
+        since: &VectorsState,
+        model: &str,
+        revision: &str,
+        limit: usize,
+    ) -> Result<Option<VectorChanges>, StoreError> {
+        embeddings::vector_changes(self.connection(), since, model, revision, limit)
     }
 }
 

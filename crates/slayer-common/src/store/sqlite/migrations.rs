@@ -6,7 +6,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::{catalog, StoreError};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// The triggers that keep `tag_counts` and the `memory_count` setting exact: one text for the
 /// version 4 migration and for [`super::memories::resume_counts`].
@@ -28,6 +28,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_embeddings_changes.sql"),
     include_str!("migrations/0007_memory_tags_changes.sql"),
     include_str!("migrations/0008_standing.sql"),
+    include_str!("migrations/0009_vector_changes.sql"),
 ];
 
 /// The version whose migration rewrites every model skeleton (they gained join names).
