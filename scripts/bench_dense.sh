@@ -12,7 +12,8 @@
 # and model load included), and `slayer-embed refresh --all` on the unchanged store.
 #
 # Stores are cached as "${BENCH_DENSE_DIR:-target/bench-dense}/s$N.db" (with `s$N.db.index` and
-# any other `s$N.db.*`) and reused; FRESH=1 regenerates them. The benchmark fails if a cached
+# any other `s$N.db.*`) and reused; FRESH=1 regenerates them; STORES_ONLY=1 only generates
+# (or migrates and stamps) them and measures nothing (scripts/bench_agent_scale.sh). The benchmark fails if a cached
 # store's docs, memories or embedding rows change. SKIP_BUILD=1 skips the cargo build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -160,6 +161,7 @@ for n in $sizes; do
     # revision (rows of another revision are stale and never read).
     "$bin/slayer-index" -q migrate > /dev/null
     stamp_rows "$SLAYER_STORE"
+    [ "${STORES_ONLY:-}" = 1 ] && continue
     before=$(fingerprint "$SLAYER_STORE")
     docs=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from docs').fetchone()[0])" "$SLAYER_STORE")
     # The warm-up must rank by the dense channel: a missing model or rows would only warn.

@@ -191,15 +191,22 @@ impl Sidecar {
 
     /// Ranking order of two scored rows: higher score first, then canonical id (row order
     /// within the base, whose rows are in id order), as a sidecar built afresh would rank.
+    #[inline]
     pub fn order(&self, a: &(f32, u32), b: &(f32, u32)) -> std::cmp::Ordering {
-        b.0.total_cmp(&a.0).then_with(|| {
-            let base = self.header.rows as u32;
-            if a.1 < base && b.1 < base {
-                a.1.cmp(&b.1)
-            } else {
-                self.id(a.1).cmp(self.id(b.1))
-            }
-        })
+        match b.0.total_cmp(&a.0) {
+            std::cmp::Ordering::Equal => self.tie(a.1, b.1),
+            unequal => unequal,
+        }
+    }
+
+    /// Two rows of equal score: base rows by number (their id order), others by id.
+    fn tie(&self, a: u32, b: u32) -> std::cmp::Ordering {
+        let base = self.header.rows as u32;
+        if a < base && b < base {
+            a.cmp(&b)
+        } else {
+            self.id(a).cmp(self.id(b))
+        }
     }
 
     /// What a datasource filter keeps.

@@ -63,7 +63,7 @@ pub struct Dense {
     rows: OnceCell<Rows>,
     /// The rows read before the store changed, reused where they still hold.
     previous: RefCell<Option<Rows>>,
-    questions: RefCell<HashMap<String, Result<Vec<f32>, String>>>,
+    questions: RefCell<Questions>,
     /// The active model's revision, read once (a process keeps the model it loaded).
     revision: OnceCell<Result<String, String>>,
     /// How the store's docs stand under the active revision, while the store does not change.
@@ -458,16 +458,72 @@ impl Dense {
             })
             .as_ref()
             .map_err(Clone::clone)?;
-        let result = self.timings.time("embed question", || {
-            embedder
-                .embed(&[question])
-                .pop()
-                .unwrap_or_else(|| Err("no embedding returned".into()))
-        });
-        self.questions
-            .borrow_mut()
-            .insert(question.to_owned(), result.clone());
+        let result = self
+            .timings
+            .time("embed question", || embed_one(embedder, question));
+        self.questions.borrow_mut().insert(question, result.clone());
         result
+    }
+
+    /// The loaded model, when the question is not embedded yet: a long-lived search embeds it
+    /// on another thread while the text channel runs, then hands it back with
+    /// [`Dense::remember_question`].
+    pub(crate) fn pending_question(&self, question: &str) -> Option<&Embedder> {
+        if self.questions.borrow().get(question).is_some() {
+            return None;
+        }
+        self.embedder.get()?.as_ref().ok()
+    }
+
+    /// A question's embedding made elsewhere ([`Dense::pending_question`]).
+    pub(crate) fn remember_question(
+        &self,
+        question: &str,
+        embedding: Result<Vec<f32>, String>,
+        took: std::time::Duration,
+    ) {
+        self.timings.add("embed question", took);
+        self.questions.borrow_mut().insert(question, embedding);
+    }
+}
+
+/// One question's embedding.
+pub(crate) fn embed_one(embedder: &Embedder, question: &str) -> Result<Vec<f32>, String> {
+    embedder
+        .embed(&[question])
+        .pop()
+        .unwrap_or_else(|| Err("no embedding returned".into()))
+}
+
+/// The question embeddings a long-lived search keeps: the latest [`QUESTIONS_KEPT`], so an
+/// agent that asks again is answered without the model, and memory stays bounded.
+#[derive(Default)]
+struct Questions {
+    embeddings: HashMap<String, Result<Vec<f32>, String>>,
+    order: std::collections::VecDeque<String>,
+}
+
+/// How many question embeddings a long-lived search keeps (1.5 KB each at 384 dimensions).
+const QUESTIONS_KEPT: usize = 1024;
+
+impl Questions {
+    fn get(&self, question: &str) -> Option<&Result<Vec<f32>, String>> {
+        self.embeddings.get(question)
+    }
+
+    fn insert(&mut self, question: &str, embedding: Result<Vec<f32>, String>) {
+        if self
+            .embeddings
+            .insert(question.to_owned(), embedding)
+            .is_none()
+        {
+            self.order.push_back(question.to_owned());
+        }
+        while self.order.len() > QUESTIONS_KEPT {
+            if let Some(oldest) = self.order.pop_front() {
+                self.embeddings.remove(&oldest);
+            }
+        }
     }
 }
 

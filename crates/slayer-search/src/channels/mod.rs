@@ -113,10 +113,36 @@ pub(crate) fn run<'c>(
                 name_weight,
             )
         };
-        let started = std::time::Instant::now();
-        rankings.text_memories = Some(side(Side::Memories)?);
-        rankings.text_entities = Some(side(Side::Entities)?);
-        sources.timings.add("text", started.elapsed());
+        // A long-lived search embeds the question for channel 3 on another thread meanwhile:
+        // the text channel runs on one core.
+        let embedding = on(Channel::Dense)
+            .then(|| sources.dense.pending_question(q))
+            .flatten();
+        let (memories, entities, embedded) = std::thread::scope(|threads| {
+            let job = embedding.map(|embedder| {
+                threads.spawn(move || {
+                    let started = std::time::Instant::now();
+                    (dense::embed_one(embedder, q), started.elapsed())
+                })
+            });
+            let started = std::time::Instant::now();
+            let memories = side(Side::Memories);
+            let entities = side(Side::Entities);
+            sources.timings.add("text", started.elapsed());
+            (memories, entities, job.map(|j| j.join()))
+        });
+        match embedded {
+            Some(Ok((embedding, took))) => sources.dense.remember_question(q, embedding, took),
+            Some(Err(_)) => {
+                let why = "the question's embedding thread panicked".to_owned();
+                sources
+                    .dense
+                    .remember_question(q, Err(why), Default::default());
+            }
+            None => {}
+        }
+        rankings.text_memories = Some(memories?);
+        rankings.text_entities = Some(entities?);
     }
     if let Some(q) = inputs.question.filter(|_| on(Channel::Dense)) {
         match sources.dense.rank(sources.conn, scope, q)? {

@@ -7,6 +7,7 @@ mod depth;
 mod eval;
 mod faults;
 mod filters;
+mod followed;
 mod help_examples;
 mod hostile;
 #[path = "../../../../tests/kit/mod.rs"]
