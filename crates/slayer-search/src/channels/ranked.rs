@@ -176,6 +176,16 @@ impl<'d> DenseRanking<'d> {
     }
 }
 
+/// A score as an integer that orders as `f32::total_cmp` does.
+fn score_key(score: f32) -> u32 {
+    let bits = score.to_bits();
+    if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | (1 << 31)
+    }
+}
+
 impl Scanned<'_> {
     fn places<'k>(
         &self,
@@ -208,13 +218,26 @@ impl Scanned<'_> {
             // ahead[i]: entries ranked before target i but not before target i-1.
             let mut ahead = vec![0usize; targets.len()];
             let last = targets[targets.len() - 1].0;
+            // Scores as integers in the order `total_cmp` gives them: one integer compare per
+            // entry, the full order (ties by id) only where scores are equal.
+            let target_keys: Vec<u32> = targets.iter().map(|(t, _)| score_key(t.0)).collect();
+            let last_key = score_key(last.0);
             for entry in &self.by_row {
-                if before(entry, &last) != std::cmp::Ordering::Less {
+                let key = score_key(entry.0);
+                if key < last_key
+                    || (key == last_key && before(entry, &last) != std::cmp::Ordering::Less)
+                {
                     continue;
                 }
-                // The first target this entry is ranked before.
-                let i = targets
-                    .partition_point(|(t, _)| before(t, entry) != std::cmp::Ordering::Greater);
+                // The first target this entry is ranked before: past those of higher score
+                // and those of equal score ranked before it (or it).
+                let mut i = target_keys.partition_point(|t| *t > key);
+                while i < targets.len()
+                    && target_keys[i] == key
+                    && before(&targets[i].0, entry) != std::cmp::Ordering::Greater
+                {
+                    i += 1;
+                }
                 if i < ahead.len() {
                     ahead[i] += 1;
                 }
@@ -247,21 +270,44 @@ mod tests {
 
     /// 600 entity rows whose vectors repeat in runs (so scores tie), under one model.
     fn sidecar(dir: &std::path::Path) -> Sidecar {
+        sidecar_followed(dir, 0)
+    }
+
+    /// [`sidecar`], with every `rewritten`th row written again (the same vector) after the
+    /// sidecar was built, so those rows follow the base out of id order (0: none).
+    fn sidecar_followed(dir: &std::path::Path, rewritten: usize) -> Sidecar {
         let mut store = Store::open(&dir.join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let vector = |i: usize| {
+            let j = (i / 3) as f32;
+            [j.sin(), j.cos(), (j * 0.37).sin(), 0.5]
+        };
         let tx = store.write().unwrap();
         for i in 0..600 {
             let id = format!("db.m{:03}", (i * 37) % 600);
             let stored = docs::StoredDoc::placeholder(&id, "model", Some("db"));
             tx.upsert_doc(&stored).unwrap();
-            let j = (i / 3) as f32;
-            let v = [j.sin(), j.cos(), (j * 0.37).sin(), 0.5];
-            tx.put_embedding(&id, "local/test", "r", "h", &v, "t")
+            tx.put_embedding(&id, "local/test", "r", "h", &vector(i), "t")
                 .unwrap();
         }
         tx.commit().unwrap();
-        Sidecar::open(&store, &store.vectors_dir(), "local/test", "r")
+        let built = Sidecar::open(&store, &store.vectors_dir(), "local/test", "r")
             .unwrap()
+            .unwrap();
+        if rewritten == 0 {
+            return built;
+        }
+        let tx = store.write().unwrap();
+        for i in (0..600).step_by(rewritten) {
+            let id = format!("db.m{:03}", (i * 37) % 600);
+            tx.put_embedding(&id, "local/test", "r", "h2", &vector(i), "t")
+                .unwrap();
+        }
+        tx.commit().unwrap();
+        let followed = Sidecar::open(&store, &store.vectors_dir(), "local/test", "r")
             .unwrap()
+            .unwrap();
+        assert!(!followed.rebuilt && followed.journaled() > 0);
+        followed
     }
 
     /// The same scores sorted whole: what a lazy read must agree with.
@@ -279,11 +325,16 @@ mod tests {
 
     #[test]
     fn a_scan_read_in_steps_is_the_whole_sort() {
-        let dir = tempfile::tempdir().unwrap();
-        let sidecar = sidecar(dir.path());
+        for rewritten in [0, 7] {
+            let dir = tempfile::tempdir().unwrap();
+            read_in_steps(&sidecar_followed(dir.path(), rewritten));
+        }
+    }
+
+    fn read_in_steps(sidecar: &Sidecar) {
         let (_, entities) = sidecar.scan(&[0.6, 0.0, 0.8, 0.0], None, None);
-        let listed = DenseRanking::Listed(whole(&sidecar, &entities));
-        let scanned = DenseRanking::Scanned(Scanned::new(&sidecar, entities));
+        let listed = DenseRanking::Listed(whole(sidecar, &entities));
+        let scanned = DenseRanking::Scanned(Scanned::new(sidecar, entities));
         assert_eq!(scanned.len(), 600);
         assert_eq!(scanned.best(), listed.best());
         let keys: Vec<String> = (0..600).map(|i| format!("db.m{i:03}")).collect();

@@ -338,6 +338,44 @@ pub fn vector_changes(
     Ok(Some(VectorChanges { to, rows }))
 }
 
+/// How many changes per stream the `vector_changes` log keeps: a sidecar further behind is
+/// rebuilt. Pruned when a write commits with twice as many, so the log stays small.
+const VECTOR_CHANGES_KEPT: i64 = 50_000;
+
+/// Drops the oldest `vector_changes` once a stream holds twice [`VECTOR_CHANGES_KEPT`],
+/// moving `vector_changes_from_*` past them (two index reads when there is nothing to do).
+pub fn prune_vector_changes(conn: &Connection) -> Result<(), StoreError> {
+    prune_vector_changes_keeping(conn, VECTOR_CHANGES_KEPT)
+}
+
+fn prune_vector_changes_keeping(conn: &Connection, keep: i64) -> Result<(), StoreError> {
+    if super::migrations::schema_version(conn)? < 9 {
+        return Ok(());
+    }
+    for (stream, from) in [
+        ("e", "vector_changes_from_e"),
+        ("m", "vector_changes_from_m"),
+    ] {
+        let (first, last): (Option<i64>, Option<i64>) = conn
+            .prepare_cached("SELECT min(n), max(n) FROM vector_changes WHERE stream = ?1")?
+            .query_row([stream], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let (Some(first), Some(last)) = (first, last) else {
+            continue;
+        };
+        if last - first < 2 * keep {
+            continue;
+        }
+        let upto = last - keep;
+        conn.prepare_cached("DELETE FROM vector_changes WHERE stream = ?1 AND n <= ?2")?
+            .execute(params![stream, upto])?;
+        conn.prepare_cached(
+            "UPDATE settings SET value = CAST(max(CAST(value AS INTEGER), ?2) AS TEXT) WHERE key = ?1",
+        )?
+        .execute(params![from, upto])?;
+    }
+    Ok(())
+}
+
 /// Calls `each(canonical_id, doc_kind, vector blob)` for every live row of one model name and
 /// revision, in canonical id order ([`live_rows`] without holding them all).
 pub fn for_each_live_row(
@@ -388,6 +426,52 @@ mod tests {
     fn doc(conn: &Connection, id: &str) {
         let stored = docs::StoredDoc::placeholder(id, "model", Some("db"));
         docs::upsert(conn, &stored).unwrap();
+    }
+
+    #[test]
+    fn the_vector_change_log_is_pruned_and_a_state_before_it_is_not_covered() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let conn = store.conn();
+        doc(conn, "db.a");
+        let start = vectors_state(conn).unwrap().unwrap();
+        for i in 0..30 {
+            put(
+                conn,
+                "db.a",
+                "m",
+                "r",
+                &format!("h{i}"),
+                &[i as f32, 1.0],
+                "t",
+            )
+            .unwrap();
+        }
+        let covered = |since: &VectorsState| {
+            vector_changes(conn, since, "m", "r", 100)
+                .unwrap()
+                .is_some()
+        };
+        assert!(covered(&start));
+        prune_vector_changes_keeping(conn, 5).unwrap();
+        let kept: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM vector_changes WHERE stream = 'e'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(kept, 5);
+        assert!(!covered(&start), "the changes after it are gone");
+        let mut recent = vectors_state(conn).unwrap().unwrap();
+        recent.embeddings_changes -= 5;
+        let changes = vector_changes(conn, &recent, "m", "r", 100)
+            .unwrap()
+            .unwrap();
+        assert_eq!(changes.rows.len(), 1);
+        assert_eq!(changes.rows[0].canonical_id, "db.a");
+        recent.embeddings_changes -= 1;
+        assert!(!covered(&recent));
     }
 
     #[test]

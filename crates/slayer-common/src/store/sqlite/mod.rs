@@ -276,6 +276,7 @@ pub struct SqliteWriteTx<'a> {
 impl SqliteWriteTx<'_> {
     /// Commits every write of the transaction, or none.
     pub fn commit(self) -> Result<(), CommitError> {
+        embeddings::prune_vector_changes(&self.tx).map_err(CommitError)?;
         Ok(self.tx.commit()?)
     }
 }
