@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Subcommand;
 use slayer_common::records::{Standing, Tier};
 
-const ABOUT: &str = "Save, forget, list and import agent memories: notes about the warehouse tagged with canonical entities, kept searchable.";
+const ABOUT: &str = "Save, forget, list, import and review agent memories: notes about the warehouse tagged with canonical entities, kept searchable.";
 
 const EXAMPLES: &str = "Examples:
   $ slayer-index import-slayer examples/shop/slayer | slayer-memory import
@@ -15,6 +15,7 @@ const EXAMPLES: &str = "Examples:
   $ slayer-memory show kb.refunds
   $ slayer-memory save --tier semantic --confidence 0.9 --learning 'FY starts Feb' --entities shop
   $ slayer-memory forget kb.refunds
+  $ slayer-memory review
   $ slayer-memory export | wc -l
 
 Default --format: text (the original's wording), jsonl for export and import.";
@@ -33,12 +34,15 @@ pub enum Command {
   $ slayer-memory save --learning 'Net revenue excludes returns' --entities 'status, revenue:sum'
   $ slayer-memory save --learning 'Paid revenue' --query @tests/fixtures/paid-revenue.json
   $ slayer-memory save --tier procedural --agent etl --learning 'Reload nightly' --entities shop
+  $ slayer-memory save --propose --learning 'Refunds post late' --entities shop.orders
 
 References resolve strictly to canonical ids (<ds>, <ds>.<model>, <ds>.<model>.<leaf>,
 memory:<id>): aggregation suffixes are stripped (revenue:sum, sum(amount)), bare names are looked
 up through models then columns, dotted paths follow joins. Any failure saves nothing (exit 1).
 An existing --id is replaced, keeping its created_at. A new memory of a tier other than lesson
-gets the tier's id prefix: obs_7, sem_12, proc_3, crys_1, ins_4, fac_9.")]
+gets the tier's id prefix: obs_7, sem_12, proc_3, crys_1, ins_4, fac_9. A proposed memory
+(--propose, or --agent while the store requires review) waits for `slayer-memory approve`; no
+search returns it before.")]
     Save {
         /// The note.
         #[arg(long)]
@@ -99,6 +103,54 @@ or counts it; saving or importing it again without the flag restores it.")]
         #[arg(required = true)]
         ids: Vec<String>,
     },
+    /// List the proposed memories awaiting review (oldest first), or turn review of agents'
+    /// memories on or off.
+    #[command(after_help = "Examples:
+  $ slayer-memory review --require on
+  $ slayer-memory save --agent etl --learning 'Ships in 2 days' --entities shop.orders
+  $ slayer-memory review
+  $ slayer-memory review --agent etl --format jsonl
+  $ slayer-memory review --require off
+
+With review on, a memory saved by an agent (save --agent, the MCP server's save_memory) is
+proposed: kept, listed and exported, but no search returns it until `slayer-memory approve`
+(or `reject`) decides. `save --propose` and `slayer-search mcp --review` propose whatever the
+setting. The default is off. --project and --agent list only that owner's proposals.")]
+    Review {
+        /// on: agents' saves are proposed until approved; off: saved as asked (the default).
+        #[arg(long, value_enum, conflicts_with_all = ["project", "agent"])]
+        require: Option<OnOff>,
+        /// Only proposals of this project.
+        #[arg(long)]
+        project: Option<String>,
+        /// Only proposals of this agent.
+        #[arg(long)]
+        agent: Option<String>,
+    },
+    /// Approve proposed memories: they become ordinary memories, searched at once.
+    #[command(after_help = "Examples:
+  $ slayer-memory save --propose --id kb.ship --learning 'Ships in 2 days' --entities shop
+  $ slayer-memory approve kb.ship
+
+All ids or none: an id that names no memory, or a memory that is not proposed, is an error
+naming it (exit 1) and nothing is approved.")]
+    Approve {
+        /// Memory ids.
+        #[arg(required = true)]
+        ids: Vec<String>,
+    },
+    /// Reject proposed memories: each is deleted as `forget` deletes a memory.
+    #[command(after_help = "Examples:
+  $ slayer-memory save --propose --id kb.guess --learning 'Refunds are rare' --entities shop
+  $ slayer-memory reject kb.guess
+
+All ids or none: an id that names no memory, or a memory that is not proposed, is an error
+naming it (exit 1) and nothing is deleted.")]
+    Reject {
+        /// Memory ids.
+        #[arg(required = true)]
+        ids: Vec<String>,
+    },
     /// Print every memory as a JSON-lines record (the input of `import`).
     #[command(after_help = "Examples:
   $ slayer-memory export > /dev/null")]
@@ -125,6 +177,15 @@ written); with --keep-going it becomes an `error` record and the exit status is 
     },
 }
 
+/// A switch's two positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    /// Turned on.
+    On,
+    /// Turned off.
+    Off,
+}
+
 /// A memory's tier, trust and owners, as `save` takes them.
 #[derive(Debug, Clone, clap::Args)]
 pub struct StandingArgs {
@@ -140,9 +201,14 @@ pub struct StandingArgs {
     /// The project it belongs to (default: every project's).
     #[arg(long)]
     pub project: Option<String>,
-    /// The agent it belongs to (default: every agent's of its project).
+    /// The agent it belongs to (default: every agent's of its project). While the store
+    /// requires review (`slayer-memory review --require on`), a memory saved with an agent
+    /// is proposed.
     #[arg(long)]
     pub agent: Option<String>,
+    /// Save it as proposed: kept and listed, never searched until `slayer-memory approve`.
+    #[arg(long)]
+    pub propose: bool,
 }
 
 impl StandingArgs {
@@ -155,6 +221,7 @@ impl StandingArgs {
             project: self.project,
             agent: self.agent,
             deleted: false,
+            proposed: self.propose,
         }
     }
 }

@@ -12,13 +12,14 @@ use slayer_common::limits::Limits;
 use slayer_common::records::{Memory, Standing, Tier};
 use slayer_common::store::{OpenMode, Store, StoreRead, StoreWrite};
 use slayer_memory::service::{self, ImportStatus, SaveRequest};
-use slayer_memory::write;
 use slayer_memory::MemoryError;
+use slayer_memory::{review, write};
 
 use slayer_common::cli::{Format, Output, UsageError};
 use slayer_common::jsonl::open_input;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, OnOff};
+use crate::reviewing;
 
 pub fn run(cli: Cli) -> Result<ExitStatus> {
     let default_format = match cli.command {
@@ -56,6 +57,22 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
             deleted,
         } => list(store, entity.as_deref(), &tiers, deleted, &mut out),
         Command::Show { ids } => show(store, &ids, &mut out),
+        Command::Review {
+            require,
+            project,
+            agent,
+        } => match require {
+            Some(on) => reviewing::require(store, on == OnOff::On, &mut out),
+            None => {
+                let owners = review::Owners {
+                    project: project.as_deref(),
+                    agent: agent.as_deref(),
+                };
+                reviewing::list(store, &owners, &mut out)
+            }
+        },
+        Command::Approve { ids } => reviewing::approve(store, &ids, &mut out),
+        Command::Reject { ids } => reviewing::reject(store, &ids, &mut out),
         Command::Export => export(store, &mut out),
         Command::Import {
             file,
@@ -67,7 +84,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     Ok(status)
 }
 
-fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
+pub(crate) fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
     Store::open(path, mode).map_err(|e| MemoryError::Store(e).into())
 }
 
@@ -190,6 +207,7 @@ fn standing_text(v: &Value, lead: &str, sep: &str) -> String {
         "project",
         "agent",
         "deleted",
+        "proposed",
     ]
     .into_iter()
     .filter_map(|k| {
@@ -276,7 +294,7 @@ fn show(store_path: &Path, ids: &[String], out: &mut Output) -> Result<ExitStatu
 
 /// `show`'s text for one memory (the original's, plus a `Standing:` line for a memory that is
 /// not a plain lesson).
-fn show_text(m: &Memory) -> String {
+pub(crate) fn show_text(m: &Memory) -> String {
     let mut text = format!("Memory {}\nCreated: {}", m.id, m.created_at);
     let standing = standing_text(&tagged("memory", m), "\nStanding: ", ", ");
     text.push_str(&standing);

@@ -4,6 +4,8 @@
 //! - [`aggref`]: aggregation suffixes and `agg(column)` forms.
 //! - [`extract`]: the entities of an inline SlayerQuery.
 //! - [`service`]: save, forget, import in one store transaction each, docs re-rendered in it.
+//! - [`write`]: save and forget as whole operations (transaction, commit, index, embedding).
+//! - [`review`]: review of agent memories (the store setting, proposals, approve, reject).
 //!
 //! Rules: resolution on save is strict (nothing is written on an error); every write is one
 //! `BEGIN IMMEDIATE` transaction, so concurrent writers queue instead of colliding; the caller
@@ -14,6 +16,7 @@
 pub mod aggref;
 pub mod extract;
 pub mod resolve;
+pub mod review;
 pub mod service;
 pub mod write;
 

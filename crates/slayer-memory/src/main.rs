@@ -3,6 +3,7 @@
 
 mod cli;
 mod commands;
+mod reviewing;
 
 use std::process::ExitCode;
 

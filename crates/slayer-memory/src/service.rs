@@ -83,13 +83,24 @@ pub struct SaveOutcome {
     pub resolved_entities: Vec<String>,
     /// Non-fatal warnings.
     pub warnings: Vec<String>,
+    /// Saved as proposed: no search returns it until a person approves it (left out of the
+    /// JSON when false, so the original's response is unchanged).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub proposed: bool,
 }
 
 impl SaveOutcome {
     /// The text the CLI prints for a save (`Saved memory <id>.`, the resolved entities,
     /// `Warning: ` lines); the MCP server's `save_memory` answers with the same.
     pub fn to_text(&self) -> String {
-        let mut text = format!("Saved memory {}.", self.memory_id);
+        let mut text = if self.proposed {
+            format!(
+                "Saved memory {} as proposed: no search returns it until a person approves it (slayer-memory approve {}).",
+                self.memory_id, self.memory_id
+            )
+        } else {
+            format!("Saved memory {}.", self.memory_id)
+        };
         if !self.resolved_entities.is_empty() {
             text.push_str(&format!(
                 "\nResolved entities: {}",
@@ -367,6 +378,7 @@ pub fn save(store: &dyn StoreWrite, req: SaveRequest) -> Result<SaveOutcome, Mem
         memory_id: id,
         resolved_entities: entities,
         warnings,
+        proposed: memory.standing.proposed,
     })
 }
 

@@ -23,13 +23,41 @@ pub struct Saved {
     pub embedding_warnings: Vec<String>,
 }
 
+/// Who saves a memory: what decides whether the store's review setting applies to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Saver {
+    /// A person (`slayer-memory save` without `--agent`): saved as asked.
+    Person,
+    /// An agent (`--agent`, or the MCP server's `save_memory`): proposed while the store
+    /// requires review ([`crate::review::required`]).
+    Agent,
+}
+
 /// Saves one memory (docs/spec.md §4.1) in one `BEGIN IMMEDIATE` transaction, then syncs the
-/// index and, with `embed`, embeds it under the active model.
+/// index and, with `embed`, embeds it under the active model. A memory with an agent owner is
+/// an agent's save ([`save_by`]).
 pub fn save(
     store: &mut Store,
     req: SaveRequest,
     limits: &Limits,
     embed: bool,
+) -> Result<Saved, MemoryError> {
+    let saver = if req.standing.agent.is_some() {
+        Saver::Agent
+    } else {
+        Saver::Person
+    };
+    save_by(store, req, limits, embed, saver)
+}
+
+/// [`save`] by a known saver: an agent's memory is saved as proposed while the store requires
+/// review (read inside the save's transaction, so a setting changed meanwhile is obeyed).
+pub fn save_by(
+    store: &mut Store,
+    mut req: SaveRequest,
+    limits: &Limits,
+    embed: bool,
+    saver: Saver,
 ) -> Result<Saved, MemoryError> {
     req.check_limits(limits)?;
     // Into an absent store, a save that would be refused creates no file.
@@ -37,6 +65,9 @@ pub fn save(
         service::save(&rehearsal, req.clone())?;
     }
     let tx = store.write()?;
+    if saver == Saver::Agent && crate::review::required(&tx)? {
+        req.standing.proposed = true;
+    }
     let mut outcome = service::save(&tx, req)?;
     tx.commit().map_err(|source| MemoryError::Commit {
         what: "save",
@@ -60,13 +91,7 @@ pub fn save(
 pub fn forget(store: &mut Store, id: &str) -> Result<Option<String>, MemoryError> {
     check_memory_id(id).map_err(MemoryError::Invalid)?;
     let tx = store.write()?;
-    match slayer_index::remove::remove(&tx, &memory_ref(id)) {
-        Ok(_) => {}
-        Err(IndexError::NotFound(_)) => {
-            return Err(MemoryError::Invalid(format!("No memory with id '{id}'.")))
-        }
-        Err(e) => return Err(MemoryError::Index(e)),
-    }
+    forget_in(&tx, id)?;
     tx.commit().map_err(|source| MemoryError::Commit {
         what: "deletion",
         source,
@@ -76,6 +101,19 @@ pub fn forget(store: &mut Store, id: &str) -> Result<Option<String>, MemoryError
         (Some(a), Some(b)) => Some(format!("{a}; {b}")),
         (a, b) => a.or(b),
     })
+}
+
+/// Forget's work inside the caller's transaction: the memory, its doc, its embedding rows and
+/// the `memory:<id>` tag on other memories (whose docs are re-rendered). Rejecting a proposal
+/// runs the same.
+pub(crate) fn forget_in(tx: &dyn StoreWrite, id: &str) -> Result<(), MemoryError> {
+    match slayer_index::remove::remove(tx, &memory_ref(id)) {
+        Ok(_) => Ok(()),
+        Err(IndexError::NotFound(_)) => {
+            Err(MemoryError::Invalid(format!("No memory with id '{id}'.")))
+        }
+        Err(e) => Err(MemoryError::Index(e)),
+    }
 }
 
 /// Soft-deletes one memory: it stays in the store (and in exports) marked `deleted`, and no

@@ -129,5 +129,10 @@ pub enum Command {
     /// forget_memory, show, list_datasources) until stdin closes. Every call sees the store as
     /// it is then, writes by other processes included. Register it with an MCP client as the
     /// command `slayer-search` with the arguments `mcp --store /path/to/slayer.db`.
-    Mcp,
+    Mcp {
+        /// Save every memory of this session as proposed (it waits for `slayer-memory
+        /// approve`), whatever the store's review setting.
+        #[arg(long)]
+        review: bool,
+    },
 }

@@ -1,5 +1,5 @@
 //! Which memories a request may see (docs/spec.md §9.11): its tiers, the confidence floor,
-//! soft deletes, and its project and agent. The filter applies before ranking, in every
+//! soft deletes and proposals awaiting review, and its project and agent. The filter applies before ranking, in every
 //! channel and in BM25's statistics, exactly as the datasource filter does, so a scoped search
 //! cannot return, count or be scored by a memory outside its scope.
 //!
@@ -43,14 +43,15 @@ impl MemoryFilter {
         self.owns(s) && self.tiers.contains(&s.tier) && s.confidence >= self.confidence_floor
     }
 
-    /// Whether the request's owner may see the memory at all (not deleted, its project, its
-    /// agent): what `expand_ids` checks, whatever the tier or confidence.
+    /// Whether the request's owner may see the memory at all (not deleted, not awaiting
+    /// review, its project, its agent): what `expand_ids` checks, whatever the tier or
+    /// confidence.
     pub fn owns(&self, s: &Standing) -> bool {
         let mine = |wanted: &Option<String>, owner: &Option<String>| match (wanted, owner) {
             (Some(w), Some(o)) => w == o,
             _ => true,
         };
-        !s.deleted && mine(&self.project, &s.project) && mine(&self.agent, &s.agent)
+        !s.deleted && !s.proposed && mine(&self.project, &s.project) && mine(&self.agent, &s.agent)
     }
 
     /// Whether a plain lesson (no owner, full trust) passes: then only marked memories can
@@ -160,7 +161,7 @@ mod tests {
     }
 
     #[test]
-    fn the_floor_the_tiers_and_soft_deletes_filter() {
+    fn the_floor_the_tiers_soft_deletes_and_proposals_filter() {
         let f = MemoryFilter::default();
         let low = Standing {
             confidence: 0.29,
@@ -176,6 +177,17 @@ mod tests {
             ..Standing::default()
         };
         assert!(!f.passes(&deleted) && !f.owns(&deleted));
+        // A proposal awaiting review is absent for every request, whoever's it is.
+        let proposed = Standing {
+            proposed: true,
+            ..standing(Some("p"), Some("a"))
+        };
+        let owner = MemoryFilter {
+            project: Some("p".into()),
+            agent: Some("a".into()),
+            ..MemoryFilter::default()
+        };
+        assert!(!f.passes(&proposed) && !owner.owns(&proposed) && !owner.passes(&proposed));
         let lessons = MemoryFilter {
             tiers: vec![Tier::Lesson],
             ..MemoryFilter::default()

@@ -172,8 +172,9 @@ impl std::fmt::Display for Tier {
 
 /// Where a memory stands: its tier, how far it is trusted (`confidence`, set by its writer)
 /// and how fresh it is (`strength`, decayed by its writer), whose it is (`project`, `agent`),
-/// and whether its writer withdrew it (`deleted`, a soft delete: the memory is kept, and
-/// exported, but never searched).
+/// whether its writer withdrew it (`deleted`, a soft delete: the memory is kept, and
+/// exported, but never searched) and whether it awaits a person's approval (`proposed`: kept,
+/// listed and exported, never searched until `slayer-memory approve`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Standing {
     /// The tier (default `lesson`).
@@ -194,6 +195,10 @@ pub struct Standing {
     /// Soft-deleted.
     #[serde(default, skip_serializing_if = "is_false")]
     pub deleted: bool,
+    /// Awaiting review: saved by an agent while the store requires review (or saved with
+    /// `--propose`); search treats it as absent until it is approved.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub proposed: bool,
 }
 
 fn one() -> f64 {
@@ -213,6 +218,7 @@ impl Default for Standing {
             project: None,
             agent: None,
             deleted: false,
+            proposed: false,
         }
     }
 }
@@ -246,6 +252,23 @@ impl Standing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn proposed_is_left_out_of_the_json_unless_set() {
+        let plain = Memory::placeholder("1", &["db"]);
+        let json = serde_json::to_string(&plain).unwrap();
+        assert!(!json.contains("proposed"), "{json}");
+        let mut proposed = plain.clone();
+        proposed.standing.proposed = true;
+        let json = serde_json::to_string(&proposed).unwrap();
+        assert!(json.ends_with(r#","proposed":true}"#), "{json}");
+        let back: Memory = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, proposed);
+        let old: Memory =
+            serde_json::from_str(r#"{"id":"1","learning":"x","created_at":"t","deleted":true}"#)
+                .unwrap();
+        assert!(old.standing.deleted && !old.standing.proposed);
+    }
 
     #[test]
     fn timestamps_are_iso_8601_as_the_original_writes_them() {

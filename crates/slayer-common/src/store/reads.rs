@@ -168,7 +168,7 @@ pub trait StoreRead {
     /// The docs whose rows of `model` at `revision` (or tags) changed after `since`, when the
     /// store's change log still holds all of them and there are at most `limit`: `None` says
     /// a sidecar at `since` has to be rebuilt whole (another store, a pruned log, a store
-    /// before schema 9, too many changes).
+    /// before schema 10, too many changes).
     fn vector_changes(
         &self,
         since: &VectorsState,

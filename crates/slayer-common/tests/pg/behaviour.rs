@@ -130,6 +130,57 @@ fn readers_never_create_and_refuse_other_versions() {
     }
 }
 
+/// A version 1 store (before review of agent memories) gains `proposed` and the index that
+/// finds proposed memories when a writer opens it; its memories stay as they were.
+#[test]
+fn a_version_1_store_migrates_to_hold_proposed_memories() {
+    let (mut store, schema) = new_store("v1");
+    let tx = store.write().unwrap();
+    tx.put_memory(&memory("1", &["db"])).unwrap();
+    tx.commit().unwrap();
+    drop(store);
+    // Version 1 as it was: no column, the index without it.
+    let server = server();
+    server.psql(
+        DB,
+        &format!(
+            "SET search_path = {s}; DROP INDEX idx_memories_marked;
+             ALTER TABLE memories DROP COLUMN proposed;
+             CREATE INDEX idx_memories_marked ON memories (id)
+                 INCLUDE (tier, confidence, strength, project, agent, deleted)
+                 WHERE tier <> 'lesson' OR confidence <> 1 OR strength <> 1
+                    OR project IS NOT NULL OR agent IS NOT NULL OR deleted;
+             UPDATE schema_version SET version = 1;",
+            s = quote_ident(&schema)
+        ),
+    );
+    assert!(matches!(
+        open_admin(server, &schema, OpenMode::ReadOnly),
+        Err(StoreError::Outdated { found: 1, .. })
+    ));
+    let mut store = open_admin(server, &schema, OpenMode::MustExist).unwrap();
+    assert_eq!(store.schema_version().unwrap(), PG_SCHEMA_VERSION);
+    assert_eq!(store.memory("1").unwrap().unwrap(), memory("1", &["db"]));
+    assert!(store.marked_memories().unwrap().is_empty());
+    let mut proposed = memory("2", &["db"]);
+    proposed.standing.proposed = true;
+    let tx = store.write().unwrap();
+    tx.put_memory(&proposed).unwrap();
+    tx.commit().unwrap();
+    let marked = store.marked_memories().unwrap();
+    assert_eq!(marked.len(), 1);
+    assert!(marked[0].id == "2" && marked[0].standing.proposed);
+    let predicate = server.query(
+        DB,
+        &format!(
+            "SELECT pg_get_expr(i.indpred, i.indrelid) FROM pg_index i
+             JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = '{schema}' AND c.relname = 'idx_memories_marked'"
+        ),
+    );
+    assert!(predicate.contains("proposed"), "{predicate}");
+}
+
 #[test]
 fn two_writers_take_turns_and_allocate_distinct_ids() {
     let server = server();

@@ -89,6 +89,7 @@ fn standing(tier: Tier, confidence: f64, project: Option<&str>, deleted: bool) -
         project: project.map(str::to_owned),
         agent: project.map(|p| format!("{p}-agent")),
         deleted,
+        proposed: false,
     }
 }
 
@@ -198,6 +199,17 @@ pub fn script(b: &mut dyn Backend) -> Vec<String> {
                 "2026-01-05",
                 false,
                 standing(Tier::Procedural, 0.25, Some("q"), false),
+            ),
+            // A plain lesson awaiting review: marked for that alone.
+            memory(
+                "prop",
+                &["db.orders"],
+                "2026-01-06",
+                false,
+                Standing {
+                    proposed: true,
+                    ..lesson.clone()
+                },
             ),
             memory(
                 "a",

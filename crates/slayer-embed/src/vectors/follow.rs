@@ -194,6 +194,19 @@ impl Sidecar {
     }
 }
 
+/// The state a base with this header is current with once its journal (beside `path`) is
+/// replayed.
+pub(super) fn journaled_state(path: &Path, header: &super::layout::Header) -> VectorsState {
+    let mut state = header.state.clone();
+    for record in journal::read(&journal::path_for(path), header.build, header.dim) {
+        if record.from != state {
+            break;
+        }
+        state = record.to;
+    }
+    state
+}
+
 /// [`Sidecar::open`], compacting as `compact` says.
 pub(super) fn open(
     conn: &dyn StoreRead,

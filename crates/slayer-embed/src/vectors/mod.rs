@@ -425,8 +425,9 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 pub struct Recorded {
     /// The file.
     pub file: PathBuf,
-    /// The model and revision whose rows it holds, and the store state it was built at;
-    /// `None` for a file that is not a readable sidecar (rebuilt when next opened).
+    /// The model and revision whose rows it holds, and the store state it is current with
+    /// (its base's, moved on by its journal); `None` for a file that is not a readable
+    /// sidecar (rebuilt when next opened).
     pub built_for: Option<(String, String, VectorsState)>,
 }
 
@@ -448,7 +449,10 @@ pub fn recorded(dir: &Path) -> Vec<Recorded> {
             let built_for = MappedFile::open(&file)
                 .ok()
                 .and_then(|m| validated_header(m.bytes()))
-                .map(|h| (h.model, h.revision, h.state));
+                .map(|h| {
+                    let state = follow::journaled_state(&file, &h);
+                    (h.model, h.revision, state)
+                });
             Recorded { file, built_for }
         })
         .collect()

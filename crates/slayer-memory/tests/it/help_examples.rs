@@ -8,7 +8,9 @@ fn help_examples_run() {
     let top = sh.examples("slayer-memory");
     assert!(top.len() >= 6, "{top:?}");
     sh.run_all(&top);
-    for sub in ["save", "forget", "list", "show", "export", "import"] {
+    for sub in [
+        "save", "forget", "list", "show", "export", "import", "review", "approve", "reject",
+    ] {
         let sh = Shell::after(&[
             "slayer-index import-slayer examples/shop/slayer | slayer-memory import > /dev/null",
         ]);

@@ -10,4 +10,5 @@ mod kit;
 mod model;
 mod real_use;
 mod resolution;
+mod review;
 mod support;

@@ -142,11 +142,12 @@ impl ServerHandler for Server {
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin, or until the store thread is
-/// gone (then the session ends with an error rather than answering half).
-pub fn serve(store: &std::path::Path) -> anyhow::Result<()> {
+/// gone (then the session ends with an error rather than answering half). With `review`,
+/// every memory saved in the session is proposed.
+pub fn serve(store: &std::path::Path, review: bool) -> anyhow::Result<()> {
     let limits = slayer_common::limits::Limits::load(store)
         .map_err(|e| slayer_common::cli::UsageError(e.to_string()))?;
-    let (jobs, worker) = worker::start(store.to_owned(), limits)?;
+    let (jobs, worker) = worker::start(store.to_owned(), limits, review)?;
     let _reembed = slayer_search::reembed::start(store);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -69,6 +69,7 @@ pub struct Job {
 pub fn start(
     path: PathBuf,
     limits: slayer_common::limits::Limits,
+    review: bool,
 ) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>)> {
     let _ = STORE.set(path.clone());
     let (jobs, inbox) = mpsc::channel::<Job>();
@@ -106,6 +107,7 @@ pub fn start(
                         ctx,
                         path: &path,
                         writer: None,
+                        review,
                     }
                 }
                 Err(e) => {
@@ -153,6 +155,8 @@ struct Worker<'a> {
     path: &'a Path,
     /// A write connection, opened on the first save or forget.
     writer: Option<Store>,
+    /// `mcp --review`: every save of the session is proposed.
+    review: bool,
 }
 
 /// The store this server serves, for messages that name it.
@@ -253,7 +257,7 @@ impl Worker<'_> {
             standing: Default::default(),
         };
         let limits = self.ctx.limits;
-        let saved = write::save(self.writer()?, request, &limits, true).map_err(message)?;
+        let saved = self.save_reviewed(request, &limits)?;
         for warning in &saved.embedding_warnings {
             // A note for whoever reads the server's log, as slayer-memory prints it.
             let _ = writeln!(
@@ -266,6 +270,17 @@ impl Worker<'_> {
             structured: serde_json::to_value(&saved.outcome).map_err(message)?,
             text: saved.outcome.to_text(),
         })
+    }
+
+    /// Review of agent memories: whatever an MCP client saves is an agent's save (proposed
+    /// while the store requires review), and `--review` proposes it in any case.
+    fn save_reviewed(
+        &mut self,
+        mut request: SaveRequest,
+        limits: &slayer_common::limits::Limits,
+    ) -> Result<write::Saved, String> {
+        request.standing.proposed |= self.review;
+        write::save_by(self.writer()?, request, limits, true, write::Saver::Agent).map_err(message)
     }
 
     fn forget(&mut self, id: &str) -> Outcome {

@@ -75,6 +75,9 @@ fn saves_and_forgets_are_followed_and_rank_as_after_a_compaction() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let saved = out.stdout.trim().to_owned();
     assert!(journal_len(&f.store) > 16, "the save appended its row");
+    // The journal makes the sidecar current: `stats --check` holds it to the store.
+    let stats = crate::support::run("slayer-index", &f.store, &["stats", "--check"], None);
+    assert_eq!(stats.code, 0, "{}{}", stats.stdout, stats.stderr);
     let followed = f.dense_search(&QUESTION);
     assert!(
         followed["memories"]

@@ -22,6 +22,7 @@ mod pg_store;
 mod plan;
 mod ranking;
 mod real_use;
+mod review;
 mod revisions;
 mod support;
 mod tiers;

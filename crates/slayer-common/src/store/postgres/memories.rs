@@ -24,12 +24,13 @@ pub(super) fn put(s: &mut Session, memory: &Memory) -> PgResult<()> {
     let standing = &memory.standing;
     s.execute(
         "INSERT INTO memories (id, data, created_at, has_query, tier, confidence, strength,
-                               project, agent, deleted)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                               project, agent, deleted, proposed)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (id) DO UPDATE SET data = excluded.data, created_at = excluded.created_at,
              has_query = excluded.has_query, tier = excluded.tier,
              confidence = excluded.confidence, strength = excluded.strength,
-             project = excluded.project, agent = excluded.agent, deleted = excluded.deleted",
+             project = excluded.project, agent = excluded.agent, deleted = excluded.deleted,
+             proposed = excluded.proposed",
         &[
             &memory.id,
             &to_row("memory", memory)?,
@@ -41,6 +42,7 @@ pub(super) fn put(s: &mut Session, memory: &Memory) -> PgResult<()> {
             &standing.project,
             &standing.agent,
             &standing.deleted,
+            &standing.proposed,
         ],
     )?;
     s.execute(
@@ -107,9 +109,9 @@ pub(super) fn largest_prefixed_id(s: &mut Session, prefix: &str) -> PgResult<Opt
 
 pub(super) fn marked(s: &mut Session) -> PgResult<Vec<Marked>> {
     let rows = s.query(
-        "SELECT id, tier, confidence, strength, project, agent, deleted FROM memories
+        "SELECT id, tier, confidence, strength, project, agent, deleted, proposed FROM memories
          WHERE tier <> 'lesson' OR confidence <> 1 OR strength <> 1 OR project IS NOT NULL
-            OR agent IS NOT NULL OR deleted
+            OR agent IS NOT NULL OR deleted OR proposed
          ORDER BY id",
         &[],
     )?;
@@ -130,6 +132,7 @@ pub(super) fn marked(s: &mut Session) -> PgResult<Vec<Marked>> {
                 project: r.get(4),
                 agent: r.get(5),
                 deleted: r.get(6),
+                proposed: r.get(7),
             },
         });
     }

@@ -9,10 +9,13 @@ use super::{lock_key, quote_ident, PgEndpoint, PgResult, Session};
 use crate::store::{OpenMode, StoreError};
 
 /// The PostgreSQL schema version this build writes (its own numbering, not SQLite's).
-pub const PG_SCHEMA_VERSION: i64 = 1;
+pub const PG_SCHEMA_VERSION: i64 = 2;
 
 /// Each entry upgrades the schema from version `index` to `index + 1`.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_tables.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_tables.sql"),
+    include_str!("migrations/0002_proposed.sql"),
+];
 
 /// The tables every slayer store has, whatever its version.
 const CORE_TABLES: [&str; 6] = [

@@ -259,7 +259,7 @@ pub fn vectors_state(conn: &Connection) -> Result<Option<VectorsState>, StoreErr
     )
 }
 
-/// The docs logged in `vector_changes` after `since` (schema 9), as they are now: see
+/// The docs logged in `vector_changes` after `since` (schema 10), as they are now: see
 /// [`crate::store::StoreRead::vector_changes`].
 pub fn vector_changes(
     conn: &Connection,
@@ -349,7 +349,7 @@ pub fn prune_vector_changes(conn: &Connection) -> Result<(), StoreError> {
 }
 
 fn prune_vector_changes_keeping(conn: &Connection, keep: i64) -> Result<(), StoreError> {
-    if super::migrations::schema_version(conn)? < 9 {
+    if super::migrations::schema_version(conn)? < 10 {
         return Ok(());
     }
     for (stream, from) in [

@@ -11,12 +11,13 @@ pub use crate::store::rows::{Marked, TaggedMemory};
 pub fn put(conn: &Connection, memory: &Memory) -> Result<(), StoreError> {
     conn.execute(
         "INSERT INTO memories (id, data, created_at, has_query, tier, confidence, strength,
-                               project, agent, deleted)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                               project, agent, deleted, proposed)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
          ON CONFLICT(id) DO UPDATE SET data = excluded.data, created_at = excluded.created_at,
              has_query = excluded.has_query, tier = excluded.tier,
              confidence = excluded.confidence, strength = excluded.strength,
-             project = excluded.project, agent = excluded.agent, deleted = excluded.deleted",
+             project = excluded.project, agent = excluded.agent, deleted = excluded.deleted,
+             proposed = excluded.proposed",
         params![
             memory.id,
             to_row("memory", memory)?,
@@ -28,6 +29,7 @@ pub fn put(conn: &Connection, memory: &Memory) -> Result<(), StoreError> {
             memory.standing.project,
             memory.standing.agent,
             memory.standing.deleted,
+            memory.standing.proposed,
         ],
     )?;
     conn.execute(
@@ -102,13 +104,14 @@ pub fn largest_prefixed_id(conn: &Connection, prefix: &str) -> Result<Option<Str
 }
 
 /// Every memory that is not a plain lesson (another tier, a trust below 1, an owner, a soft
-/// delete), in id order, from the partial index that holds only them.
+/// delete, a proposal awaiting review), in id order, from the partial index that holds only
+/// them.
 pub fn marked(conn: &Connection) -> Result<Vec<Marked>, StoreError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, tier, confidence, strength, project, agent, deleted
+        "SELECT id, tier, confidence, strength, project, agent, deleted, proposed
          FROM memories INDEXED BY idx_memories_marked
          WHERE tier <> 'lesson' OR confidence <> 1 OR strength <> 1 OR project IS NOT NULL
-            OR agent IS NOT NULL OR deleted <> 0
+            OR agent IS NOT NULL OR deleted <> 0 OR proposed <> 0
          ORDER BY id",
     )?;
     let mut rows = stmt.query([])?;
@@ -130,6 +133,7 @@ pub fn marked(conn: &Connection) -> Result<Vec<Marked>, StoreError> {
                 project: row.get(4)?,
                 agent: row.get(5)?,
                 deleted: row.get(6)?,
+                proposed: row.get(7)?,
             },
         });
     }

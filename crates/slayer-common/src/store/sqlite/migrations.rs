@@ -6,7 +6,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::{catalog, StoreError};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// The triggers that keep `tag_counts` and the `memory_count` setting exact: one text for the
 /// version 4 migration and for [`super::memories::resume_counts`].
@@ -28,7 +28,8 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_embeddings_changes.sql"),
     include_str!("migrations/0007_memory_tags_changes.sql"),
     include_str!("migrations/0008_standing.sql"),
-    include_str!("migrations/0009_vector_changes.sql"),
+    include_str!("migrations/0009_proposed.sql"),
+    include_str!("migrations/0010_vector_changes.sql"),
 ];
 
 /// The version whose migration rewrites every model skeleton (they gained join names).
@@ -47,6 +48,13 @@ const STANDING_COLUMN_DEFINITIONS: &[(&str, &str, &str)] = &[
     ("memories", "deleted", "INTEGER NOT NULL DEFAULT 0"),
     ("embeddings", "model_revision", "TEXT NOT NULL DEFAULT ''"),
 ];
+
+/// The version that adds `memories.proposed` (review of agent memories).
+const PROPOSED_COLUMN: usize = 9;
+
+/// `(table, column, definition)` of the column version 9 adds.
+const PROPOSED_COLUMN_DEFINITIONS: &[(&str, &str, &str)] =
+    &[("memories", "proposed", "INTEGER NOT NULL DEFAULT 0")];
 
 /// Adds each column a table lacks: SQLite has no `ADD COLUMN IF NOT EXISTS`, and a store whose
 /// version number was lowered by hand must still migrate.
@@ -82,6 +90,9 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     for (version, sql) in MIGRATIONS.iter().enumerate().skip(now as usize) {
         if version + 1 == STANDING_COLUMNS {
             add_missing_columns(&tx, STANDING_COLUMN_DEFINITIONS)?;
+        }
+        if version + 1 == PROPOSED_COLUMN {
+            add_missing_columns(&tx, PROPOSED_COLUMN_DEFINITIONS)?;
         }
         tx.execute_batch(sql)?;
         if version + 1 == SKELETON_JOIN_NAMES {

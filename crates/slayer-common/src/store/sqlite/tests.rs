@@ -202,6 +202,38 @@ fn a_version_1_store_migrates_forward_keeping_its_memories() {
         .collect();
     assert_eq!(tiers, ["lesson", "lesson"]);
     assert!(memories::marked(store.conn()).unwrap().is_empty());
+    // Version 9: none is proposed, and the partial index finds proposed ones.
+    let (proposed, index): (i64, String) = store
+        .conn()
+        .query_row(
+            "SELECT (SELECT count(*) FROM memories WHERE proposed = 0),
+                    (SELECT sql FROM sqlite_master WHERE name = 'idx_memories_marked')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(proposed, 2);
+    assert!(index.contains("proposed <> 0"), "{index}");
+}
+
+#[test]
+fn a_proposed_lesson_is_marked_and_approving_it_unmarks_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+    let mut m = crate::records::Memory::placeholder("7", &["db"]);
+    m.standing.proposed = true;
+    let tx = store.write().unwrap();
+    memories::put(&tx, &m).unwrap();
+    tx.commit().unwrap();
+    let marked = memories::marked(store.conn()).unwrap();
+    assert_eq!(marked.len(), 1);
+    assert!(marked[0].standing.proposed && marked[0].id == "7");
+    assert_eq!(memories::get(store.conn(), "7").unwrap().unwrap(), m);
+    m.standing.proposed = false;
+    let tx = store.write().unwrap();
+    memories::put(&tx, &m).unwrap();
+    tx.commit().unwrap();
+    assert!(memories::marked(store.conn()).unwrap().is_empty());
 }
 
 #[test]

@@ -133,6 +133,46 @@ fn every_command_answers_on_a_server_as_on_a_file() {
         ),
         ("slayer-memory", &["forget", "--soft", "tmp"], None),
         ("slayer-memory", &["forget", "42"], None),
+        // Review of agent memories: proposals no search returns until approved.
+        ("slayer-memory", &["review", "--require", "on"], None),
+        (
+            "slayer-memory",
+            &[
+                "save",
+                "--format",
+                "json",
+                "--id",
+                "pending",
+                "--agent",
+                "ci",
+                "--learning",
+                "cobalt refunds settle weekly",
+                "--entities",
+                "shop.orders",
+            ],
+            None,
+        ),
+        (
+            "slayer-memory",
+            &[
+                "save",
+                "--id",
+                "doubt",
+                "--propose",
+                "--learning",
+                "cobalt refunds are rare",
+                "--entities",
+                "shop.orders",
+            ],
+            None,
+        ),
+        ("slayer-search", &["--question", "cobalt refunds"], None),
+        ("slayer-memory", &["review", "--format", "jsonl"], None),
+        ("slayer-memory", &["approve", "pending", "nope"], None),
+        ("slayer-memory", &["approve", "pending"], None),
+        ("slayer-memory", &["reject", "doubt"], None),
+        ("slayer-memory", &["review", "--require", "off"], None),
+        ("slayer-search", &["--question", "cobalt refunds"], None),
         ("slayer-memory", &["list", "--format", "json"], None),
         (
             "slayer-memory",
@@ -209,6 +249,84 @@ fn every_command_answers_on_a_server_as_on_a_file() {
         v["index"]["path"] = Value::Null;
     }
     assert_eq!(on_file, on_server);
+}
+
+/// Review of agent memories on a server store: a proposal is seen by no host's search (each
+/// with its own caches) until a person approves it; a rejected one is gone from the store.
+#[test]
+fn a_proposal_waits_for_approval_on_every_host() {
+    let db = TeamDb::new("team_review");
+    let url = db.url();
+    let (host, other) = (Host::new(), Host::new());
+    host.load_shop(&url);
+    let on = host.ok(&url, "slayer-memory", &["review", "--require", "on"], None);
+    assert!(
+        on.stdout.starts_with("Review of agent memories: on"),
+        "{}",
+        on.stdout
+    );
+    let saved = host.ok(
+        &url,
+        "slayer-memory",
+        &[
+            "save",
+            "--format",
+            "json",
+            "--agent",
+            "etl",
+            "--learning",
+            "cobalt refunds settle weekly",
+            "--entities",
+            "shop.orders",
+        ],
+        None,
+    );
+    let id = saved.json()["memory_id"].as_str().unwrap().to_owned();
+    assert_eq!(saved.json()["proposed"], true);
+    for h in [&host, &other] {
+        assert!(!memory_ids(&h.search(&url, "cobalt refunds")).contains(&id));
+    }
+    let queue = host.ok(
+        &url,
+        "slayer-memory",
+        &["review", "--format", "jsonl"],
+        None,
+    );
+    let queued: Vec<Value> = queue.lines();
+    assert_eq!(queued.len(), 1, "{}", queue.stdout);
+    assert_eq!(queued[0]["id"], id.as_str());
+    assert_eq!(queued[0]["entities"], serde_json::json!(["shop.orders"]));
+    other.ok(&url, "slayer-memory", &["approve", &id], None);
+    for h in [&host, &other] {
+        assert!(memory_ids(&h.search(&url, "cobalt refunds")).contains(&id));
+    }
+    let before = memory_count(&db);
+    host.ok(
+        &url,
+        "slayer-memory",
+        &[
+            "save",
+            "--propose",
+            "--id",
+            "doubt",
+            "--learning",
+            "x",
+            "--entities",
+            "shop",
+        ],
+        None,
+    );
+    let out = host.run(&url, "slayer-memory", &["reject", "doubt", &id], None);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(&format!("Memory '{id}' is not proposed")),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(memory_count(&db), before + 1, "nothing was rejected");
+    host.ok(&url, "slayer-memory", &["reject", "doubt"], None);
+    assert_eq!(memory_count(&db), before);
 }
 
 #[test]
