@@ -17,6 +17,7 @@ use slayer_common::canonical::memory_ref;
 use slayer_common::store::StoreRead;
 use slayer_index::fulltext::{Fields, FullText};
 
+use crate::channels::ranked::{score_key, score_of_key};
 use crate::corpus::Admission;
 use crate::SearchError;
 
@@ -452,8 +453,27 @@ pub(crate) fn scored(
             searcher.search_with_statistics_provider(&query, &AllScored, &stats)?
         }
     };
-    hits.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    Ok(hits)
+    Ok(best_first(hits))
+}
+
+/// Hits best first, equal scores by doc address: sorted as integers (score, segment, doc),
+/// which takes a fraction of the time a comparison closure does over 100,000 hits.
+fn best_first(hits: Vec<(f32, DocAddress)>) -> Vec<(f32, DocAddress)> {
+    let mut keys: Vec<u128> = hits
+        .iter()
+        .map(|(score, at)| {
+            (u128::from(!score_key(*score)) << 64)
+                | (u128::from(at.segment_ord) << 32)
+                | u128::from(at.doc_id)
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.into_iter()
+        .map(|k| {
+            let score = score_of_key(!((k >> 64) as u32));
+            (score, DocAddress::new((k >> 32) as u32, k as u32))
+        })
+        .collect()
 }
 
 /// The `id` of each hit, from the `id` fast field looked up in ordinal order per segment
@@ -506,4 +526,37 @@ fn ids_of(
         )?;
     }
     Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn best_first_is_the_comparison_sort() {
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            (seed >> 33) as u32
+        };
+        let hits: Vec<(f32, DocAddress)> = (0..5000)
+            .map(|_| {
+                // Few distinct scores, so ties are common; some negative, one -0.0.
+                let score = (next() % 40) as f32 / 4.0 - 2.0;
+                let score = if score == 0.0 && next() % 2 == 0 {
+                    -0.0
+                } else {
+                    score
+                };
+                (score, DocAddress::new(next() % 3, next() % 100_000))
+            })
+            .collect();
+        let mut expected = hits.clone();
+        expected.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let got = best_first(hits);
+        assert_eq!(got.len(), expected.len());
+        for (g, e) in got.iter().zip(&expected) {
+            assert_eq!((g.0.to_bits(), g.1), (e.0.to_bits(), e.1));
+        }
+    }
 }

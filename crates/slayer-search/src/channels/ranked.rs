@@ -177,13 +177,22 @@ impl<'d> DenseRanking<'d> {
 }
 
 /// A score as an integer that orders as `f32::total_cmp` does.
-fn score_key(score: f32) -> u32 {
+pub(crate) fn score_key(score: f32) -> u32 {
     let bits = score.to_bits();
     if bits >> 31 == 1 {
         !bits
     } else {
         bits | (1 << 31)
     }
+}
+
+/// The score a [`score_key`] was made from.
+pub(crate) fn score_of_key(key: u32) -> f32 {
+    f32::from_bits(if key >> 31 == 1 {
+        key & !(1 << 31)
+    } else {
+        !key
+    })
 }
 
 impl Scanned<'_> {
@@ -320,6 +329,27 @@ mod tests {
                 .iter()
                 .map(|(s, r)| (sidecar.id(*r).to_owned(), Some(f64::from(*s))))
                 .collect(),
+        }
+    }
+
+    #[test]
+    fn score_keys_order_as_total_cmp_and_give_the_score_back() {
+        let scores = [
+            f32::NEG_INFINITY,
+            -3.5,
+            -1e-30,
+            -0.0,
+            0.0,
+            1e-30,
+            0.25,
+            7.0,
+            f32::INFINITY,
+        ];
+        for a in scores {
+            assert_eq!(score_of_key(score_key(a)).to_bits(), a.to_bits());
+            for b in scores {
+                assert_eq!(score_key(a).cmp(&score_key(b)), a.total_cmp(&b), "{a} {b}");
+            }
         }
     }
 
