@@ -11,13 +11,14 @@ use tantivy::query::{
     TermQuery, TermSetQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption, Value};
-use tantivy::{DocAddress, DocSet, Searcher, SegmentReader, TantivyDocument, Term, TERMINATED};
+use tantivy::{DocAddress, Searcher, SegmentReader, TantivyDocument, Term};
 
 use slayer_common::canonical::memory_ref;
 use slayer_common::store::StoreRead;
 use slayer_index::fulltext::{Fields, FullText};
 
 use crate::channels::ranked::{score_key, score_of_key};
+pub(crate) use crate::channels::text_ranking::TextRanking;
 use crate::corpus::Admission;
 use crate::SearchError;
 
@@ -222,107 +223,8 @@ impl SegmentCollector for SegmentScored {
     }
 }
 
-/// One side's full ranking by the question, ids read only where asked: a ranking can hold
-/// every memory of a large corpus, and fusion rarely needs more than its top.
-pub(crate) struct TextRanking<'s> {
-    searcher: &'s Searcher,
-    id_field: Field,
-    /// Every match, best first; equal scores in ascending doc address, as tantivy's `TopDocs`.
-    hits: Vec<(f32, DocAddress)>,
-    /// Per segment, doc id → position in `hits`, built on the first [`TextRanking::locate`].
-    positions: std::cell::OnceCell<Vec<Vec<u32>>>,
-}
-
-impl<'s> TextRanking<'s> {
-    /// The ranking split into `groups` rankings by each hit's group (`group_of(position)`),
-    /// each in the same order with the same scores: the tiers' shares of a ranking, scored
-    /// with the whole ranking's statistics.
-    pub(crate) fn split(
-        &self,
-        groups: usize,
-        group_of: impl Fn(usize) -> usize,
-    ) -> Vec<TextRanking<'s>> {
-        let mut hits: Vec<Vec<(f32, DocAddress)>> = vec![Vec::new(); groups];
-        for (i, hit) in self.hits.iter().enumerate() {
-            hits[group_of(i)].push(*hit);
-        }
-        hits.into_iter()
-            .map(|hits| TextRanking {
-                searcher: self.searcher,
-                id_field: self.id_field,
-                hits,
-                positions: std::cell::OnceCell::new(),
-            })
-            .collect()
-    }
-
-    /// How many docs matched.
-    pub(crate) fn len(&self) -> usize {
-        self.hits.len()
-    }
-
-    /// Whether nothing matched.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.hits.is_empty()
-    }
-
-    /// The raw score at a position.
-    pub(crate) fn score(&self, position: usize) -> f64 {
-        f64::from(self.hits[position].0)
-    }
-
-    /// `(id, score)` of the first `n` hits.
-    pub(crate) fn top(&self, n: usize) -> tantivy::Result<Vec<(String, Option<f64>)>> {
-        let hits = &self.hits[..n.min(self.hits.len())];
-        let ids = ids_of(self.searcher, self.id_field, hits)?;
-        Ok(hits
-            .iter()
-            .zip(ids)
-            .map(|((score, _), id)| (id, Some(f64::from(*score))))
-            .collect())
-    }
-
-    /// The 0-based position of each id that matched (ids that did not are left out).
-    pub(crate) fn locate<'k>(
-        &self,
-        ids: impl IntoIterator<Item = &'k str>,
-    ) -> tantivy::Result<rustc_hash::FxHashMap<String, usize>> {
-        let readers = self.searcher.segment_readers();
-        let positions = self.positions.get_or_init(|| {
-            let mut out: Vec<Vec<u32>> = readers
-                .iter()
-                .map(|r| vec![u32::MAX; r.max_doc() as usize])
-                .collect();
-            for (i, (_, addr)) in self.hits.iter().enumerate() {
-                out[addr.segment_ord as usize][addr.doc_id as usize] = i as u32;
-            }
-            out
-        });
-        let mut out = rustc_hash::FxHashMap::default();
-        for id in ids {
-            let term = Term::from_field_text(self.id_field, id);
-            for (segment, reader) in readers.iter().enumerate() {
-                let inverted = reader.inverted_index(self.id_field)?;
-                let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic)?
-                else {
-                    continue;
-                };
-                let mut doc = postings.doc();
-                while doc != TERMINATED {
-                    let at = positions[segment][doc as usize];
-                    if at != u32::MAX {
-                        out.insert(id.to_owned(), at as usize);
-                    }
-                    doc = postings.advance();
-                }
-            }
-        }
-        Ok(out)
-    }
-}
-
-/// Ranks one side by the question: every match, best first (never truncated). Equal scores
-/// keep index order (doc address), as tantivy does.
+/// Ranks one side by the question: every match (never truncated), best first as it is read.
+/// Equal scores keep index order (doc address), as tantivy does.
 pub(crate) fn rank<'s>(
     fulltext: &FullText,
     searcher: &'s Searcher,
@@ -333,14 +235,8 @@ pub(crate) fn rank<'s>(
     name_weight: f32,
 ) -> tantivy::Result<TextRanking<'s>> {
     let f: Fields = fulltext.fields();
-    let mut ranking = TextRanking {
-        searcher,
-        id_field: f.id,
-        hits: Vec::new(),
-        positions: std::cell::OnceCell::new(),
-    };
     if terms.is_empty() {
-        return Ok(ranking);
+        return Ok(TextRanking::new(searcher, f.id, Vec::new()));
     }
     let mut words: Vec<(Occur, Box<dyn Query>)> = terms
         .iter()
@@ -365,8 +261,8 @@ pub(crate) fn rank<'s>(
             words.push((Occur::Should, counted(weighted, *count)));
         }
     }
-    ranking.hits = scored(fulltext, searcher, words, side, datasource, admission)?;
-    Ok(ranking)
+    let hits = matches(fulltext, searcher, words, side, datasource, admission)?;
+    Ok(TextRanking::new(searcher, f.id, hits))
 }
 
 /// The memory docs of these ids.
@@ -425,6 +321,20 @@ pub(crate) fn scored(
     datasource: Option<&str>,
     admission: &Admission<'_>,
 ) -> tantivy::Result<Vec<(f32, DocAddress)>> {
+    Ok(best_first(matches(
+        fulltext, searcher, words, side, datasource, admission,
+    )?))
+}
+
+/// The docs of `side` the words match, with their scores, in no order.
+fn matches(
+    fulltext: &FullText,
+    searcher: &Searcher,
+    words: Vec<(Occur, Box<dyn Query>)>,
+    side: Side,
+    datasource: Option<&str>,
+    admission: &Admission<'_>,
+) -> tantivy::Result<Vec<(f32, DocAddress)>> {
     let f: Fields = fulltext.fields();
     let mut clauses: Vec<(Occur, Box<dyn Query>)> =
         vec![(Occur::Must, Box::new(BooleanQuery::new(words)))];
@@ -437,7 +347,7 @@ pub(crate) fn scored(
         clauses.push((Occur::Must, unscored(filter.box_clone())));
     }
     let query = BooleanQuery::new(clauses);
-    let mut hits = match filter {
+    let hits = match filter {
         None => searcher.search(&query, &AllScored)?,
         Some(filter) => {
             let mut docs: Vec<DocAddress> = searcher
@@ -453,7 +363,7 @@ pub(crate) fn scored(
             searcher.search_with_statistics_provider(&query, &AllScored, &stats)?
         }
     };
-    Ok(best_first(hits))
+    Ok(hits)
 }
 
 /// Hits best first, equal scores by doc address: sorted as integers (score, segment, doc),
@@ -478,7 +388,7 @@ fn best_first(hits: Vec<(f32, DocAddress)>) -> Vec<(f32, DocAddress)> {
 
 /// The `id` of each hit, from the `id` fast field looked up in ordinal order per segment
 /// (decompressing a stored doc, or seeking the term dictionary, per hit would dominate).
-fn ids_of(
+pub(super) fn ids_of(
     searcher: &Searcher,
     id_field: Field,
     hits: &[(f32, DocAddress)],

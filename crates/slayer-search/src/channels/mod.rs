@@ -6,6 +6,7 @@ pub(crate) mod bm25;
 pub(crate) mod dense;
 pub(crate) mod lexical;
 pub(crate) mod ranked;
+pub(crate) mod text_ranking;
 
 use slayer_common::limits::Limits;
 use slayer_common::store::StoreRead;

@@ -44,6 +44,10 @@ pub struct Scanned<'d> {
     sorted: RefCell<usize>,
     /// Places already counted: key → (0-based position, score).
     places: RefCell<FxHashMap<String, Option<(usize, f64)>>>,
+    /// Counting passes made: past the first, the whole is sorted once and places are read.
+    passes: std::cell::Cell<u32>,
+    /// Row → 0-based position (`u32::MAX`: not ranked here), once the whole is sorted.
+    positions: std::cell::OnceCell<Vec<u32>>,
 }
 
 impl<'d> Scanned<'d> {
@@ -55,6 +59,8 @@ impl<'d> Scanned<'d> {
             by_row,
             sorted: RefCell::new(0),
             places: RefCell::default(),
+            passes: Default::default(),
+            positions: Default::default(),
         }
     }
 
@@ -221,7 +227,33 @@ impl Scanned<'_> {
                 }
             }
         }
+        if !targets.is_empty() && self.passes.get() > 0 {
+            // Fusion asks again and again as it reads deeper: one sort of the whole costs
+            // less than a counting pass per question.
+            let positions = self.positions.get_or_init(|| {
+                self.sort_to(self.by_row.len());
+                let order = self.order.borrow();
+                let mut positions = vec![u32::MAX; self.sidecar.len()];
+                for (at, (_, row)) in order.iter().enumerate() {
+                    if let Some(slot) = positions.get_mut(*row as usize) {
+                        *slot = at as u32;
+                    }
+                }
+                positions
+            });
+            for (entry, key) in &targets {
+                let at = positions
+                    .get(entry.1 as usize)
+                    .filter(|at| **at != u32::MAX);
+                places.insert(
+                    (*key).to_owned(),
+                    at.map(|at| (*at as usize, f64::from(entry.0))),
+                );
+            }
+            targets.clear();
+        }
         if !targets.is_empty() {
+            self.passes.set(self.passes.get() + 1);
             let before = |a: &(f32, u32), b: &(f32, u32)| self.sidecar.order(a, b);
             targets.sort_unstable_by(|a, b| before(&a.0, &b.0));
             // ahead[i]: entries ranked before target i but not before target i-1.

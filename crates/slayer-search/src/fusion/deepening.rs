@@ -29,7 +29,7 @@ pub(crate) struct Deepening<'t, 's> {
     text: Option<&'t TextRanking<'s>>,
     dense: &'t DenseRanking<'s>,
     /// Where keys of channel 1 and of the dense top sit in the text ranking.
-    located: FxHashMap<String, usize>,
+    located: FxHashMap<String, (usize, f64)>,
     /// The keys already looked up in the text ranking (found or not).
     asked: FxHashSet<String>,
     depth: usize,
@@ -166,8 +166,8 @@ impl<'t, 's> Deepening<'t, 's> {
         let beyond = self
             .located
             .iter()
-            .filter(|(_, &at)| at >= top.len())
-            .map(|(k, &at)| (k.clone(), (at, Some(text.score(at)))))
+            .filter(|(_, &(at, _))| at >= top.len())
+            .map(|(k, &(at, score))| (k.clone(), (at, Some(score))))
             .collect();
         Partial {
             channel: "fulltext",
@@ -176,7 +176,7 @@ impl<'t, 's> Deepening<'t, 's> {
             beyond,
             raw_scores: true,
             weight: self.fusion.weights.text,
-            best: self.best(1, (!text.is_empty()).then(|| text.score(0))),
+            best: self.best(1, text.best()),
         }
     }
 
@@ -212,7 +212,7 @@ impl<'t, 's> Deepening<'t, 's> {
             } else {
                 text.locate(keys.iter().copied())?
                     .into_iter()
-                    .map(|(k, at)| (k, (at, Some(text.score(at)))))
+                    .map(|(k, (at, score))| (k, (at, Some(score))))
                     .collect()
             };
             rankings.push(Partial {
@@ -222,7 +222,7 @@ impl<'t, 's> Deepening<'t, 's> {
                 beyond,
                 raw_scores: true,
                 weight: self.fusion.weights.text,
-                best: self.best(1, (!text.is_empty()).then(|| text.score(0))),
+                best: self.best(1, text.best()),
             });
         }
         rankings.push(self.dense_partial(Vec::new(), keys.iter().copied()));

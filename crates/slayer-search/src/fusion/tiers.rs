@@ -21,6 +21,7 @@ use crate::fusion::fuse::{Contribution, Fused};
 use crate::scoping::TierConfig;
 use crate::tuning::Fusion;
 use crate::SearchError;
+use tantivy::DocAddress;
 
 /// Every tier's candidates, merged: best first; equal scores by tier order, then by place in
 /// the tier.
@@ -49,20 +50,20 @@ pub(crate) fn fuse_by_tier(
                     .filter(|(_, s)| s.tier != Tier::Lesson)
                     .map(|(id, _)| memory_ref(id))
                     .collect();
-                let placed: FxHashMap<usize, usize> = text
-                    .locate(keys.iter().map(String::as_str))?
+                let placed: FxHashMap<DocAddress, usize> = text
+                    .addresses(keys.iter().map(String::as_str))?
                     .into_iter()
                     .map(|(key, at)| (at, group(&key)))
                     .collect();
                 text.split(groups, |at| placed.get(&at).copied().unwrap_or(lesson))
             } else {
                 // Many: read every hit's id once (a fast field) instead.
-                let groups_by_place: Vec<usize> = text
-                    .top(text.len())?
-                    .iter()
-                    .map(|(key, _)| group(key))
+                let by_address: FxHashMap<DocAddress, usize> = text
+                    .ids()?
+                    .into_iter()
+                    .map(|(at, key)| (at, group(&key)))
                     .collect();
-                text.split(groups, |at| groups_by_place[at])
+                text.split(groups, |at| by_address.get(&at).copied().unwrap_or(lesson))
             };
             shares.into_iter().map(Some).collect()
         }
@@ -75,7 +76,7 @@ pub(crate) fn fuse_by_tier(
             .text_memories
             .as_ref()
             .filter(|t| !t.is_empty())
-            .map(|t| t.score(0)),
+            .and_then(|t| t.best()),
         rankings.dense_memories.best(),
     ];
     let mut merged: Vec<(f64, usize, usize, Fused)> = Vec::new();
