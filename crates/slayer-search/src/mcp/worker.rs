@@ -22,6 +22,7 @@ use slayer_search::context::Context;
 use slayer_search::request::{Request, RequestFields};
 use tokio::sync::oneshot;
 
+use super::scope::Scope;
 use super::tools::{
     ForgetMemoryArgs, LinkedEntities, QueryArg, SaveMemoryArgs, SearchArgs, ShowArgs,
 };
@@ -64,11 +65,12 @@ pub struct Job {
     pub reply: oneshot::Sender<Outcome>,
 }
 
-/// Starts the worker on the store at `path`; returns once the store is open (or failed to
-/// open). The worker ends when every sender is dropped.
+/// Starts the worker on the store at `path`, every call within `scope`; returns once the
+/// store is open (or failed to open). The worker ends when every sender is dropped.
 pub fn start(
     path: PathBuf,
     limits: slayer_common::limits::Limits,
+    scope: Scope,
 ) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>)> {
     let _ = STORE.set(path.clone());
     let (jobs, inbox) = mpsc::channel::<Job>();
@@ -106,6 +108,7 @@ pub fn start(
                         ctx,
                         path: &path,
                         writer: None,
+                        scope,
                     }
                 }
                 Err(e) => {
@@ -139,6 +142,16 @@ pub fn start(
     }
 }
 
+/// A query argument as JSON (its text parsed; never a file, whatever it starts with).
+fn query_value(query: QueryArg) -> Result<Value, String> {
+    match query {
+        QueryArg::Object(map) => Ok(Value::Object(map)),
+        QueryArg::Json(text) => {
+            serde_json::from_str(&text).map_err(|e| format!("invalid JSON for query argument: {e}"))
+        }
+    }
+}
+
 /// What a panic said.
 fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
     panic
@@ -153,6 +166,8 @@ struct Worker<'a> {
     path: &'a Path,
     /// A write connection, opened on the first save or forget.
     writer: Option<Store>,
+    /// The session's project and agent.
+    scope: Scope,
 }
 
 /// The store this server serves, for messages that name it.
@@ -189,14 +204,8 @@ impl Worker<'_> {
                     .into(),
             );
         }
-        let query = match args.query {
-            None => None,
-            Some(QueryArg::Object(map)) => Some(Value::Object(map)),
-            Some(QueryArg::Json(text)) => Some(
-                serde_json::from_str(&text)
-                    .map_err(|e| format!("invalid JSON for query argument: {e}"))?,
-            ),
-        };
+        let query = args.query.map(query_value).transpose()?;
+        let scope = self.scope.narrow(args.project, args.agent)?;
         let cap = usize::try_from(max_results).unwrap_or(usize::MAX);
         let tiers = args
             .tiers
@@ -217,8 +226,8 @@ impl Worker<'_> {
             injected: args.injected,
             tiers,
             confidence_floor: args.confidence_floor,
-            project: args.project,
-            agent: args.agent,
+            project: scope.project,
+            agent: scope.agent,
             ..RequestFields::default()
         });
         let response = self.ctx.search(&request).map_err(message)?;
@@ -240,9 +249,41 @@ impl Worker<'_> {
     }
 
     fn save(&mut self, args: SaveMemoryArgs) -> Outcome {
-        let (entities, query) = match args.linked_entities {
-            LinkedEntities::References(refs) => (Some(refs), None),
-            LinkedEntities::Query(map) => (None, Some(Value::Object(map))),
+        let (entities, query) = match (args.linked_entities, args.entities, args.query) {
+            (Some(LinkedEntities::References(refs)), None, None) => (Some(refs), None),
+            (Some(LinkedEntities::Query(map)), None, None) => (None, Some(Value::Object(map))),
+            (None, Some(refs), None) => (Some(refs.into_list()), None),
+            (None, None, Some(query)) => (None, Some(query_value(query)?)),
+            (None, None, None) => {
+                return Err(
+                    "what the memory is about must be given: entities (references), query (a \
+                     SlayerQuery) or linked_entities (either)"
+                        .into(),
+                )
+            }
+            _ => {
+                return Err(
+                    "linked_entities, entities and query are mutually exclusive; \
+                            give one of them"
+                        .into(),
+                )
+            }
+        };
+        if let Some(id) = &args.id {
+            self.refuse_outside_scope(id)?;
+        }
+        let defaults = slayer_common::records::Standing::default();
+        let standing = slayer_common::records::Standing {
+            tier: args
+                .tier
+                .as_deref()
+                .map(Tier::parse)
+                .transpose()?
+                .unwrap_or(defaults.tier),
+            confidence: args.confidence.unwrap_or(defaults.confidence),
+            project: self.scope.project.clone(),
+            agent: self.scope.agent.clone(),
+            ..defaults
         };
         let request = SaveRequest {
             learning: args.learning,
@@ -250,7 +291,7 @@ impl Worker<'_> {
             query,
             id: args.id,
             description: args.description,
-            standing: Default::default(),
+            standing,
         };
         let limits = self.ctx.limits;
         let saved = write::save(self.writer()?, request, &limits, true).map_err(message)?;
@@ -268,7 +309,17 @@ impl Worker<'_> {
         })
     }
 
+    /// A memory that exists outside the session's scope is not changed (an absent one is the
+    /// save's or forget's own business).
+    fn refuse_outside_scope(&self, id: &str) -> Result<(), String> {
+        match self.ctx.conn.memory(id).map_err(message)? {
+            Some(memory) => self.scope.may_change(id, &memory.standing),
+            None => Ok(()),
+        }
+    }
+
     fn forget(&mut self, id: &str) -> Outcome {
+        self.refuse_outside_scope(id)?;
         let warning = write::forget(self.writer()?, id).map_err(message)?;
         Ok(Reply {
             structured: json!({"deleted_id": id}),
@@ -290,9 +341,11 @@ impl Worker<'_> {
         let mut catalog = None;
         let mut shown: Vec<String> = Vec::new();
         for raw in ids {
-            let canonical = if memory_id_of(raw).is_some() {
+            let canonical = if let Some(id) = memory_id_of(raw) {
+                self.refuse_unseen(id)?;
                 vec![raw.clone()]
             } else if conn.memory_exists(raw).map_err(message)? {
+                self.refuse_unseen(raw)?;
                 vec![memory_ref(raw)]
             } else {
                 if catalog.is_none() {
@@ -347,6 +400,17 @@ impl Worker<'_> {
             structured: json!({ "docs": found }),
             text,
         })
+    }
+
+    /// A memory outside the session's scope is not shown, as search does not return it.
+    fn refuse_unseen(&self, id: &str) -> Result<(), String> {
+        match self.ctx.conn.memory(id).map_err(message)? {
+            Some(memory) if !self.scope.sees(&memory.standing) => Err(format!(
+                "memory '{id}' is outside this session's scope ({})",
+                self.scope.describe()
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn list_datasources(&self) -> Outcome {
