@@ -137,9 +137,9 @@ const MCP_EXAMPLES: &str = "Examples:
   $ slayer-search mcp < /dev/null
   $ slayer-search mcp --project shop --agent etl < /dev/null
   $ slayer-search mcp --project shop --read-only < /dev/null
-  $ SLAYER_MCP_TOKEN=a-long-random-secret timeout --preserve-status 1 slayer-search mcp --http 127.0.0.1:0
+  $ timeout --preserve-status 1 slayer-search mcp --http 127.0.0.1:0 --read-only
 
-The scope (--project, --agent) is the session's: a call may narrow it (an agent within a
+(The --http example serves for a second, with the token in SLAYER_MCP_TOKEN.) The scope (--project, --agent) is the session's: a call may narrow it (an agent within a
 project-only session), never widen it; search sees only the scope's memories and those shared
 by every project (agent), save_memory writes into the scope, and forget_memory (or a save that
 replaces an id) changes only the scope's own memories. --http serves the streamable HTTP

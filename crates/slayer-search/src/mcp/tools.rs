@@ -112,6 +112,7 @@ pub struct SaveMemoryArgs {
     /// The kind of memory (default `lesson`): `observation` (a raw observation),
     /// `lesson` (a learning), `semantic` (a fact), `procedural` (a how-to), `crystal`,
     /// `insight`, `facet`.
+    #[serde(default)]
     #[schemars(schema_with = "tier_schema")]
     pub tier: Option<String>,
     /// How far it is trusted, 0 to 1 (default 1); search skips memories below its confidence
@@ -396,13 +397,16 @@ mod tests {
             json_map(r#"{"learning": "x", "linked_entities": ["a"]}"#),
         )
         .unwrap();
-        assert!(matches!(refs.linked_entities, LinkedEntities::References(r) if r == ["a"]));
+        assert!(matches!(refs.linked_entities, Some(LinkedEntities::References(r)) if r == ["a"]));
         let query: SaveMemoryArgs = parse(
             SAVE_MEMORY,
             json_map(r#"{"learning": "x", "linked_entities": {"source_model": "orders"}}"#),
         )
         .unwrap();
-        assert!(matches!(query.linked_entities, LinkedEntities::Query(_)));
+        assert!(matches!(
+            query.linked_entities,
+            Some(LinkedEntities::Query(_))
+        ));
         let err = parse::<SaveMemoryArgs>(
             SAVE_MEMORY,
             json_map(r#"{"learning": "x", "linked_entities": "a, b"}"#),
