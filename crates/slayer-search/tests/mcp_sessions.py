@@ -146,6 +146,8 @@ async def scope():
             await refused(session, "forget_memory", {"id": shared}, "shared by every project and agent")
             check(all(stored(m) is not None for m in (ops, bi, shared)), "nothing out of scope was forgotten")
             await refused(session, "show", {"ids": [ops]}, "outside this session's scope")
+            await refused(session, "save_memory", {"learning": "x", "entities": [f"memory:{ops}"]},
+                          f"memory '{ops}' is outside this session's scope")
             shown = await session.call_tool("show", {"ids": [etl, "mydb.orders"]})
             check(not shown.is_error, "show of the scope's memory and an entity", shown.content)
             forgot = await session.call_tool("forget_memory", {"id": etl})

@@ -91,7 +91,7 @@ fn parse_call(params: CallToolRequestParams, read_only: bool) -> Option<Result<C
     }
     Some(match name {
         SEARCH => tools::parse(name, arguments).map(|a| Call::Search(Box::new(a))),
-        SAVE_MEMORY => tools::parse(name, arguments).map(Call::SaveMemory),
+        SAVE_MEMORY => tools::parse(name, arguments).map(|a| Call::SaveMemory(Box::new(a))),
         FORGET_MEMORY => tools::parse(name, arguments).map(Call::ForgetMemory),
         SHOW => tools::parse(name, arguments).map(Call::Show),
         LIST_DATASOURCES => {

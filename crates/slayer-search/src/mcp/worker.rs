@@ -36,7 +36,7 @@ pub enum Call {
     /// `search`.
     Search(Box<SearchArgs>),
     /// `save_memory`.
-    SaveMemory(SaveMemoryArgs),
+    SaveMemory(Box<SaveMemoryArgs>),
     /// `forget_memory`.
     ForgetMemory(ForgetMemoryArgs),
     /// `show`.
@@ -185,7 +185,7 @@ impl Worker<'_> {
         self.ctx.refresh_if_changed().map_err(message)?;
         match call {
             Call::Search(args) => self.search(*args),
-            Call::SaveMemory(args) => self.save(args),
+            Call::SaveMemory(args) => self.save(*args),
             Call::ForgetMemory(args) => self.forget(&args.id),
             Call::Show(args) => self.show(&args.ids),
             Call::ListDatasources => self.list_datasources(),
@@ -271,6 +271,12 @@ impl Worker<'_> {
         };
         if let Some(id) = &args.id {
             self.refuse_outside_scope(id)?;
+        }
+        // A link to a memory the session cannot see would tell it that memory exists.
+        for reference in entities.iter().flatten() {
+            if let Some(id) = memory_id_of(reference) {
+                self.refuse_unseen(id)?;
+            }
         }
         let defaults = slayer_common::records::Standing::default();
         let standing = slayer_common::records::Standing {

@@ -53,6 +53,38 @@ fn the_python_sdk_drives_the_server() {
     );
 }
 
+/// `tools/list` and the instructions, whole: what a model reads to pick a tool, pinned so a
+/// change to any description or argument is seen in review. `UPDATE_GOLDENS=1` rewrites it.
+#[test]
+fn the_tool_listing_is_the_golden_one() {
+    let f = Fixture::new();
+    let replies = session(
+        &f,
+        &[
+            initialize("2025-06-18"),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string(),
+        ],
+    );
+    let listing = json!({
+        "instructions": reply(&replies, 1)["result"]["instructions"],
+        "tools": reply(&replies, 2)["result"]["tools"],
+    });
+    let actual = serde_json::to_string_pretty(&listing).unwrap() + "\n";
+    let path = workspace_root().join("crates/slayer-search/tests/golden/mcp-tools.json");
+    if std::env::var_os("UPDATE_GOLDENS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing {}; run with UPDATE_GOLDENS=1", path.display()));
+    assert_eq!(
+        actual, expected,
+        "tools/list differs from the golden (UPDATE_GOLDENS=1 rewrites it)"
+    );
+}
+
 /// Runs one mode of `tests/mcp_sessions.py` (the SDK driving servers started with flags) on
 /// the fixture store.
 fn sessions(mode: &str) {
