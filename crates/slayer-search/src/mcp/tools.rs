@@ -55,9 +55,8 @@ pub struct SearchArgs {
     /// Only this agent's memories and those of every agent. Default: the session's agent; a
     /// session started with one refuses any other.
     pub agent: Option<String>,
-    /// Only these memory tiers: observation, lesson, semantic, procedural, crystal, insight,
-    /// facet (default all).
-    pub tiers: Option<Vec<String>>,
+    /// Only these memory tiers (default all).
+    pub tiers: Option<Vec<TierName>>,
     /// Memories with a lower confidence are skipped (default 0.3).
     pub confidence_floor: Option<f64>,
 }
@@ -112,9 +111,7 @@ pub struct SaveMemoryArgs {
     /// The kind of memory (default `lesson`): `observation` (a raw observation),
     /// `lesson` (a learning), `semantic` (a fact), `procedural` (a how-to), `crystal`,
     /// `insight`, `facet`.
-    #[serde(default)]
-    #[schemars(schema_with = "tier_schema")]
-    pub tier: Option<String>,
+    pub tier: Option<TierName>,
     /// How far it is trusted, 0 to 1 (default 1); search skips memories below its confidence
     /// floor (0.3 unless the search says otherwise).
     pub confidence: Option<f64>,
@@ -174,14 +171,29 @@ fn strings(what: &str, items: Vec<Value>) -> Result<Vec<String>, String> {
         .collect()
 }
 
-/// The tier argument's schema: a string naming one of the tiers.
-fn tier_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    let names: Vec<&str> = slayer_common::records::Tier::ALL
-        .iter()
-        .map(|t| t.name())
-        .collect();
-    let schema = serde_json::json!({"type": "string", "enum": names, "default": "lesson"});
-    schemars::Schema::try_from(schema).expect("an object is a schema")
+/// A tier's name as an argument: parsed by `Tier::parse` where it is used (so the message is
+/// the CLI's); its schema lists the names.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub struct TierName(pub String);
+
+impl JsonSchema for TierName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Tier".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = slayer_common::records::Tier::ALL
+            .iter()
+            .map(|t| t.name())
+            .collect();
+        schemars::Schema::try_from(serde_json::json!({"type": "string", "enum": names}))
+            .expect("an object is a schema")
+    }
 }
 
 /// `linked_entities`: references or a query.

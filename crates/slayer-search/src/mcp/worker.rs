@@ -209,7 +209,7 @@ impl Worker<'_> {
         let cap = usize::try_from(max_results).unwrap_or(usize::MAX);
         let tiers = args
             .tiers
-            .map(|names| names.iter().map(|n| Tier::parse(n)).collect())
+            .map(|names| names.iter().map(|n| Tier::parse(&n.0)).collect())
             .transpose()?;
         // The MCP tool's own defaults: each cap is `max_results`.
         let request = Request::default().with(RequestFields {
@@ -282,8 +282,7 @@ impl Worker<'_> {
         let standing = slayer_common::records::Standing {
             tier: args
                 .tier
-                .as_deref()
-                .map(Tier::parse)
+                .map(|t| Tier::parse(&t.0))
                 .transpose()?
                 .unwrap_or(defaults.tier),
             confidence: args.confidence.unwrap_or(defaults.confidence),
