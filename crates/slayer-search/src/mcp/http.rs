@@ -197,6 +197,10 @@ pub async fn serve(server: Server, options: Options, request_bytes: usize) -> an
     if options.allow_remote {
         // Clients name the host as they reach it; the token, not the Host header, guards it.
         config = config.disable_allowed_hosts();
+    } else {
+        // rmcp knows `localhost`, 127.0.0.1 and ::1; a listener on another loopback address
+        // (127.0.0.2) is reached by that address.
+        config.allowed_hosts.push(local.ip().to_string());
     }
     let sessions = config.cancellation_token.clone();
     let gate = Arc::new(Gate {

@@ -263,9 +263,7 @@ impl Worker<'_> {
             }
             _ => {
                 return Err(
-                    "linked_entities, entities and query are mutually exclusive; \
-                            give one of them"
-                        .into(),
+                    "linked_entities, entities and query are mutually exclusive; give one".into(),
                 )
             }
         };
