@@ -41,6 +41,8 @@ pub const LLM_BASE_URL: &str = "SLAYER_LLM_BASE_URL";
 pub const LLM_API_KEY: &str = "SLAYER_LLM_API_KEY";
 /// The HTTP reranker's key (the default of `reranker.api_key_env`).
 pub const RERANK_API_KEY: &str = "SLAYER_RERANK_API_KEY";
+/// The bearer token of `slayer-search mcp --http`.
+pub const MCP_TOKEN: &str = "SLAYER_MCP_TOKEN";
 /// Time per stage on stderr.
 pub const TIMINGS: &str = "SLAYER_TIMINGS";
 /// Where the prebuilt DuckDB library is (build time).
@@ -117,6 +119,11 @@ pub const ALL: &[EnvVar] = &[
         name: RERANK_API_KEY,
         read_by: "slayer-search",
         doc: "the HTTP reranker's key (the variable `reranker.api_key_env` names by default)",
+    },
+    EnvVar {
+        name: MCP_TOKEN,
+        read_by: "slayer-search",
+        doc: "the bearer token `slayer-search mcp --http` requires of every request (unless `--token-file` is given; at least 16 characters)",
     },
     EnvVar {
         name: TIMINGS,

@@ -125,14 +125,54 @@ pub struct Cli {
 /// What else `slayer-search` can be.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// Serve the Model Context Protocol on stdin/stdout (tools: search, save_memory,
-    /// forget_memory, show, list_datasources) until stdin closes. Every call sees the store as
+    /// Serve the Model Context Protocol on stdin/stdout, or over HTTP with --http (tools:
+    /// search, save_memory, forget_memory, show, list_datasources). Every call sees the store as
     /// it is then, writes by other processes included. Register it with an MCP client as the
     /// command `slayer-search` with the arguments `mcp --store /path/to/slayer.db`.
-    Mcp {
-        /// Save every memory of this session as proposed (it waits for `slayer-memory
-        /// approve`), whatever the store's review setting.
-        #[arg(long)]
-        review: bool,
-    },
+    #[command(after_help = MCP_EXAMPLES)]
+    Mcp(McpArgs),
+}
+
+const MCP_EXAMPLES: &str = "Examples:
+  $ slayer-search mcp < /dev/null
+  $ slayer-search mcp --project shop --agent etl < /dev/null
+  $ slayer-search mcp --project shop --read-only < /dev/null
+  $ slayer-search mcp --project shop --agent etl --review < /dev/null
+  $ timeout --preserve-status 1 slayer-search mcp --http 127.0.0.1:0 --read-only
+
+(The --http example serves for a second, with the token in SLAYER_MCP_TOKEN.) The scope (--project, --agent) is the session's: a call may narrow it (an agent within a
+project-only session), never widen it; search sees only the scope's memories and those shared
+by every project (agent), save_memory writes into the scope, and forget_memory (or a save that
+replaces an id) changes only the scope's own memories. --http serves the streamable HTTP
+transport at http://ADDR/mcp until SIGTERM or SIGINT; every request needs
+`Authorization: Bearer <token>`, the token read from --token-file or SLAYER_MCP_TOKEN (at least
+16 characters). It listens on loopback only unless --allow-remote is given.";
+
+/// `slayer-search mcp`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// Lock the session to this project: memories are searched, saved and forgotten within it.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Lock the session to this agent (of the project, if one is given).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Offer no tool that writes (save_memory and forget_memory are then unknown tools).
+    #[arg(long)]
+    pub read_only: bool,
+    /// Serve MCP's streamable HTTP transport on this address (e.g. 127.0.0.1:8931; port 0
+    /// picks a free one) instead of stdin/stdout. The address it listens on goes to stderr.
+    #[arg(long, value_name = "IP:PORT")]
+    pub http: Option<std::net::SocketAddr>,
+    /// The bearer token, read from this file (trimmed); default: SLAYER_MCP_TOKEN.
+    #[arg(long, value_name = "PATH", requires = "http")]
+    pub token_file: Option<PathBuf>,
+    /// Allow --http on an address other than loopback (the token is then all that guards it;
+    /// put TLS in front).
+    #[arg(long, requires = "http")]
+    pub allow_remote: bool,
+    /// Save every memory of this session as proposed (it waits for `slayer-memory
+    /// approve`), whatever the store's review setting.
+    #[arg(long)]
+    pub review: bool,
 }

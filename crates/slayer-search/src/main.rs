@@ -97,8 +97,8 @@ fn inputs_of(cli: &Cli) -> Result<RequestFields, UsageError> {
 }
 
 fn run(cli: Cli) -> Result<ExitStatus> {
-    if let Some(Command::Mcp { review }) = cli.command {
-        mcp::serve(&cli.common.store, review)?;
+    if let Some(Command::Mcp(args)) = cli.command {
+        mcp::serve(&cli.common.store, args)?;
         return Ok(ExitStatus::Success);
     }
     let settings = Request::default().with(settings_of(&cli)?);

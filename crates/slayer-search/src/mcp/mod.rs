@@ -1,14 +1,18 @@
-//! `slayer-search mcp`: a Model Context Protocol server on stdin/stdout.
+//! `slayer-search mcp`: a Model Context Protocol server on stdin/stdout, or over the
+//! streamable HTTP transport ([`http`]).
 //!
 //! The protocol (JSON-RPC framing, version negotiation, `initialize`, `ping`, notifications,
 //! cancellation) is the official Rust SDK's (`rmcp`); this module declares the tools and
 //! answers `tools/list` and `tools/call`. The tool work runs on the store thread
-//! ([`worker`]); this side only parses arguments and shapes results. Argument errors and
-//! failed calls are tool results with `isError: true`; an unknown tool is a protocol error.
-//! Nothing but protocol messages goes to stdout.
+//! ([`worker`]), within the session's [`scope`]; this side only parses arguments and shapes
+//! results. Argument errors and failed calls are tool results with `isError: true`; an
+//! unknown tool (a writing one too, under `--read-only`) is a protocol error. Nothing but
+//! protocol messages goes to stdout.
 
+mod http;
 mod measure_card;
 mod results;
+mod scope;
 mod tools;
 mod wire;
 mod worker;
@@ -21,26 +25,36 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tokio::sync::oneshot;
 
+use self::scope::Scope;
 use self::tools::{
     ListDatasourcesArgs, FORGET_MEMORY, LIST_DATASOURCES, SAVE_MEMORY, SEARCH, SHOW,
 };
 use self::worker::{Call, Job, Outcome};
+use crate::cli::McpArgs;
 
-const INSTRUCTIONS: &str = "slayer searches a data warehouse's semantic layer (datasources, \
-models, columns, measures, aggregations) and the memories agents saved about it. Call `search` \
-with a question (and any entity references you know) before writing a query; `show` gives an \
-entity's full description; `save_memory` records what you learned, linked to the entities it \
-concerns; `forget_memory` removes a memory that turned out wrong.";
+const INSTRUCTIONS: &str = "slayer knows a data warehouse's semantic layer (datasources, \
+models, columns, measures, aggregations) and the lessons agents saved about it. Before writing \
+SQL or a SlayerQuery, call `search` with the question (and any entity references you know): it \
+returns the entities to use, example queries that worked and caveats other agents saved. Call \
+`show` for the full definition of an entity you are about to query (exact names, types, \
+filters, groupings). `list_datasources` lists the databases. When you learn something durable \
+and non-obvious about the data (a unit, an exclusion rule, a misleading column, a query that \
+answered the question), record it with `save_memory`, linked to the entities it concerns: one \
+lesson per memory, never a transcript. When a memory proves wrong, `forget_memory` it.";
+
+/// What ends the server from inside a call (the store thread found gone).
+type Stop = Box<dyn FnOnce() + Send>;
 
 /// The MCP side: hands each call to the store thread.
 #[derive(Clone)]
 struct Server {
     jobs: std::sync::mpsc::Sender<Job>,
+    /// Without the tools that write.
+    read_only: bool,
     /// Set when the store thread is found gone: the session is then ended.
     stopped: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    /// The running session, to end it from a call.
-    session:
-        std::sync::Arc<std::sync::Mutex<Option<rmcp::service::RunningServiceCancellationToken>>>,
+    /// Ends the running session (stdio) or server (HTTP), once.
+    stop: std::sync::Arc<std::sync::Mutex<Option<Stop>>>,
 }
 
 impl Server {
@@ -56,8 +70,8 @@ impl Server {
             // session ends and the process exits non-zero.
             self.stopped
                 .store(true, std::sync::atomic::Ordering::SeqCst);
-            if let Some(session) = self.session.lock().ok().and_then(|mut s| s.take()) {
-                session.cancel();
+            if let Some(stop) = self.stop.lock().ok().and_then(|mut s| s.take()) {
+                stop();
             }
             Err(
                 "the store thread has stopped; the session ends (restart `slayer-search mcp`)"
@@ -68,13 +82,16 @@ impl Server {
 }
 
 /// A tool call's arguments as a [`Call`], or the message of a tool error; `None` for a tool
-/// that does not exist.
-fn parse_call(params: CallToolRequestParams) -> Option<Result<Call, String>> {
+/// that does not exist (or writes, in a read-only session).
+fn parse_call(params: CallToolRequestParams, read_only: bool) -> Option<Result<Call, String>> {
     let name = params.name.as_ref();
     let arguments = params.arguments;
+    if read_only && matches!(name, SAVE_MEMORY | FORGET_MEMORY) {
+        return None;
+    }
     Some(match name {
         SEARCH => tools::parse(name, arguments).map(|a| Call::Search(Box::new(a))),
-        SAVE_MEMORY => tools::parse(name, arguments).map(Call::SaveMemory),
+        SAVE_MEMORY => tools::parse(name, arguments).map(|a| Call::SaveMemory(Box::new(a))),
         FORGET_MEMORY => tools::parse(name, arguments).map(Call::ForgetMemory),
         SHOW => tools::parse(name, arguments).map(Call::Show),
         LIST_DATASOURCES => {
@@ -111,11 +128,13 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::all()))
+        Ok(ListToolsResult::with_all_items(tools::all(self.read_only)))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools::all().into_iter().find(|t| t.name == name)
+        tools::all(self.read_only)
+            .into_iter()
+            .find(|t| t.name == name)
     }
 
     async fn call_tool(
@@ -124,12 +143,12 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        let outcome = match parse_call(request) {
+        let outcome = match parse_call(request, self.read_only) {
             None => {
                 return Err(ErrorData::invalid_params(
                     format!(
-                        "unknown tool '{name}'; the tools are {SEARCH}, {SAVE_MEMORY}, \
-                         {FORGET_MEMORY}, {SHOW}, {LIST_DATASOURCES}"
+                        "unknown tool '{name}'; the tools are {}",
+                        tools::names(self.read_only).join(", ")
                     ),
                     None,
                 ))
@@ -141,39 +160,39 @@ impl ServerHandler for Server {
     }
 }
 
-/// Serves MCP on stdin/stdout until the client closes stdin, or until the store thread is
-/// gone (then the session ends with an error rather than answering half). With `review`,
-/// every memory saved in the session is proposed.
-pub fn serve(store: &std::path::Path, review: bool) -> anyhow::Result<()> {
+/// Serves MCP as `args` say: on stdin/stdout until the client closes stdin, or over HTTP
+/// until SIGTERM or SIGINT; either ends in error when the store thread is gone (rather than
+/// answering half). With `--review`, every memory saved in the session is proposed.
+pub fn serve(store: &std::path::Path, args: McpArgs) -> anyhow::Result<()> {
+    // Everything the flags can get wrong is refused before the store is opened.
+    let http = args
+        .http
+        .map(|addr| http::Options::new(addr, &args))
+        .transpose()?;
     let limits = slayer_common::limits::Limits::load(store)
         .map_err(|e| slayer_common::cli::UsageError(e.to_string()))?;
-    let (jobs, worker) = worker::start(store.to_owned(), limits, review)?;
+    let review = args.review;
+    let scope = Scope {
+        project: args.project,
+        agent: args.agent,
+    };
+    let (jobs, worker) = worker::start(store.to_owned(), limits, scope, review)?;
     let _reembed = slayer_search::reembed::start(store);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = Server {
+        jobs,
+        read_only: args.read_only,
+        stopped: Default::default(),
+        stop: Default::default(),
+    };
+    let stopped = server.stopped.clone();
     runtime.block_on(async {
-        let (transport, stdout) = wire::connect(limits.request_bytes)?;
-        let server = Server {
-            jobs,
-            stopped: stopped.clone(),
-            session: Default::default(),
-        };
-        let session = server.session.clone();
-        let service = match server.serve(transport).await {
-            Ok(service) => service,
-            // A client that hangs up before initializing ends the session, not in error.
-            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(e) => return Err(anyhow::Error::from(e)),
-        };
-        if let Ok(mut slot) = session.lock() {
-            *slot = Some(service.cancellation_token());
+        match http {
+            Some(options) => http::serve(server, options, limits.request_bytes).await,
+            None => serve_stdio(server, limits.request_bytes).await,
         }
-        service.waiting().await?;
-        // What is still on its way to stdout (a last error reply) goes out before the end.
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), stdout).await;
-        anyhow::Ok(())
     })?;
     drop(runtime);
     if stopped.load(std::sync::atomic::Ordering::SeqCst) {
@@ -185,5 +204,25 @@ pub fn serve(store: &std::path::Path, review: bool) -> anyhow::Result<()> {
     worker
         .join()
         .map_err(|_| anyhow::anyhow!("the store thread panicked"))?;
+    Ok(())
+}
+
+/// One session on stdin/stdout.
+async fn serve_stdio(server: Server, request_bytes: usize) -> anyhow::Result<()> {
+    let (transport, stdout) = wire::connect(request_bytes)?;
+    let stop = server.stop.clone();
+    let service = match server.serve(transport).await {
+        Ok(service) => service,
+        // A client that hangs up before initializing ends the session, not in error.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => return Err(anyhow::Error::from(e)),
+    };
+    if let Ok(mut slot) = stop.lock() {
+        let session = service.cancellation_token();
+        *slot = Some(Box::new(move || session.cancel()));
+    }
+    service.waiting().await?;
+    // What is still on its way to stdout (a last error reply) goes out before the end.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), stdout).await;
     Ok(())
 }

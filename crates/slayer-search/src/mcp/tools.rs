@@ -49,13 +49,14 @@ pub struct SearchArgs {
     /// `negatives: {hard, soft}`, `exceptions: [{negative, allow}]` (with `plan: "auto"`).
     pub injected: Option<slayer_search::plan::terms::Injected>,
     /// Only this project's memories and those of every project (no other project's memory is
-    /// returned, counted or scores anything).
+    /// returned, counted or scores anything). Default: the session's project; a session
+    /// started with one refuses any other.
     pub project: Option<String>,
-    /// Only this agent's memories and those of every agent.
+    /// Only this agent's memories and those of every agent. Default: the session's agent; a
+    /// session started with one refuses any other.
     pub agent: Option<String>,
-    /// Only these memory tiers: observation, lesson, semantic, procedural, crystal, insight,
-    /// facet (default all).
-    pub tiers: Option<Vec<String>>,
+    /// Only these memory tiers (default all).
+    pub tiers: Option<Vec<TierName>>,
     /// Memories with a lower confidence are skipped (default 0.3).
     pub confidence_floor: Option<f64>,
 }
@@ -83,19 +84,116 @@ impl<'de> Deserialize<'de> for QueryArg {
     }
 }
 
-/// `save_memory`'s arguments.
+/// `save_memory`'s arguments. What the memory is about is given one way: `linked_entities`
+/// (the original's argument), `entities` or `query`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SaveMemoryArgs {
-    /// The note: what was learned, in plain words.
+    /// The lesson, in plain words: what is true of the data and easy to get wrong, stated so
+    /// that it helps a later query (not a transcript of this conversation).
     pub learning: String,
     /// What the note is about: a list of entity references, or a SlayerQuery object (the
-    /// memory then becomes an example query, and the query's entities are its tags).
-    pub linked_entities: LinkedEntities,
-    /// The id to save under (a new one is allocated when absent; an existing id is replaced).
+    /// memory then becomes an example query, and the query's entities are its tags). Give
+    /// this, `entities` or `query`.
+    pub linked_entities: Option<LinkedEntities>,
+    /// Entity references the note is about (canonical ids such as `shop.orders.amount`, bare
+    /// names, `revenue:sum`, `memory:<id>`): a list, or one string split on top-level commas as
+    /// `slayer-memory save --entities` splits it. Each must resolve, or nothing is saved.
+    pub entities: Option<EntitiesArg>,
+    /// A SlayerQuery (an object, or its JSON text) that worked: the memory becomes an example
+    /// query, tagged with the entities the query uses.
+    pub query: Option<QueryArg>,
+    /// The id to save under (a new one is allocated when absent; an existing id is replaced,
+    /// only if it is this session's).
     pub id: Option<String>,
     /// A one-line summary (at most 500 characters).
     pub description: Option<String>,
+    /// The kind of memory (default `lesson`): `observation` (a raw observation),
+    /// `lesson` (a learning), `semantic` (a fact), `procedural` (a how-to), `crystal`,
+    /// `insight`, `facet`.
+    pub tier: Option<TierName>,
+    /// How far it is trusted, 0 to 1 (default 1); search skips memories below its confidence
+    /// floor (0.3 unless the search says otherwise).
+    pub confidence: Option<f64>,
+}
+
+/// `entities`: references as a list, or as one comma-separated string.
+#[derive(Debug, JsonSchema)]
+#[serde(untagged)]
+pub enum EntitiesArg {
+    /// The references.
+    List(Vec<String>),
+    /// The references, comma-separated.
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for EntitiesArg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<EntitiesArg, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(text) => Ok(EntitiesArg::Text(text)),
+            Value::Array(items) => strings("entities", items)
+                .map(EntitiesArg::List)
+                .map_err(serde::de::Error::custom),
+            other => Err(serde::de::Error::custom(format!(
+                "entities must be a list of entity references or one comma-separated string; got {}",
+                json_type(&other)
+            ))),
+        }
+    }
+}
+
+impl EntitiesArg {
+    /// The references, a string split as `slayer-memory save --entities` splits it (commas
+    /// inside `avg(amount, weight=q)` do not split).
+    pub fn into_list(self) -> Vec<String> {
+        match self {
+            EntitiesArg::List(list) => list,
+            EntitiesArg::Text(text) => slayer_memory::aggref::split_args(&text)
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect(),
+        }
+    }
+}
+
+/// A list's items as strings, or the message naming the first that is not one.
+fn strings(what: &str, items: Vec<Value>) -> Result<Vec<String>, String> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::String(s) => Ok(s),
+            other => Err(format!(
+                "{what}[{i}] must be a string (an entity reference); got {}",
+                json_type(&other)
+            )),
+        })
+        .collect()
+}
+
+/// A tier's name as an argument: parsed by `Tier::parse` where it is used (so the message is
+/// the CLI's); its schema lists the names.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub struct TierName(pub String);
+
+impl JsonSchema for TierName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Tier".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = slayer_common::records::Tier::ALL
+            .iter()
+            .map(|t| t.name())
+            .collect();
+        schemars::Schema::try_from(serde_json::json!({"type": "string", "enum": names}))
+            .expect("an object is a schema")
+    }
 }
 
 /// `linked_entities`: references or a query.
@@ -113,18 +211,9 @@ impl<'de> Deserialize<'de> for LinkedEntities {
         let value = Value::deserialize(d)?;
         match value {
             Value::Object(map) => Ok(LinkedEntities::Query(map)),
-            Value::Array(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| match item {
-                    Value::String(s) => Ok(s),
-                    other => Err(serde::de::Error::custom(format!(
-                        "linked_entities[{i}] must be a string (an entity reference); got {}",
-                        json_type(&other)
-                    ))),
-                })
-                .collect::<Result<_, _>>()
-                .map(LinkedEntities::References),
+            Value::Array(items) => strings("linked_entities", items)
+                .map(LinkedEntities::References)
+                .map_err(serde::de::Error::custom),
             other => Err(serde::de::Error::custom(format!(
                 "linked_entities must be a list of entity references or a SlayerQuery object; got {}",
                 json_type(&other)
@@ -137,7 +226,7 @@ impl<'de> Deserialize<'de> for LinkedEntities {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForgetMemoryArgs {
-    /// The memory's id, as `search` returned it.
+    /// The memory's id, as `search` returned it (such as `12` or `sem_3`).
     pub id: String,
 }
 
@@ -185,8 +274,8 @@ fn tool<T: JsonSchema + 'static>(
     Tool::new(name, description, schema_for_type::<T>()).with_annotations(annotations)
 }
 
-/// Every tool, as `tools/list` returns them.
-pub fn all() -> Vec<Tool> {
+/// Every tool, as `tools/list` returns them; `read_only` leaves out the tools that write.
+pub fn all(read_only: bool) -> Vec<Tool> {
     let reading = || {
         ToolAnnotations::new()
             .read_only(true)
@@ -194,48 +283,75 @@ pub fn all() -> Vec<Tool> {
             .idempotent(true)
             .open_world(false)
     };
-    vec![
-        tool::<SearchArgs>(
-            SEARCH,
-            "Search the semantic layer (datasources, models, columns, measures, aggregations) and \
-             the memories agents saved about it. Give a natural-language `question`, entity \
-             references (`entities`), a SlayerQuery (`query`), or any mix; with none, the newest \
-             memories come back. Returns `results` (memories, example queries with their query, \
-             and entities), the resolved inputs and warnings.",
-            reading(),
-        ),
-        tool::<SaveMemoryArgs>(
+    let mut tools = vec![tool::<SearchArgs>(
+        SEARCH,
+        "Find what the warehouse holds for a question, and what other agents learned about it. \
+         Call this first, before writing SQL or a SlayerQuery: it returns the relevant \
+         datasources, models, columns, measures and aggregations, example queries that worked, \
+         and saved memories (caveats such as units, exclusions, broken columns). Give a \
+         natural-language `question`, the entity references you already know (`entities`), a \
+         draft SlayerQuery (`query`) to learn what is known about its entities, or any mix; \
+         with none, the newest memories come back. Hits are one line each (`compact`); use \
+         `show` for an entity's full definition. Returns `results`, the resolved inputs and \
+         warnings.",
+        reading(),
+    )];
+    if !read_only {
+        tools.push(tool::<SaveMemoryArgs>(
             SAVE_MEMORY,
-            "Save a learning about the data, linked to the entities it concerns (a list of \
-             references) or to a SlayerQuery (then it is an example query). References must \
-             resolve; the saved id and the canonical entities come back.",
+            "Record a durable lesson about the data for later sessions: a fact or caveat that \
+             was hard to find or easy to get wrong (a unit, an exclusion rule, a column that \
+             lies, a join to avoid), or a SlayerQuery that answered a question (give it as \
+             `query` to save an example query). Link it to the entities it concerns \
+             (`entities` or `linked_entities`); every reference must resolve, or nothing is \
+             saved. Not for transcripts, plans, one-off results or what `show` already says. \
+             Saved in this session's project and agent scope; returns the id and the \
+             canonical entities.",
             ToolAnnotations::new()
                 .read_only(false)
                 .destructive(false)
                 .idempotent(false)
                 .open_world(false),
-        ),
-        tool::<ForgetMemoryArgs>(
+        ));
+        tools.push(tool::<ForgetMemoryArgs>(
             FORGET_MEMORY,
-            "Delete a memory by id.",
+            "Delete a memory that proved wrong or obsolete (for instance after the data \
+             contradicted it), by the id `search` returned; links to it from other memories \
+             are removed too. Only memories of this session's scope can be deleted. To correct \
+             a memory, save the corrected lesson and forget the old one.",
             ToolAnnotations::new()
                 .read_only(false)
                 .destructive(true)
                 .idempotent(false)
                 .open_world(false),
-        ),
-        tool::<ShowArgs>(
-            SHOW,
-            "Show the full rendered text of entities (a model with its columns, measures and \
-             joins; a column with its type and sample values) or memories, by reference or id.",
-            reading(),
-        ),
-        tool::<ListDatasourcesArgs>(
-            LIST_DATASOURCES,
-            "List the datasources with their descriptions and model counts.",
-            reading(),
-        ),
-    ]
+        ));
+    }
+    tools.push(tool::<ShowArgs>(
+        SHOW,
+        "Show the full definition of entities or memories you already know by name or id, \
+         typically hits of `search`: a model with its columns, measures and joins; a column \
+         with its type and sample values; a measure with its formula, filters and every \
+         dimension it can be grouped by; a memory's whole text. Use it before writing a query \
+         against an entity, to get exact names and types.",
+        reading(),
+    ));
+    tools.push(tool::<ListDatasourcesArgs>(
+        LIST_DATASOURCES,
+        "List the datasources (databases) the semantic layer describes, with their \
+         descriptions and model counts. Use it to orient yourself or to pick the `datasource` \
+         argument of `search`; for anything more specific, `search` is the better start.",
+        reading(),
+    ));
+    tools
+}
+
+/// The names of the tools a session offers, for the unknown-tool message.
+pub fn names(read_only: bool) -> Vec<&'static str> {
+    if read_only {
+        vec![SEARCH, SHOW, LIST_DATASOURCES]
+    } else {
+        vec![SEARCH, SAVE_MEMORY, FORGET_MEMORY, SHOW, LIST_DATASOURCES]
+    }
 }
 
 /// A tool's arguments, parsed; an error is the message for the tool result.
@@ -253,12 +369,11 @@ mod tests {
 
     #[test]
     fn input_schemas_are_objects_with_the_original_argument_names() {
-        let tools = all();
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-        assert_eq!(
-            names,
-            [SEARCH, SAVE_MEMORY, FORGET_MEMORY, SHOW, LIST_DATASOURCES]
-        );
+        let tools = all(false);
+        let listed: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(listed, names(false));
+        let reading: Vec<String> = all(true).iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(reading, names(true));
         let search = &tools[0].input_schema;
         assert_eq!(search["type"], "object");
         for name in [
@@ -282,7 +397,9 @@ mod tests {
             .iter()
             .map(|v| v.as_str().unwrap())
             .collect();
-        assert_eq!(required, ["learning", "linked_entities"]);
+        assert_eq!(required, ["learning"]);
+        assert_eq!(save["properties"]["tier"]["enum"][2], "semantic");
+        assert!(save["properties"]["confidence"].is_object());
     }
 
     #[test]
@@ -292,13 +409,16 @@ mod tests {
             json_map(r#"{"learning": "x", "linked_entities": ["a"]}"#),
         )
         .unwrap();
-        assert!(matches!(refs.linked_entities, LinkedEntities::References(r) if r == ["a"]));
+        assert!(matches!(refs.linked_entities, Some(LinkedEntities::References(r)) if r == ["a"]));
         let query: SaveMemoryArgs = parse(
             SAVE_MEMORY,
             json_map(r#"{"learning": "x", "linked_entities": {"source_model": "orders"}}"#),
         )
         .unwrap();
-        assert!(matches!(query.linked_entities, LinkedEntities::Query(_)));
+        assert!(matches!(
+            query.linked_entities,
+            Some(LinkedEntities::Query(_))
+        ));
         let err = parse::<SaveMemoryArgs>(
             SAVE_MEMORY,
             json_map(r#"{"learning": "x", "linked_entities": "a, b"}"#),

@@ -22,6 +22,7 @@ use slayer_search::context::Context;
 use slayer_search::request::{Request, RequestFields};
 use tokio::sync::oneshot;
 
+use super::scope::Scope;
 use super::tools::{
     ForgetMemoryArgs, LinkedEntities, QueryArg, SaveMemoryArgs, SearchArgs, ShowArgs,
 };
@@ -35,7 +36,7 @@ pub enum Call {
     /// `search`.
     Search(Box<SearchArgs>),
     /// `save_memory`.
-    SaveMemory(SaveMemoryArgs),
+    SaveMemory(Box<SaveMemoryArgs>),
     /// `forget_memory`.
     ForgetMemory(ForgetMemoryArgs),
     /// `show`.
@@ -64,11 +65,12 @@ pub struct Job {
     pub reply: oneshot::Sender<Outcome>,
 }
 
-/// Starts the worker on the store at `path`; returns once the store is open (or failed to
-/// open). The worker ends when every sender is dropped.
+/// Starts the worker on the store at `path`, every call within `scope`; returns once the
+/// store is open (or failed to open). The worker ends when every sender is dropped.
 pub fn start(
     path: PathBuf,
     limits: slayer_common::limits::Limits,
+    scope: Scope,
     review: bool,
 ) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>)> {
     let _ = STORE.set(path.clone());
@@ -107,6 +109,7 @@ pub fn start(
                         ctx,
                         path: &path,
                         writer: None,
+                        scope,
                         review,
                     }
                 }
@@ -141,6 +144,16 @@ pub fn start(
     }
 }
 
+/// A query argument as JSON (its text parsed; never a file, whatever it starts with).
+fn query_value(query: QueryArg) -> Result<Value, String> {
+    match query {
+        QueryArg::Object(map) => Ok(Value::Object(map)),
+        QueryArg::Json(text) => {
+            serde_json::from_str(&text).map_err(|e| format!("invalid JSON for query argument: {e}"))
+        }
+    }
+}
+
 /// What a panic said.
 fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
     panic
@@ -155,6 +168,8 @@ struct Worker<'a> {
     path: &'a Path,
     /// A write connection, opened on the first save or forget.
     writer: Option<Store>,
+    /// The session's project and agent.
+    scope: Scope,
     /// `mcp --review`: every save of the session is proposed.
     review: bool,
 }
@@ -174,7 +189,7 @@ impl Worker<'_> {
         self.ctx.refresh_if_changed().map_err(message)?;
         match call {
             Call::Search(args) => self.search(*args),
-            Call::SaveMemory(args) => self.save(args),
+            Call::SaveMemory(args) => self.save(*args),
             Call::ForgetMemory(args) => self.forget(&args.id),
             Call::Show(args) => self.show(&args.ids),
             Call::ListDatasources => self.list_datasources(),
@@ -193,18 +208,12 @@ impl Worker<'_> {
                     .into(),
             );
         }
-        let query = match args.query {
-            None => None,
-            Some(QueryArg::Object(map)) => Some(Value::Object(map)),
-            Some(QueryArg::Json(text)) => Some(
-                serde_json::from_str(&text)
-                    .map_err(|e| format!("invalid JSON for query argument: {e}"))?,
-            ),
-        };
+        let query = args.query.map(query_value).transpose()?;
+        let scope = self.scope.narrow(args.project, args.agent)?;
         let cap = usize::try_from(max_results).unwrap_or(usize::MAX);
         let tiers = args
             .tiers
-            .map(|names| names.iter().map(|n| Tier::parse(n)).collect())
+            .map(|names| names.iter().map(|n| Tier::parse(&n.0)).collect())
             .transpose()?;
         // The MCP tool's own defaults: each cap is `max_results`.
         let request = Request::default().with(RequestFields {
@@ -221,8 +230,8 @@ impl Worker<'_> {
             injected: args.injected,
             tiers,
             confidence_floor: args.confidence_floor,
-            project: args.project,
-            agent: args.agent,
+            project: scope.project,
+            agent: scope.agent,
             ..RequestFields::default()
         });
         let response = self.ctx.search(&request).map_err(message)?;
@@ -244,9 +253,44 @@ impl Worker<'_> {
     }
 
     fn save(&mut self, args: SaveMemoryArgs) -> Outcome {
-        let (entities, query) = match args.linked_entities {
-            LinkedEntities::References(refs) => (Some(refs), None),
-            LinkedEntities::Query(map) => (None, Some(Value::Object(map))),
+        let (entities, query) = match (args.linked_entities, args.entities, args.query) {
+            (Some(LinkedEntities::References(refs)), None, None) => (Some(refs), None),
+            (Some(LinkedEntities::Query(map)), None, None) => (None, Some(Value::Object(map))),
+            (None, Some(refs), None) => (Some(refs.into_list()), None),
+            (None, None, Some(query)) => (None, Some(query_value(query)?)),
+            (None, None, None) => {
+                return Err(
+                    "what the memory is about must be given: entities (references), query (a \
+                     SlayerQuery) or linked_entities (either)"
+                        .into(),
+                )
+            }
+            _ => {
+                return Err(
+                    "linked_entities, entities and query are mutually exclusive; give one".into(),
+                )
+            }
+        };
+        if let Some(id) = &args.id {
+            self.refuse_outside_scope(id)?;
+        }
+        // A link to a memory the session cannot see would tell it that memory exists.
+        for reference in entities.iter().flatten() {
+            if let Some(id) = memory_id_of(reference) {
+                self.refuse_unseen(id)?;
+            }
+        }
+        let defaults = slayer_common::records::Standing::default();
+        let standing = slayer_common::records::Standing {
+            tier: args
+                .tier
+                .map(|t| Tier::parse(&t.0))
+                .transpose()?
+                .unwrap_or(defaults.tier),
+            confidence: args.confidence.unwrap_or(defaults.confidence),
+            project: self.scope.project.clone(),
+            agent: self.scope.agent.clone(),
+            ..defaults
         };
         let request = SaveRequest {
             learning: args.learning,
@@ -254,7 +298,7 @@ impl Worker<'_> {
             query,
             id: args.id,
             description: args.description,
-            standing: Default::default(),
+            standing,
         };
         let limits = self.ctx.limits;
         let saved = self.save_reviewed(request, &limits)?;
@@ -283,7 +327,17 @@ impl Worker<'_> {
         write::save_by(self.writer()?, request, limits, true, write::Saver::Agent).map_err(message)
     }
 
+    /// A memory that exists outside the session's scope is not changed (an absent one is the
+    /// save's or forget's own business).
+    fn refuse_outside_scope(&self, id: &str) -> Result<(), String> {
+        match self.ctx.conn.memory(id).map_err(message)? {
+            Some(memory) => self.scope.may_change(id, &memory.standing),
+            None => Ok(()),
+        }
+    }
+
     fn forget(&mut self, id: &str) -> Outcome {
+        self.refuse_outside_scope(id)?;
         let warning = write::forget(self.writer()?, id).map_err(message)?;
         Ok(Reply {
             structured: json!({"deleted_id": id}),
@@ -305,9 +359,11 @@ impl Worker<'_> {
         let mut catalog = None;
         let mut shown: Vec<String> = Vec::new();
         for raw in ids {
-            let canonical = if memory_id_of(raw).is_some() {
+            let canonical = if let Some(id) = memory_id_of(raw) {
+                self.refuse_unseen(id)?;
                 vec![raw.clone()]
             } else if conn.memory_exists(raw).map_err(message)? {
+                self.refuse_unseen(raw)?;
                 vec![memory_ref(raw)]
             } else {
                 if catalog.is_none() {
@@ -362,6 +418,17 @@ impl Worker<'_> {
             structured: json!({ "docs": found }),
             text,
         })
+    }
+
+    /// A memory outside the session's scope is not shown, as search does not return it.
+    fn refuse_unseen(&self, id: &str) -> Result<(), String> {
+        match self.ctx.conn.memory(id).map_err(message)? {
+            Some(memory) if !self.scope.sees(&memory.standing) => Err(format!(
+                "memory '{id}' is outside this session's scope ({})",
+                self.scope.describe()
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn list_datasources(&self) -> Outcome {

@@ -53,6 +53,152 @@ fn the_python_sdk_drives_the_server() {
     );
 }
 
+/// `tools/list` and the instructions, whole: what a model reads to pick a tool, pinned so a
+/// change to any description or argument is seen in review. `UPDATE_GOLDENS=1` rewrites it.
+#[test]
+fn the_tool_listing_is_the_golden_one() {
+    let f = Fixture::new();
+    let replies = session(
+        &f,
+        &[
+            initialize("2025-06-18"),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string(),
+        ],
+    );
+    let listing = json!({
+        "instructions": reply(&replies, 1)["result"]["instructions"],
+        "tools": reply(&replies, 2)["result"]["tools"],
+    });
+    let actual = serde_json::to_string_pretty(&listing).unwrap() + "\n";
+    let path = workspace_root().join("crates/slayer-search/tests/golden/mcp-tools.json");
+    if std::env::var_os("UPDATE_GOLDENS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing {}; run with UPDATE_GOLDENS=1", path.display()));
+    assert_eq!(
+        actual, expected,
+        "tools/list differs from the golden (UPDATE_GOLDENS=1 rewrites it)"
+    );
+}
+
+/// Runs one mode of `tests/mcp_sessions.py` (the SDK driving servers started with flags) on
+/// the fixture store.
+fn sessions(mode: &str) {
+    let f = Fixture::new();
+    let script = workspace_root().join("crates/slayer-search/tests/mcp_sessions.py");
+    let out = Command::new(sdk_python())
+        .arg(script)
+        .args([mode, bin_dir().to_str().unwrap()])
+        .arg(&f.store)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("ok"),
+        "mcp_sessions.py {mode} failed:\n{stderr}\n{stdout}"
+    );
+}
+
+#[test]
+fn a_session_scope_is_narrowed_by_calls_and_never_widened() {
+    sessions("scope");
+}
+
+#[test]
+fn a_read_only_session_offers_no_tool_that_writes() {
+    sessions("read-only");
+}
+
+#[test]
+fn the_http_transport_serves_the_sdk_client_with_the_token_and_refuses_others() {
+    sessions("http");
+}
+
+#[test]
+fn http_does_not_start_without_a_token_or_beyond_loopback_unasked() {
+    let f = Fixture::new();
+    let start = |args: &[&str], token: Option<&str>| {
+        let mut cmd = crate::kit::command("slayer-search");
+        cmd.env_remove("SLAYER_MCP_TOKEN")
+            .args(["mcp", "--store"])
+            .arg(&f.store)
+            .args(args)
+            .stdin(Stdio::null());
+        if let Some(token) = token {
+            cmd.env("SLAYER_MCP_TOKEN", token);
+        }
+        crate::kit::output(cmd, None)
+    };
+    let long = "a-long-enough-secret-token";
+    let out = start(&["--http", "127.0.0.1:0"], None);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "Error: --http needs a bearer token: set SLAYER_MCP_TOKEN or give --token-file PATH (at \
+         least 16 characters, e.g. from `openssl rand -hex 32`)\n"
+    );
+    let out = start(&["--http", "127.0.0.1:0"], Some("  short-secret \n"));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("SLAYER_MCP_TOKEN is 12 characters; at least 16"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("short-secret"), "{}", out.stderr);
+    let empty = f.dir.path().join("token");
+    std::fs::write(&empty, "\n").unwrap();
+    let out = start(
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--token-file",
+            empty.to_str().unwrap(),
+        ],
+        Some(long),
+    );
+    assert_eq!(
+        out.code, 2,
+        "the file wins over the variable: {}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("is 0 characters"), "{}", out.stderr);
+    let out = start(
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--token-file",
+            "/nonexistent/token",
+        ],
+        None,
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("Error: --token-file /nonexistent/token: cannot read it"),
+        "{}",
+        out.stderr
+    );
+    for addr in ["0.0.0.0:0", "[::]:0", "192.0.2.1:8931"] {
+        let out = start(&["--http", addr], Some(long));
+        assert_eq!(out.code, 2, "{addr}: {}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!(
+                "--http {addr} would listen beyond this machine; give a loopback address"
+            )),
+            "{}",
+            out.stderr
+        );
+    }
+    let out = start(&["--allow-remote"], Some(long));
+    assert_eq!(out.code, 2, "--allow-remote needs --http: {}", out.stderr);
+}
+
 /// Writes `lines` to a fresh server, closes stdin and returns every stdout line as JSON (each
 /// must be one), after checking the server exited 0.
 fn session(f: &Fixture, lines: &[String]) -> Vec<Value> {
