@@ -168,7 +168,9 @@ async def scope():
 async def read_only():
     async with stdio("--read-only") as (read, write):
         async with ClientSession(read, write) as session:
-            await session.initialize()
+            init = await session.initialize()
+            check("search" in init.instructions and "save_memory" not in init.instructions,
+                  "the instructions name no writing tool", init.instructions)
             names = sorted(t.name for t in (await session.list_tools()).tools)
             check(names == ["list_datasources", "search", "show"], "no writing tool is listed", names)
             for tool, arguments in [("save_memory", {"learning": "x", "entities": ["mydb.orders"]}),
