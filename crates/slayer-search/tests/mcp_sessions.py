@@ -186,13 +186,13 @@ async def read_only():
             check("42" in ids(found), "search works", found.content)
 
 
-def start_http(*flags):
+def start_http(*flags, addr="127.0.0.1"):
     env = dict(os.environ, **ENV, SLAYER_MCP_TOKEN=TOKEN)
-    server = subprocess.Popen([os.path.join(BIN, "slayer-search"), "mcp", "--http", "127.0.0.1:0", *flags],
+    server = subprocess.Popen([os.path.join(BIN, "slayer-search"), "mcp", "--http", f"{addr}:0", *flags],
                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
     line = server.stderr.readline()
-    check(line.startswith("slayer-search mcp: listening on http://127.0.0.1:"), "the listening line", line)
+    check(line.startswith(f"slayer-search mcp: listening on http://{addr}:"), "the listening line", line)
     return server, line.split()[4], line
 
 
@@ -251,6 +251,18 @@ async def http():
                 check(names == ["list_datasources", "search", "show"], "read-only over HTTP", names)
                 await refused(session, "search", {"question": "x", "project": "ops"},
                               "project 'ops' is outside this session's scope")
+    stop_http(server, line)
+
+    # --allow-remote: every address, any Host, still the token.
+    server, url, line = start_http("--allow-remote", addr="0.0.0.0")
+    url = url.replace("0.0.0.0", "127.0.0.1")
+    async with httpx2.AsyncClient() as plain:
+        accept = {"Accept": "application/json, text/event-stream"}
+        response = await plain.post(url, json=initialize, headers=dict(accept, Host="slayer.example"))
+        check(response.status_code == 401, "remote: no token, 401", response.status_code)
+        response = await plain.post(url, json=initialize, headers=dict(
+            accept, Host="slayer.example", Authorization=f"Bearer {TOKEN}"))
+        check(response.status_code == 200, "remote: any Host with the token", (response.status_code, response.text))
     stop_http(server, line)
 
 
