@@ -168,7 +168,9 @@ async def scope():
 async def read_only():
     async with stdio("--read-only") as (read, write):
         async with ClientSession(read, write) as session:
-            await session.initialize()
+            init = await session.initialize()
+            check("search" in init.instructions and "save_memory" not in init.instructions,
+                  "the instructions name no writing tool", init.instructions)
             names = sorted(t.name for t in (await session.list_tools()).tools)
             check(names == ["list_datasources", "search", "show"], "no writing tool is listed", names)
             for tool, arguments in [("save_memory", {"learning": "x", "entities": ["mydb.orders"]}),
@@ -184,13 +186,13 @@ async def read_only():
             check("42" in ids(found), "search works", found.content)
 
 
-def start_http(*flags):
+def start_http(*flags, addr="127.0.0.1"):
     env = dict(os.environ, **ENV, SLAYER_MCP_TOKEN=TOKEN)
-    server = subprocess.Popen([os.path.join(BIN, "slayer-search"), "mcp", "--http", "127.0.0.1:0", *flags],
+    server = subprocess.Popen([os.path.join(BIN, "slayer-search"), "mcp", "--http", f"{addr}:0", *flags],
                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
     line = server.stderr.readline()
-    check(line.startswith("slayer-search mcp: listening on http://127.0.0.1:"), "the listening line", line)
+    check(line.startswith(f"slayer-search mcp: listening on http://{addr}:"), "the listening line", line)
     return server, line.split()[4], line
 
 
@@ -249,6 +251,18 @@ async def http():
                 check(names == ["list_datasources", "search", "show"], "read-only over HTTP", names)
                 await refused(session, "search", {"question": "x", "project": "ops"},
                               "project 'ops' is outside this session's scope")
+    stop_http(server, line)
+
+    # --allow-remote: every address, any Host, still the token.
+    server, url, line = start_http("--allow-remote", addr="0.0.0.0")
+    url = url.replace("0.0.0.0", "127.0.0.1")
+    async with httpx2.AsyncClient() as plain:
+        accept = {"Accept": "application/json, text/event-stream"}
+        response = await plain.post(url, json=initialize, headers=dict(accept, Host="slayer.example"))
+        check(response.status_code == 401, "remote: no token, 401", response.status_code)
+        response = await plain.post(url, json=initialize, headers=dict(
+            accept, Host="slayer.example", Authorization=f"Bearer {TOKEN}"))
+        check(response.status_code == 200, "remote: any Host with the token", (response.status_code, response.text))
     stop_http(server, line)
 
 

@@ -37,10 +37,13 @@ models, columns, measures, aggregations) and the lessons agents saved about it. 
 SQL or a SlayerQuery, call `search` with the question (and any entity references you know): it \
 returns the entities to use, example queries that worked and caveats other agents saved. Call \
 `show` for the full definition of an entity you are about to query (exact names, types, \
-filters, groupings). `list_datasources` lists the databases. When you learn something durable \
-and non-obvious about the data (a unit, an exclusion rule, a misleading column, a query that \
-answered the question), record it with `save_memory`, linked to the entities it concerns: one \
-lesson per memory, never a transcript. When a memory proves wrong, `forget_memory` it.";
+filters, groupings). `list_datasources` lists the databases.";
+
+/// The instructions' second half, for a session that may write.
+const WRITING: &str = " When you learn something durable and non-obvious about the data (a \
+unit, an exclusion rule, a misleading column, a query that answered the question), record it \
+with `save_memory`, linked to the entities it concerns: one lesson per memory, never a \
+transcript. When a memory proves wrong, `forget_memory` it.";
 
 /// What ends the server from inside a call (the store thread found gone).
 type Stop = Box<dyn FnOnce() + Send>;
@@ -120,7 +123,11 @@ impl ServerHandler for Server {
                 "slayer-search",
                 env!("CARGO_PKG_VERSION"),
             ))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(if self.read_only {
+                INSTRUCTIONS.to_owned()
+            } else {
+                format!("{INSTRUCTIONS}{WRITING}")
+            })
     }
 
     async fn list_tools(
