@@ -10,7 +10,8 @@
 #     the batch also with another process saving a memory every 100 ms. The MCP column is a
 #     whole `tools/call search` round trip.
 #
-#   scripts/bench_agent_scale.sh [SIZES]      (default "100000 1000000"; REQUESTS=300)
+#   scripts/bench_agent_scale.sh [SIZES]      (default "100000 1000000"; REQUESTS=300,
+#                                             WRITER_REQUESTS=REQUESTS for the run with a writer)
 #
 # BASE_BIN=DIR also times another build's binaries (e.g. main before a change, built in its
 # own worktree) on their own copy of each store, in the same run, one row each; the stores are
@@ -20,6 +21,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 sizes=${1:-"100000 1000000"}
 requests=${REQUESTS:-300}
+# A build that rebuilds its sidecar on every write takes seconds per request at 1M.
+writer_requests=${WRITER_REQUESTS:-$requests}
 
 [ "${SKIP_BUILD:-}" = 1 ] || { scripts/fetch-duckdb.sh > /dev/null; cargo build --release --locked -q --workspace --bins --tests; }
 bin="${CARGO_TARGET_DIR:-$root/target}/release"
@@ -54,7 +57,7 @@ measure() { # label bindir n
         s=$(date +%s%N); "$b/slayer-search" --question "$question" > /dev/null; ms_since "$s" >> "$work/after"
     done
     read -r batch_m batch_p _ < <(python3 scripts/bench_agent.py "$b" batch entities,text,dense 0 "$requests")
-    read -r writer_m writer_p writes < <(python3 scripts/bench_agent.py "$b" batch entities,text,dense 1 "$requests")
+    read -r writer_m writer_p writes < <(python3 scripts/bench_agent.py "$b" batch entities,text,dense 1 "$writer_requests")
     read -r mcp_m mcp_p _ < <(python3 scripts/bench_agent.py "$b" mcp entities,text,dense 0 "$requests")
     printf '| %9s | %-6s | %9s | %7s | %10s | %-13s | %-22s | %-13s |\n' "$n" "$label" \
         "$(median "$work/plain")" "$(median "$work/save")" "$(median "$work/after")" \
