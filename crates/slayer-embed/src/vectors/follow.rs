@@ -257,7 +257,8 @@ fn rebuild(
 
 /// Brings every sidecar of this store in `dir` up to the store (what a writer calls after it
 /// commits), compacting those whose journal grew heavy: how many it followed. A sidecar of
-/// another store, or of a model no longer used, is left to whoever opens it next.
+/// another store, or one that cannot be followed (rows of another dimension, a pruned log),
+/// is left to the next search, so a write never pays a rebuild it did not cause.
 pub fn follow(conn: &dyn StoreRead, dir: &Path) -> Result<usize, StoreError> {
     let Some(state) = conn.vectors_state()? else {
         return Ok(0);
@@ -270,7 +271,16 @@ pub fn follow(conn: &dyn StoreRead, dir: &Path) -> Result<usize, StoreError> {
         if built_at.store_id != state.store_id || path_for(dir, &model) != file.file {
             continue;
         }
-        open(conn, dir, &model, &revision, Compact::Heavy)?;
+        let Some(mut sidecar) = Sidecar::mapped(&file.file, &model, &revision, &state.store_id)
+        else {
+            continue;
+        };
+        if *sidecar.state() != state && !sidecar.catch_up(conn)? {
+            continue;
+        }
+        if Compact::Heavy.wants(&sidecar) {
+            rebuild(conn, file.file, &model, &revision, state.clone())?;
+        }
         followed += 1;
     }
     Ok(followed)

@@ -216,6 +216,10 @@ pub(super) fn append(
     let (records, sound) = parse(&bytes, build, dim);
     let end = records.last().map_or(base_state, |r| &r.to);
     if sound == 0 {
+        if record.from != *base_state {
+            // A journal of this build must start at its base's state.
+            return Ok(false);
+        }
         // Another base's journal, or none yet: start this build's.
         file.set_len(0)?;
         file.seek(SeekFrom::Start(0))?;
@@ -312,6 +316,8 @@ mod tests {
 
         reset(&path, 9).unwrap();
         assert!(read(&path, 7, 3).is_empty());
+        // An empty journal takes only a record from its base's state.
+        assert!(!append(&path, 9, &base, 3, || Some(9), &record(2, 4)).unwrap());
         assert!(append(&path, 9, &base, 3, || Some(9), &record(1, 2)).unwrap());
         assert_eq!(read(&path, 9, 3), vec![record(1, 2)]);
     }

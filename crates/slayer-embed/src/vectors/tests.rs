@@ -412,3 +412,34 @@ fn a_log_that_cannot_say_what_changed_rebuilds() {
     assert!(open().rebuilt);
     assert!(!open().rebuilt);
 }
+
+#[test]
+fn a_writer_leaves_a_sidecar_it_cannot_follow_to_the_next_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let conn = store.conn();
+    let folder = vectors_dir(store.path());
+    // A row of another size: which rows are held depends on the first, so no catch-up.
+    row(conn, "shop.orders", &[1.0, 0.0]);
+    assert!(
+        Sidecar::open(conn, &folder, MODEL, REVISION)
+            .unwrap()
+            .unwrap()
+            .rebuilt
+    );
+    let file = path_for(&folder, MODEL);
+    let built = std::fs::read(&file).unwrap();
+    row(conn, "memory:1", &[0.0, 1.0, 0.0]);
+    assert_eq!(follow(conn, &folder).unwrap(), 0);
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        built,
+        "not rebuilt by the writer"
+    );
+    assert!(
+        Sidecar::open(conn, &folder, MODEL, REVISION)
+            .unwrap()
+            .unwrap()
+            .rebuilt
+    );
+}

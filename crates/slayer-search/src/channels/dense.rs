@@ -212,7 +212,8 @@ impl Dense {
                 if self.sidecar.get().is_none() {
                     let opened = self.timings.time("sidecar", || {
                         if let Some(mut sidecar) = self.followed.take() {
-                            if sidecar.follow(conn)? {
+                            // A failed follow opens it afresh, as a first question would.
+                            if sidecar.follow(conn).unwrap_or(false) {
                                 return Ok(Some(sidecar));
                             }
                         }

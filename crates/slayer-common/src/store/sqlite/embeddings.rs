@@ -335,6 +335,14 @@ pub fn vector_changes(
                 .collect::<Result<_, _>>()?;
         }
     }
+    // Outside a snapshot another writer may have pruned the log since it was found to cover
+    // `since`: pruning only moves these forward, so reading them again after the select tells.
+    let still_covered = logged_from("vector_changes_from_e")?
+        .is_some_and(|f| f <= since.embeddings_changes)
+        && logged_from("vector_changes_from_m")?.is_some_and(|f| f <= since.memory_tags_changes);
+    if !still_covered {
+        return Ok(None);
+    }
     Ok(Some(VectorChanges { to, rows }))
 }
 
