@@ -279,17 +279,23 @@ fn show(store_path: &Path, ids: &[String], out: &mut Output) -> Result<ExitStatu
     if let [one] = found.as_slice() {
         out.result(&tagged("memory", one), &format!("{}\n", show_text(one)))?;
     } else {
-        let values: Vec<Value> = found.iter().map(|m| tagged("memory", m)).collect();
-        let texts: std::collections::HashMap<&str, String> = found
-            .iter()
-            .map(|m| (m.id.as_str(), show_text(m)))
-            .collect();
-        out.records(&values, |v| {
-            let id = v.get("id").and_then(Value::as_str).unwrap_or_default();
-            format!("{}\n", texts.get(id).cloned().unwrap_or_default())
-        })?;
+        shown_records(&found, out)?;
     }
     Ok(ExitStatus::Success)
+}
+
+/// Memories as records (json, jsonl) or each as `show` prints it (text).
+pub(crate) fn shown_records(memories: &[Memory], out: &mut Output) -> Result<()> {
+    let values: Vec<Value> = memories.iter().map(|m| tagged("memory", m)).collect();
+    let texts: std::collections::HashMap<&str, String> = memories
+        .iter()
+        .map(|m| (m.id.as_str(), show_text(m)))
+        .collect();
+    out.records(&values, |v| {
+        let id = v.get("id").and_then(Value::as_str).unwrap_or_default();
+        format!("{}\n", texts.get(id).cloned().unwrap_or_default())
+    })?;
+    Ok(())
 }
 
 /// `show`'s text for one memory (the original's, plus a `Standing:` line for a memory that is

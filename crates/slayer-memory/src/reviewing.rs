@@ -1,18 +1,16 @@
 //! `review`, `approve` and `reject`: review of agents' memories (the work is in
 //! `slayer_memory::review`; this only reports it).
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::Result;
-use serde_json::{json, Value};
+use serde_json::json;
 use slayer_common::cli::Output;
 use slayer_common::exit::ExitStatus;
-use slayer_common::jsonl::tagged;
 use slayer_common::store::OpenMode;
 use slayer_memory::review::{self, Owners};
 
-use crate::commands::{open_store, show_text};
+use crate::commands::{open_store, shown_records};
 
 /// How the setting reads, for people.
 fn state_text(on: bool) -> &'static str {
@@ -40,18 +38,10 @@ pub fn list(store_path: &Path, owners: &Owners<'_>, out: &mut Output) -> Result<
     let store = open_store(store_path, OpenMode::ReadOnly)?;
     let found = review::proposed(&store, owners)?;
     let on = review::required(&store)?;
-    let values: Vec<Value> = found.iter().map(|m| tagged("memory", m)).collect();
-    let texts: HashMap<&str, String> = found
-        .iter()
-        .map(|m| (m.id.as_str(), show_text(m)))
-        .collect();
-    out.records(&values, |v| {
-        let id = v.get("id").and_then(Value::as_str).unwrap_or_default();
-        format!("{}\n", texts.get(id).cloned().unwrap_or_default())
-    })?;
+    shown_records(&found, out)?;
     out.note(&format!(
         "{} proposed memories; review of agent memories is {}",
-        values.len(),
+        found.len(),
         if on { "on" } else { "off" }
     ));
     Ok(ExitStatus::Success)

@@ -11,7 +11,7 @@ use super::build::{build, quantize_row, row_datasources};
 use super::journal::{self, Entry, NewRow, Record};
 use super::layout::{build_on_disk, validated_header, MEMORY};
 use super::overlay::Overlay;
-use super::{base_row_of, path_for, recorded, write_atomically, Bytes, Sidecar};
+use super::{base_row_of, path_for, sidecar_files, write_atomically, Bytes, Sidecar};
 
 /// When an open folds the journal into a new base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,17 +65,14 @@ impl Sidecar {
         Ok(*self.state() == state || self.catch_up(conn)?)
     }
 
-    /// The base at `path` if it is a sound sidecar of this model, revision and store, its
-    /// journal replayed.
-    fn mapped(path: &Path, model: &str, revision: &str, store_id: &str) -> Option<Sidecar> {
+    /// The base at `path` if it is a sound sidecar of this store, its journal replayed (not
+    /// paged in: a writer that follows it reads only its ids).
+    fn mapped(path: &Path, store_id: &str) -> Option<Sidecar> {
         let file = MappedFile::open(path).ok()?;
         let header = validated_header(file.bytes())?;
-        if header.model != model || header.revision != revision || header.state.store_id != store_id
-        {
+        if header.state.store_id != store_id {
             return None;
         }
-        // Every scan reads the sections after the ids whole.
-        file.prefault(header.sections.kinds..header.sections.end);
         let mut sidecar = Sidecar {
             bytes: Bytes::Mapped(file),
             header,
@@ -93,12 +90,9 @@ impl Sidecar {
 
     /// Applies the journal's records that chain from the base's state.
     fn replay(&mut self) {
-        let records = journal::read(&self.journal_path(), self.header.build, self.header.dim);
-        for record in &records {
-            if record.from != *self.state() {
-                break;
-            }
-            self.apply(record);
+        let h = &self.header;
+        for record in journal::read_chain(&self.journal_path(), h.build, h.dim, &h.state) {
+            self.apply(&record);
         }
     }
 
@@ -197,14 +191,10 @@ impl Sidecar {
 /// The state a base with this header is current with once its journal (beside `path`) is
 /// replayed.
 pub(super) fn journaled_state(path: &Path, header: &super::layout::Header) -> VectorsState {
-    let mut state = header.state.clone();
-    for record in journal::read(&journal::path_for(path), header.build, header.dim) {
-        if record.from != state {
-            break;
-        }
-        state = record.to;
-    }
-    state
+    let path = journal::path_for(path);
+    journal::read_chain(&path, header.build, header.dim, &header.state)
+        .pop()
+        .map_or_else(|| header.state.clone(), |last| last.to)
 }
 
 /// [`Sidecar::open`], compacting as `compact` says.
@@ -219,9 +209,16 @@ pub(super) fn open(
         return Ok(None);
     };
     let path = path_for(dir, model);
-    if let Some(mut sidecar) = Sidecar::mapped(&path, model, revision, &state.store_id) {
+    let base = Sidecar::mapped(&path, &state.store_id)
+        .filter(|s| s.header.model == model && s.header.revision == revision);
+    if let Some(mut sidecar) = base {
         let current = *sidecar.state() == state || sidecar.catch_up(conn)?;
         if current && !compact.wants(&sidecar) {
+            if let Bytes::Mapped(file) = &sidecar.bytes {
+                // Every scan reads the sections after the ids whole.
+                let s = sidecar.header.sections;
+                file.prefault(s.kinds..s.end);
+            }
             return Ok(Some(sidecar));
         }
     }
@@ -264,22 +261,21 @@ pub fn follow(conn: &dyn StoreRead, dir: &Path) -> Result<usize, StoreError> {
         return Ok(0);
     };
     let mut followed = 0;
-    for file in recorded(dir) {
-        let Some((model, revision, built_at)) = file.built_for else {
+    for file in sidecar_files(dir) {
+        let Some(mut sidecar) = Sidecar::mapped(&file, &state.store_id) else {
             continue;
         };
-        if built_at.store_id != state.store_id || path_for(dir, &model) != file.file {
-            continue;
-        }
-        let Some(mut sidecar) = Sidecar::mapped(&file.file, &model, &revision, &state.store_id)
-        else {
-            continue;
-        };
-        if *sidecar.state() != state && !sidecar.catch_up(conn)? {
+        let (model, revision) = (
+            sidecar.header.model.clone(),
+            sidecar.header.revision.clone(),
+        );
+        if path_for(dir, &model) != file
+            || (*sidecar.state() != state && !sidecar.catch_up(conn)?)
+        {
             continue;
         }
         if Compact::Heavy.wants(&sidecar) {
-            rebuild(conn, file.file, &model, &revision, state.clone())?;
+            rebuild(conn, file, &model, &revision, state.clone())?;
         }
         followed += 1;
     }

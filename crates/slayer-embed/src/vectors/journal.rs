@@ -183,6 +183,24 @@ pub(super) fn read(path: &Path, build: u64, dim: usize) -> Vec<Record> {
     std::fs::read(path).map_or_else(|_| Vec::new(), |bytes| parse(&bytes, build, dim).0)
 }
 
+/// The journal's records for the base `build` that chain from the base's state `from`: a
+/// record that does not start where the one before it ended, and all after it, are not this
+/// base's history.
+pub(super) fn read_chain(path: &Path, build: u64, dim: usize, from: &VectorsState) -> Vec<Record> {
+    let mut records = read(path, build, dim);
+    let mut at = from;
+    let chained = records
+        .iter()
+        .take_while(|r| {
+            let follows = r.from == *at;
+            at = &r.to;
+            follows
+        })
+        .count();
+    records.truncate(chained);
+    records
+}
+
 /// Opens the journal for writing and takes its lock (released when the file is dropped).
 fn locked(path: &Path) -> std::io::Result<File> {
     let file = OpenOptions::new()

@@ -420,6 +420,20 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     })
 }
 
+/// The sidecar files of a vectors folder (`*.bin`), by name.
+fn sidecar_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// What one file of a vectors folder records of itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recorded {
@@ -434,16 +448,7 @@ pub struct Recorded {
 /// The sidecars of a vectors folder (`Store::vectors_dir`) and what each records, by file
 /// name: `stats` compares them with the store.
 pub fn recorded(dir: &Path) -> Vec<Recorded> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
-        .collect();
-    files.sort();
-    files
+    sidecar_files(dir)
         .into_iter()
         .map(|file| {
             let built_for = MappedFile::open(&file)
@@ -466,10 +471,7 @@ pub fn update(
     model: &str,
     revision: &str,
 ) -> Result<bool, StoreError> {
-    Ok(
-        follow::open(conn, dir, model, revision, follow::Compact::Heavy)?
-            .is_some_and(|s| s.rebuilt),
-    )
+    rebuilt_if(conn, dir, model, revision, follow::Compact::Heavy)
 }
 
 /// Brings the sidecar of `model` at `revision` up to date and compacts it (what
@@ -480,10 +482,18 @@ pub fn refresh(
     model: &str,
     revision: &str,
 ) -> Result<bool, StoreError> {
-    Ok(
-        follow::open(conn, dir, model, revision, follow::Compact::Always)?
-            .is_some_and(|s| s.rebuilt),
-    )
+    rebuilt_if(conn, dir, model, revision, follow::Compact::Always)
+}
+
+/// Opens the sidecar, compacting as `compact` says: whether it was rebuilt.
+fn rebuilt_if(
+    conn: &dyn StoreRead,
+    dir: &Path,
+    model: &str,
+    revision: &str,
+    compact: follow::Compact,
+) -> Result<bool, StoreError> {
+    Ok(follow::open(conn, dir, model, revision, compact)?.is_some_and(|s| s.rebuilt))
 }
 
 #[cfg(test)]

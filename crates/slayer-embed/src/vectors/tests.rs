@@ -57,6 +57,13 @@ fn vectors_dir(store: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// The sidecar of `MODEL` at `REVISION` in `folder`, opened as a search opens it.
+fn opened(conn: &Connection, folder: &Path) -> Sidecar {
+    Sidecar::open(conn, folder, MODEL, REVISION)
+        .unwrap()
+        .unwrap()
+}
+
 fn ids(sidecar: &Sidecar, scored: &Scored) -> Vec<String> {
     scored
         .iter()
@@ -122,11 +129,7 @@ fn the_file_is_reused_until_the_store_moves_and_never_across_stores() {
     let dir = tempfile::tempdir().unwrap();
     let store = store(dir.path());
     let conn = store.conn();
-    let open = || {
-        Sidecar::open(conn, &vectors_dir(store.path()), MODEL, REVISION)
-            .unwrap()
-            .unwrap()
-    };
+    let open = || opened(conn, &vectors_dir(store.path()));
     assert!(open().rebuilt);
     assert!(path_for(&vectors_dir(store.path()), MODEL).is_file());
     assert!(!open().rebuilt, "unchanged: mapped as written");
@@ -300,11 +303,7 @@ fn a_followed_sidecar_ranks_as_a_rebuilt_one_and_its_journal_survives_a_torn_app
     let store = store(dir.path());
     let conn = store.conn();
     let folder = vectors_dir(store.path());
-    let open = || {
-        Sidecar::open(conn, &folder, MODEL, REVISION)
-            .unwrap()
-            .unwrap()
-    };
+    let open = || opened(conn, &folder);
     assert!(open().rebuilt);
     let mut served = open();
     // Saves, a rewrite, a retag, a removal, a doc written twice, a row of another revision.
@@ -396,11 +395,7 @@ fn a_log_that_cannot_say_what_changed_rebuilds() {
     let store = store(dir.path());
     let conn = store.conn();
     let folder = vectors_dir(store.path());
-    let open = || {
-        Sidecar::open(conn, &folder, MODEL, REVISION)
-            .unwrap()
-            .unwrap()
-    };
+    let open = || opened(conn, &folder);
     assert!(open().rebuilt);
     row(conn, "memory:2", &[1.0, 0.0, 0.0]);
     // The log pruned past the sidecar's state.

@@ -31,13 +31,15 @@ pub(crate) struct TextRanking<'s> {
 /// The key of a doc that did not match.
 const NONE: u128 = u128::MAX;
 
-fn key(score: f32, at: DocAddress) -> u128 {
+/// A match as its ranking key.
+pub(crate) fn hit_key(score: f32, at: DocAddress) -> u128 {
     (u128::from(!score_key(score)) << 64)
         | (u128::from(at.segment_ord) << 32)
         | u128::from(at.doc_id)
 }
 
-fn hit(key: u128) -> (f32, DocAddress) {
+/// The match a [`hit_key`] was made from.
+pub(crate) fn key_hit(key: u128) -> (f32, DocAddress) {
     (
         score_of_key(!((key >> 64) as u32)),
         DocAddress::new((key >> 32) as u32, key as u32),
@@ -54,7 +56,7 @@ impl<'s> TextRanking<'s> {
         TextRanking::of_keys(
             searcher,
             id_field,
-            hits.into_iter().map(|(s, at)| key(s, at)).collect(),
+            hits.into_iter().map(|(s, at)| hit_key(s, at)).collect(),
         )
     }
 
@@ -96,7 +98,7 @@ impl<'s> TextRanking<'s> {
     ) -> Vec<TextRanking<'s>> {
         let mut keys: Vec<Vec<u128>> = vec![Vec::new(); groups];
         for k in self.keys.borrow().iter() {
-            keys[group_of(hit(*k).1)].push(*k);
+            keys[group_of(key_hit(*k).1)].push(*k);
         }
         keys.into_iter()
             .map(|keys| TextRanking::of_keys(self.searcher, self.id_field, keys))
@@ -116,14 +118,17 @@ impl<'s> TextRanking<'s> {
     /// The best raw score, if anything matched.
     pub(crate) fn best(&self) -> Option<f64> {
         self.sort_to(1);
-        self.keys.borrow().first().map(|k| f64::from(hit(*k).0))
+        self.keys.borrow().first().map(|k| f64::from(key_hit(*k).0))
     }
 
     /// `(score, address)` of the first `n` matches.
     fn top_hits(&self, n: usize) -> Vec<(f32, DocAddress)> {
         self.sort_to(n);
         let keys = self.keys.borrow();
-        keys[..n.min(keys.len())].iter().map(|k| hit(*k)).collect()
+        keys[..n.min(keys.len())]
+            .iter()
+            .map(|k| key_hit(*k))
+            .collect()
     }
 
     /// `(id, score)` of the first `n` matches.
@@ -152,7 +157,7 @@ impl<'s> TextRanking<'s> {
         Ok(self
             .matched(ids)?
             .into_iter()
-            .map(|(id, k)| (id, hit(k).1))
+            .map(|(id, k)| (id, key_hit(k).1))
             .collect())
     }
 
@@ -168,7 +173,7 @@ impl<'s> TextRanking<'s> {
                 .map(|r| vec![NONE; r.max_doc() as usize])
                 .collect();
             for k in self.keys.borrow().iter() {
-                let at = hit(*k).1;
+                let at = key_hit(*k).1;
                 out[at.segment_ord as usize][at.doc_id as usize] = *k;
             }
             out
@@ -214,7 +219,7 @@ impl<'s> TextRanking<'s> {
                 .into_iter()
                 .filter_map(|(id, k)| {
                     let at = keys.binary_search(&k).ok()?;
-                    Some((id, (at, f64::from(hit(k).0))))
+                    Some((id, (at, f64::from(key_hit(k).0))))
                 })
                 .collect());
         }
@@ -234,7 +239,7 @@ impl<'s> TextRanking<'s> {
         let mut out = FxHashMap::default();
         for (i, (id, k)) in targets.into_iter().enumerate() {
             position += ahead[i];
-            out.insert(id, (position, f64::from(hit(k).0)));
+            out.insert(id, (position, f64::from(key_hit(k).0)));
         }
         Ok(out)
     }

@@ -10,7 +10,7 @@ use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
 use slayer_index::fulltext::FullText;
 
-use crate::channels::lexical::{scored, Side};
+use crate::channels::lexical::{best_first, matches, Side};
 use crate::plan::config::PlanConfig;
 use crate::plan::gate::{Gated, PlanTerm};
 
@@ -109,14 +109,14 @@ impl SideIndex<'_> {
         if clauses.is_empty() {
             return Ok(Vec::new());
         }
-        scored(
+        Ok(best_first(matches(
             self.fulltext,
             self.searcher,
             clauses,
             self.side,
             self.datasource,
             self.admission,
-        )
+        )?))
     }
 
     /// Runs pass A (anchors and phrases).

@@ -28,6 +28,28 @@ pub(crate) fn sdk_python() -> PathBuf {
     python
 }
 
+/// `tests/<script>` of slayer-search, run by the SDK's Python: the caller adds its arguments.
+pub(crate) fn sdk_script(script: &str) -> Command {
+    let mut command = Command::new(sdk_python());
+    command.arg(
+        workspace_root()
+            .join("crates/slayer-search/tests")
+            .join(script),
+    );
+    command
+}
+
+/// Runs an SDK script and asserts it succeeded, saying `ok` last.
+pub(crate) fn assert_sdk_ok(mut command: Command, what: &str) {
+    let out = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("ok"),
+        "{what} failed:\n{stderr}\n{stdout}"
+    );
+}
+
 #[test]
 fn the_python_sdk_drives_the_server() {
     let f = Fixture::new();
@@ -37,20 +59,9 @@ fn the_python_sdk_drives_the_server() {
         r#"{"kind":"model","name":"shipments","data_source":"mydb","sql_table":"shipments","description":"Warehouse shipments by carrier.","columns":[{"name":"carrier","type":"TEXT","description":"The shipping carrier."}]}"#,
     )
     .unwrap();
-    let script = workspace_root().join("crates/slayer-search/tests/mcp_client.py");
-    let out = Command::new(sdk_python())
-        .arg(script)
-        .arg(bin_dir())
-        .arg(&f.store)
-        .arg(&update)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("ok"),
-        "the MCP client failed:\n{stderr}\n{stdout}"
-    );
+    let mut client = sdk_script("mcp_client.py");
+    client.arg(bin_dir()).arg(&f.store).arg(&update);
+    assert_sdk_ok(client, "the MCP client");
 }
 
 /// `tools/list` and the instructions, whole: what a model reads to pick a tool, pinned so a
@@ -89,19 +100,11 @@ fn the_tool_listing_is_the_golden_one() {
 /// the fixture store.
 fn sessions(mode: &str) {
     let f = Fixture::new();
-    let script = workspace_root().join("crates/slayer-search/tests/mcp_sessions.py");
-    let out = Command::new(sdk_python())
-        .arg(script)
+    let mut client = sdk_script("mcp_sessions.py");
+    client
         .args([mode, bin_dir().to_str().unwrap()])
-        .arg(&f.store)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("ok"),
-        "mcp_sessions.py {mode} failed:\n{stderr}\n{stdout}"
-    );
+        .arg(&f.store);
+    assert_sdk_ok(client, &format!("mcp_sessions.py {mode}"));
 }
 
 #[test]

@@ -2,10 +2,8 @@
 //! is returned by no channel (entities, text, dense), in one search or a `--batch` run, until
 //! it is approved; and the MCP server's saves wait for review.
 
-use std::process::Command;
-
-use crate::kit::{bin_dir, workspace_root};
-use crate::mcp::sdk_python;
+use crate::kit::bin_dir;
+use crate::mcp::{assert_sdk_ok, sdk_script};
 use crate::support::{ids, Fixture};
 
 #[test]
@@ -61,17 +59,7 @@ fn a_proposal_is_found_by_no_channel_until_approved() {
 #[test]
 fn mcp_saves_wait_for_review() {
     let f = Fixture::new();
-    let script = workspace_root().join("crates/slayer-search/tests/mcp_review_client.py");
-    let out = Command::new(sdk_python())
-        .arg(script)
-        .arg(bin_dir())
-        .arg(&f.store)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("ok"),
-        "the MCP client failed:\n{stderr}\n{stdout}"
-    );
+    let mut client = sdk_script("mcp_review_client.py");
+    client.arg(bin_dir()).arg(&f.store);
+    assert_sdk_ok(client, "the MCP client");
 }

@@ -384,19 +384,12 @@ fn the_python_sdk_drives_the_mcp_server_on_a_postgresql_store() {
         r#"{"kind":"model","name":"shipments","data_source":"mydb","sql_table":"shipments","description":"Warehouse shipments by carrier.","columns":[{"name":"carrier","type":"TEXT","description":"The shipping carrier."}]}"#,
     )
     .unwrap();
-    let out = std::process::Command::new(crate::mcp::sdk_python())
-        .arg(kit::workspace_root().join("crates/slayer-search/tests/mcp_client.py"))
+    let mut client = crate::mcp::sdk_script("mcp_client.py");
+    client
         .arg(kit::bin_dir())
         .arg(&url)
         .arg(&update)
         .env("SLAYER_CACHE_DIR", host.cache.path())
-        .env("SLAYER_NO_EMBED", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("ok"),
-        "the MCP client failed:\n{stderr}\n{stdout}"
-    );
+        .env("SLAYER_NO_EMBED", "1");
+    crate::mcp::assert_sdk_ok(client, "the MCP client");
 }
