@@ -2,14 +2,15 @@
 """One long-lived slayer-search answering N requests, as an agent's tool wrapper drives it:
 per-request round-trip latency (write the request, read the whole reply), median and p95.
 
-    bench_agent.py BIN_DIR batch|mcp CHANNELS WRITER [N]
+    bench_agent.py BIN_DIR batch|mcp CHANNELS WRITER [N] [questions]
 
 CHANNELS is `entities,text` or `entities,text,dense`; WRITER 1 runs another process that saves
 a memory every 100 ms for the whole run (`slayer-memory save --no-embed`, each its own
 process and transaction, as a second agent would). The requests are distinct questions (so no
 question embedding is reused) alternating with entity lookups, the same for both front ends:
 `--batch -` gets request lines; `mcp` gets `tools/call search` after the initialize handshake,
-with the batch defaults as caps. Prints `median p95 writes` (ms, ms, count).
+with the batch defaults as caps. `questions` asks only the distinct questions (no entity
+lookups): the time of an all-channel search itself. Prints `median p95 writes` (ms, ms, count).
 """
 import json
 import os
@@ -21,6 +22,7 @@ import time
 
 BIN, MODE, CHANNELS, WRITER = sys.argv[1:5]
 N = int(sys.argv[5]) if len(sys.argv) > 5 else 500
+QUESTIONS_ONLY = len(sys.argv) > 6 and sys.argv[6] == "questions"
 WORDS = ("revenue refund order payment customer region channel status amount invoice product "
          "category supplier shipment warehouse discount coupon tax currency country city").split()
 
@@ -28,7 +30,7 @@ WORDS = ("revenue refund order payment customer region channel status amount inv
 def requests():
     rng = random.Random(3)
     for i in range(N):
-        if i % 2:
+        if i % 2 or QUESTIONS_ONLY:
             yield {"question": " ".join(rng.sample(WORDS, rng.randint(3, 6)))}
         else:
             yield {"entities": [f"bench.model_{rng.randrange(200):03d}"]}

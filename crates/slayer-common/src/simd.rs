@@ -19,6 +19,76 @@ pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     portable_dot_f32(&a[..n], &b[..n])
 }
 
+/// A block of a linear layer: `out[r·T + t] = Σ_i rows[r·n + i] · xs[t·n + i]` for every
+/// weight row `r` of `rows` and every token `t` of `xs` (`T` of them), both row-major and
+/// `n = inputs` wide. Each weight is loaded once for several tokens and several rows share
+/// each token's load, where a dot product per (row, token) loaded both for every product.
+///
+/// # Panics
+/// When `rows` or `xs` is not whole rows of `inputs`, or `out` is not one value per pair.
+pub fn dot_rows_by_tokens(rows: &[f32], xs: &[f32], inputs: usize, out: &mut [f32]) {
+    assert!(inputs > 0 && rows.len().is_multiple_of(inputs) && xs.len().is_multiple_of(inputs));
+    assert_eq!(out.len(), rows.len() / inputs * (xs.len() / inputs));
+    #[cfg(target_arch = "x86_64")]
+    if avx512() {
+        // SAFETY: the CPU has AVX-512 F and BW (checked above); the shapes were checked.
+        return unsafe { x86::dot_rows_by_tokens_512(rows, xs, inputs, out) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if avx2_fma() {
+        // SAFETY: the CPU has AVX2 and FMA (checked above); the shapes were checked.
+        return unsafe { x86::dot_rows_by_tokens(rows, xs, inputs, out) };
+    }
+    let tokens = xs.len() / inputs;
+    for (row, out_row) in rows.chunks_exact(inputs).zip(out.chunks_exact_mut(tokens)) {
+        for (x, y) in xs.chunks_exact(inputs).zip(out_row) {
+            *y = portable_dot_f32(row, x);
+        }
+    }
+}
+
+/// [`dot_rows_by_tokens`] with the weights in half precision (IEEE binary16 bits, as
+/// [`to_half`] makes them): half the bytes to read, for a forward pass whose weights no longer
+/// fit in cache beside a vector scan.
+///
+/// # Panics
+/// As [`dot_rows_by_tokens`].
+pub fn dot_half_rows_by_tokens(rows: &[u16], xs: &[f32], inputs: usize, out: &mut [f32]) {
+    assert!(inputs > 0 && rows.len().is_multiple_of(inputs) && xs.len().is_multiple_of(inputs));
+    assert_eq!(out.len(), rows.len() / inputs * (xs.len() / inputs));
+    #[cfg(target_arch = "x86_64")]
+    if avx512() {
+        // SAFETY: the CPU has AVX-512 F and BW (checked above); the shapes were checked.
+        return unsafe { x86::dot_half_rows_by_tokens_512(rows, xs, inputs, out) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if avx2_fma() && std::arch::is_x86_feature_detected!("f16c") {
+        // SAFETY: the CPU has AVX2, FMA and F16C (checked above); the shapes were checked.
+        return unsafe { x86::dot_half_rows_by_tokens(rows, xs, inputs, out) };
+    }
+    let tokens = xs.len() / inputs;
+    let mut row_f32 = vec![0f32; inputs];
+    for (row, out_row) in rows.chunks_exact(inputs).zip(out.chunks_exact_mut(tokens)) {
+        for (w, h) in row_f32.iter_mut().zip(row) {
+            *w = half::f16::from_bits(*h).to_f32();
+        }
+        for (x, y) in xs.chunks_exact(inputs).zip(out_row.iter_mut()) {
+            *y = portable_dot_f32(&row_f32, x);
+        }
+    }
+}
+
+/// `src` rounded to half precision (to nearest, ties to even), as IEEE binary16 bits.
+///
+/// # Panics
+/// When the lengths differ.
+pub fn to_half(src: &[f32], dst: &mut [u16]) {
+    use half::slice::HalfFloatSliceExt;
+    assert_eq!(src.len(), dst.len());
+    let halves: &mut [half::f16] = half::slice::HalfBitsSliceExt::reinterpret_cast_mut(dst);
+    halves.convert_from_f32_slice(src);
+}
+
 /// `Σ a·b` over the shorter length, in f64 (each f32 product is exact there): the cosine of
 /// two stored unit vectors. Eight running sums, so the compiler can keep them in vector
 /// registers even on baseline x86-64; a sum in one order would forbid it.
@@ -46,6 +116,11 @@ pub fn dot_f64(a: &[f32], b: &[f32]) -> f64 {
 pub fn dot_i16_i8(a: &[i16], b: &[i8]) -> i32 {
     let n = a.len().min(b.len());
     #[cfg(target_arch = "x86_64")]
+    if avx512() {
+        // SAFETY: the CPU has AVX-512 F and BW (checked above), the features the kernel uses.
+        return unsafe { x86::dot_i16_i8_512(&a[..n], &b[..n]) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if avx2_fma() {
         // SAFETY: the CPU has AVX2 (checked above), the feature the kernel uses.
         return unsafe { x86::dot_i16_i8(&a[..n], &b[..n]) };
@@ -61,6 +136,19 @@ fn avx2_fma() -> bool {
         std::env::var_os(crate::env::NO_SIMD).is_none()
             && std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("fma")
+    })
+}
+
+/// AVX-512 F and BW, where the CPU has them: twice the lanes of AVX2 for the two kernels that
+/// a dense search spends most of its time in.
+#[cfg(target_arch = "x86_64")]
+fn avx512() -> bool {
+    use std::sync::OnceLock;
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        std::env::var_os(crate::env::NO_SIMD).is_none()
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
     })
 }
 
@@ -131,6 +219,375 @@ mod x86 {
         lanes.iter().sum::<f32>() + tail
     }
 
+    /// [`super::dot_rows_by_tokens`]: blocks of two rows by four tokens (eight accumulators,
+    /// enough to keep both FMA ports busy), then the leftover tokens and row.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn dot_rows_by_tokens(rows: &[f32], xs: &[f32], n: usize, out: &mut [f32]) {
+        let (row_count, tokens) = (rows.len() / n, xs.len() / n);
+        let mut put = |r0: usize, t0: usize, sums: &[&[f32]]| {
+            for (r, row) in sums.iter().enumerate() {
+                out[(r0 + r) * tokens + t0..][..row.len()].copy_from_slice(row);
+            }
+        };
+        let mut r = 0;
+        while r + 2 <= row_count {
+            let mut t = 0;
+            while t + 4 <= tokens {
+                let s = block::<2, 4>(rows, xs, n, r, t);
+                put(r, t, &[&s[0], &s[1]]);
+                t += 4;
+            }
+            while t < tokens {
+                let s = block::<2, 1>(rows, xs, n, r, t);
+                put(r, t, &[&s[0], &s[1]]);
+                t += 1;
+            }
+            r += 2;
+        }
+        if r < row_count {
+            let mut t = 0;
+            while t + 4 <= tokens {
+                let s = block::<1, 4>(rows, xs, n, r, t);
+                put(r, t, &[&s[0]]);
+                t += 4;
+            }
+            while t < tokens {
+                let s = block::<1, 1>(rows, xs, n, r, t);
+                put(r, t, &[&s[0]]);
+                t += 1;
+            }
+        }
+    }
+
+    /// Rows `r0..r0 + R` by tokens `t0..t0 + T`; the caller keeps both ranges in bounds.
+    // Register blocking indexes the accumulators by row and token together.
+    #[allow(clippy::needless_range_loop)]
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    fn block<const R: usize, const T: usize>(
+        rows: &[f32],
+        xs: &[f32],
+        n: usize,
+        r0: usize,
+        t0: usize,
+    ) -> [[f32; T]; R] {
+        assert!((r0 + R) * n <= rows.len() && (t0 + T) * n <= xs.len());
+        let mut acc = [[_mm256_setzero_ps(); T]; R];
+        let mut i = 0;
+        while i + 8 <= n {
+            let mut w = [_mm256_setzero_ps(); R];
+            for (r, w) in w.iter_mut().enumerate() {
+                // SAFETY: (r0 + r) * n + i + 8 <= (r0 + R) * n <= rows.len() (asserted).
+                *w = unsafe { _mm256_loadu_ps(rows.as_ptr().add((r0 + r) * n + i)) };
+            }
+            for t in 0..T {
+                // SAFETY: (t0 + t) * n + i + 8 <= (t0 + T) * n <= xs.len() (asserted).
+                let x = unsafe { _mm256_loadu_ps(xs.as_ptr().add((t0 + t) * n + i)) };
+                for r in 0..R {
+                    acc[r][t] = _mm256_fmadd_ps(w[r], x, acc[r][t]);
+                }
+            }
+            i += 8;
+        }
+        let mut sums = [[0f32; T]; R];
+        for r in 0..R {
+            let row = &rows[(r0 + r) * n..][..n];
+            for t in 0..T {
+                let x = &xs[(t0 + t) * n..][..n];
+                let mut lanes = [0f32; 8];
+                // SAFETY: `lanes` holds eight f32s.
+                unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), acc[r][t]) };
+                let tail: f32 = row[i..].iter().zip(&x[i..]).map(|(a, b)| a * b).sum();
+                sums[r][t] = lanes.iter().sum::<f32>() + tail;
+            }
+        }
+        sums
+    }
+
+    /// [`dot_rows_by_tokens`] in sixteen lanes.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) fn dot_rows_by_tokens_512(rows: &[f32], xs: &[f32], n: usize, out: &mut [f32]) {
+        let (row_count, tokens) = (rows.len() / n, xs.len() / n);
+        let mut put = |r0: usize, t0: usize, sums: &[&[f32]]| {
+            for (r, row) in sums.iter().enumerate() {
+                out[(r0 + r) * tokens + t0..][..row.len()].copy_from_slice(row);
+            }
+        };
+        let mut r = 0;
+        while r + 2 <= row_count {
+            let mut t = 0;
+            while t + 4 <= tokens {
+                let s = block_512::<2, 4>(rows, xs, n, r, t);
+                put(r, t, &[&s[0], &s[1]]);
+                t += 4;
+            }
+            while t < tokens {
+                let s = block_512::<2, 1>(rows, xs, n, r, t);
+                put(r, t, &[&s[0], &s[1]]);
+                t += 1;
+            }
+            r += 2;
+        }
+        if r < row_count {
+            let mut t = 0;
+            while t + 4 <= tokens {
+                let s = block_512::<1, 4>(rows, xs, n, r, t);
+                put(r, t, &[&s[0]]);
+                t += 4;
+            }
+            while t < tokens {
+                let s = block_512::<1, 1>(rows, xs, n, r, t);
+                put(r, t, &[&s[0]]);
+                t += 1;
+            }
+        }
+    }
+
+    /// [`block`] in sixteen lanes.
+    // Register blocking indexes the accumulators by row and token together.
+    #[allow(clippy::needless_range_loop)]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    #[inline]
+    fn block_512<const R: usize, const T: usize>(
+        rows: &[f32],
+        xs: &[f32],
+        n: usize,
+        r0: usize,
+        t0: usize,
+    ) -> [[f32; T]; R] {
+        assert!((r0 + R) * n <= rows.len() && (t0 + T) * n <= xs.len());
+        let mut acc = [[_mm512_setzero_ps(); T]; R];
+        let mut i = 0;
+        while i + 16 <= n {
+            let mut w = [_mm512_setzero_ps(); R];
+            for (r, w) in w.iter_mut().enumerate() {
+                // SAFETY: (r0 + r) * n + i + 16 <= (r0 + R) * n <= rows.len() (asserted).
+                *w = unsafe { _mm512_loadu_ps(rows.as_ptr().add((r0 + r) * n + i)) };
+            }
+            for t in 0..T {
+                // SAFETY: (t0 + t) * n + i + 16 <= (t0 + T) * n <= xs.len() (asserted).
+                let x = unsafe { _mm512_loadu_ps(xs.as_ptr().add((t0 + t) * n + i)) };
+                for r in 0..R {
+                    acc[r][t] = _mm512_fmadd_ps(w[r], x, acc[r][t]);
+                }
+            }
+            i += 16;
+        }
+        let mut sums = [[0f32; T]; R];
+        for r in 0..R {
+            let row = &rows[(r0 + r) * n..][..n];
+            for t in 0..T {
+                let x = &xs[(t0 + t) * n..][..n];
+                let tail: f32 = row[i..].iter().zip(&x[i..]).map(|(a, b)| a * b).sum();
+                sums[r][t] = _mm512_reduce_add_ps(acc[r][t]) + tail;
+            }
+        }
+        sums
+    }
+
+    /// [`super::dot_half_rows_by_tokens`], as [`dot_rows_by_tokens`].
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) fn dot_half_rows_by_tokens(rows: &[u16], xs: &[f32], n: usize, out: &mut [f32]) {
+        let (row_count, tokens) = (rows.len() / n, xs.len() / n);
+        let mut put = |r0: usize, t0: usize, sums: &[&[f32]]| {
+            for (r, row) in sums.iter().enumerate() {
+                out[(r0 + r) * tokens + t0..][..row.len()].copy_from_slice(row);
+            }
+        };
+        let mut r = 0;
+        while r + 2 <= row_count {
+            let mut t = 0;
+            while t + 4 <= tokens {
+                let s = half_block::<2, 4>(rows, xs, n, r, t);
+                put(r, t, &[&s[0], &s[1]]);
+                t += 4;
+            }
+            while t < tokens {
+                let s = half_block::<2, 1>(rows, xs, n, r, t);
+                put(r, t, &[&s[0], &s[1]]);
+                t += 1;
+            }
+            r += 2;
+        }
+        if r < row_count {
+            let mut t = 0;
+            while t + 4 <= tokens {
+                let s = half_block::<1, 4>(rows, xs, n, r, t);
+                put(r, t, &[&s[0]]);
+                t += 4;
+            }
+            while t < tokens {
+                let s = half_block::<1, 1>(rows, xs, n, r, t);
+                put(r, t, &[&s[0]]);
+                t += 1;
+            }
+        }
+    }
+
+    /// [`block`] with half-precision weights.
+    // Register blocking indexes the accumulators by row and token together.
+    #[allow(clippy::needless_range_loop)]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[inline]
+    fn half_block<const R: usize, const T: usize>(
+        rows: &[u16],
+        xs: &[f32],
+        n: usize,
+        r0: usize,
+        t0: usize,
+    ) -> [[f32; T]; R] {
+        assert!((r0 + R) * n <= rows.len() && (t0 + T) * n <= xs.len());
+        let mut acc = [[_mm256_setzero_ps(); T]; R];
+        let mut i = 0;
+        while i + 8 <= n {
+            let mut w = [_mm256_setzero_ps(); R];
+            for (r, w) in w.iter_mut().enumerate() {
+                // SAFETY: (r0 + r) * n + i + 8 <= (r0 + R) * n <= rows.len() (asserted).
+                *w = _mm256_cvtph_ps(unsafe {
+                    _mm_loadu_si128(rows.as_ptr().add((r0 + r) * n + i).cast())
+                });
+            }
+            for t in 0..T {
+                // SAFETY: (t0 + t) * n + i + 8 <= (t0 + T) * n <= xs.len() (asserted).
+                let x = unsafe { _mm256_loadu_ps(xs.as_ptr().add((t0 + t) * n + i)) };
+                for r in 0..R {
+                    acc[r][t] = _mm256_fmadd_ps(w[r], x, acc[r][t]);
+                }
+            }
+            i += 8;
+        }
+        let mut sums = [[0f32; T]; R];
+        for r in 0..R {
+            let row = &rows[(r0 + r) * n..][..n];
+            for t in 0..T {
+                let x = &xs[(t0 + t) * n..][..n];
+                let mut lanes = [0f32; 8];
+                // SAFETY: `lanes` holds eight f32s.
+                unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), acc[r][t]) };
+                let tail: f32 = row[i..]
+                    .iter()
+                    .zip(&x[i..])
+                    .map(|(a, b)| half::f16::from_bits(*a).to_f32() * b)
+                    .sum();
+                sums[r][t] = lanes.iter().sum::<f32>() + tail;
+            }
+        }
+        sums
+    }
+
+    /// [`dot_half_rows_by_tokens`] in sixteen lanes.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) fn dot_half_rows_by_tokens_512(rows: &[u16], xs: &[f32], n: usize, out: &mut [f32]) {
+        let (row_count, tokens) = (rows.len() / n, xs.len() / n);
+        let mut put = |r0: usize, t0: usize, sums: &[&[f32]]| {
+            for (r, row) in sums.iter().enumerate() {
+                out[(r0 + r) * tokens + t0..][..row.len()].copy_from_slice(row);
+            }
+        };
+        let mut r = 0;
+        while r + 2 <= row_count {
+            let mut t = 0;
+            while t + 4 <= tokens {
+                let s = half_block_512::<2, 4>(rows, xs, n, r, t);
+                put(r, t, &[&s[0], &s[1]]);
+                t += 4;
+            }
+            while t < tokens {
+                let s = half_block_512::<2, 1>(rows, xs, n, r, t);
+                put(r, t, &[&s[0], &s[1]]);
+                t += 1;
+            }
+            r += 2;
+        }
+        if r < row_count {
+            let mut t = 0;
+            while t + 4 <= tokens {
+                let s = half_block_512::<1, 4>(rows, xs, n, r, t);
+                put(r, t, &[&s[0]]);
+                t += 4;
+            }
+            while t < tokens {
+                let s = half_block_512::<1, 1>(rows, xs, n, r, t);
+                put(r, t, &[&s[0]]);
+                t += 1;
+            }
+        }
+    }
+
+    /// [`half_block`] in sixteen lanes.
+    // Register blocking indexes the accumulators by row and token together.
+    #[allow(clippy::needless_range_loop)]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    #[inline]
+    fn half_block_512<const R: usize, const T: usize>(
+        rows: &[u16],
+        xs: &[f32],
+        n: usize,
+        r0: usize,
+        t0: usize,
+    ) -> [[f32; T]; R] {
+        assert!((r0 + R) * n <= rows.len() && (t0 + T) * n <= xs.len());
+        let mut acc = [[_mm512_setzero_ps(); T]; R];
+        let mut i = 0;
+        while i + 16 <= n {
+            let mut w = [_mm512_setzero_ps(); R];
+            for (r, w) in w.iter_mut().enumerate() {
+                // SAFETY: (r0 + r) * n + i + 16 <= (r0 + R) * n <= rows.len() (asserted).
+                *w = _mm512_cvtph_ps(unsafe {
+                    _mm256_loadu_si256(rows.as_ptr().add((r0 + r) * n + i).cast())
+                });
+            }
+            for t in 0..T {
+                // SAFETY: (t0 + t) * n + i + 16 <= (t0 + T) * n <= xs.len() (asserted).
+                let x = unsafe { _mm512_loadu_ps(xs.as_ptr().add((t0 + t) * n + i)) };
+                for r in 0..R {
+                    acc[r][t] = _mm512_fmadd_ps(w[r], x, acc[r][t]);
+                }
+            }
+            i += 16;
+        }
+        let mut sums = [[0f32; T]; R];
+        for r in 0..R {
+            let row = &rows[(r0 + r) * n..][..n];
+            for t in 0..T {
+                let x = &xs[(t0 + t) * n..][..n];
+                let tail: f32 = row[i..]
+                    .iter()
+                    .zip(&x[i..])
+                    .map(|(a, b)| half::f16::from_bits(*a).to_f32() * b)
+                    .sum();
+                sums[r][t] = _mm512_reduce_add_ps(acc[r][t]) + tail;
+            }
+        }
+        sums
+    }
+
+    /// [`dot_i16_i8`] in thirty-two lanes.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) fn dot_i16_i8_512(a: &[i16], b: &[i8]) -> i32 {
+        let n = a.len().min(b.len());
+        let mut acc = _mm512_setzero_si512();
+        let mut i = 0;
+        while i + 32 <= n {
+            // SAFETY: i + 32 <= n: thirty-two i16 (64 bytes) and thirty-two i8 (32 bytes) in
+            // bounds.
+            let (x, y) = unsafe {
+                (
+                    _mm512_loadu_si512(a.as_ptr().add(i).cast()),
+                    _mm256_loadu_si256(b.as_ptr().add(i).cast()),
+                )
+            };
+            acc = _mm512_add_epi32(acc, _mm512_madd_epi16(x, _mm512_cvtepi8_epi16(y)));
+            i += 32;
+        }
+        let tail: i32 = a[i..n]
+            .iter()
+            .zip(&b[i..n])
+            .map(|(x, y)| i32::from(*x) * i32::from(*y))
+            .sum();
+        _mm512_reduce_add_epi32(acc) + tail
+    }
+
     /// Sixteen i8 widened to i16 per step, multiplied and pair-summed into eight i32 lanes.
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn dot_i16_i8(a: &[i16], b: &[i8]) -> i32 {
@@ -190,6 +647,119 @@ mod tests {
                 + f64::from(a[1]) * f64::from(b[1])
                 + f64::from(a[2]) * f64::from(b[2])
         );
+    }
+
+    /// Every block shape (row and token counts on both sides of the 2 × 4 block, widths with
+    /// and without a tail) against one dot product per pair.
+    #[test]
+    fn rows_by_tokens_is_a_dot_product_per_pair() {
+        for inputs in [1usize, 8, 13, 384] {
+            for row_count in [1usize, 2, 3, 5] {
+                for tokens in [1usize, 3, 4, 5, 9] {
+                    let (rows, _, _) = vectors((row_count * inputs) as i32);
+                    let (_, xs, _) = vectors((tokens * inputs) as i32);
+                    let mut out = vec![0f32; row_count * tokens];
+                    dot_rows_by_tokens(&rows, &xs, inputs, &mut out);
+                    for r in 0..row_count {
+                        for t in 0..tokens {
+                            let want = portable_dot_f32(
+                                &rows[r * inputs..][..inputs],
+                                &xs[t * inputs..][..inputs],
+                            );
+                            let got = out[r * tokens + t];
+                            assert!((got - want).abs() < 1e-3, "{inputs} {row_count} {tokens}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The half-precision kernel is the f32 one on the rounded weights, every block shape.
+    #[test]
+    fn half_rows_by_tokens_is_the_f32_kernel_on_rounded_weights() {
+        for inputs in [1usize, 13, 16, 384] {
+            for row_count in [1usize, 2, 3] {
+                for tokens in [1usize, 4, 5] {
+                    let (rows, _, _) = vectors((row_count * inputs) as i32);
+                    let (_, xs, _) = vectors((tokens * inputs) as i32);
+                    let mut halves = vec![0u16; rows.len()];
+                    to_half(&rows, &mut halves);
+                    let rounded: Vec<f32> = halves
+                        .iter()
+                        .map(|h| half::f16::from_bits(*h).to_f32())
+                        .collect();
+                    assert!(rows
+                        .iter()
+                        .zip(&rounded)
+                        .all(|(a, b)| (a - b).abs() <= 1e-3));
+                    let (mut got, mut want) = (
+                        vec![0f32; row_count * tokens],
+                        vec![0f32; row_count * tokens],
+                    );
+                    dot_half_rows_by_tokens(&halves, &xs, inputs, &mut got);
+                    dot_rows_by_tokens(&rounded, &xs, inputs, &mut want);
+                    for (g, w) in got.iter().zip(&want) {
+                        assert!((g - w).abs() < 1e-3, "{inputs} {row_count} {tokens}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The AVX2 kernels, which the dispatch skips on a CPU with AVX-512, against the portable
+    /// loops (and the AVX-512 ones where the CPU has them).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_x86_kernel_agrees_with_the_portable_loops() {
+        if !avx2_fma() || !std::arch::is_x86_feature_detected!("f16c") {
+            return;
+        }
+        let (inputs, row_count, tokens) = (389, 3, 5);
+        let (rows, _, _) = vectors((row_count * inputs) as i32);
+        let (_, xs, _) = vectors((tokens * inputs) as i32);
+        let mut halves = vec![0u16; rows.len()];
+        to_half(&rows, &mut halves);
+        let rounded: Vec<f32> = halves
+            .iter()
+            .map(|h| half::f16::from_bits(*h).to_f32())
+            .collect();
+        let want = |w: &[f32]| -> Vec<f32> {
+            let mut out = Vec::new();
+            for r in w.chunks_exact(inputs) {
+                for x in xs.chunks_exact(inputs) {
+                    out.push(portable_dot_f32(r, x));
+                }
+            }
+            out
+        };
+        let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-3);
+        let mut out = vec![0f32; row_count * tokens];
+        // SAFETY: the CPU has AVX2, FMA and F16C (checked above); the shapes are whole rows.
+        unsafe { x86::dot_rows_by_tokens(&rows, &xs, inputs, &mut out) };
+        assert!(close(&out, &want(&rows)));
+        // SAFETY: as above.
+        unsafe { x86::dot_half_rows_by_tokens(&halves, &xs, inputs, &mut out) };
+        assert!(close(&out, &want(&rounded)));
+        let q: Vec<i16> = (0..389)
+            .map(|i| ((i * 7919) % 65_535 - 32_767) as i16)
+            .collect();
+        let c: Vec<i8> = (0..389)
+            .map(|i| ((i * 104_729) % 255 - 127) as i8)
+            .collect();
+        // SAFETY: as above.
+        let exact = unsafe { x86::dot_i16_i8(&q, &c) };
+        assert_eq!(exact, portable_dot_i16_i8(&q, &c));
+        if avx512() {
+            // SAFETY: the CPU has AVX-512 F and BW (checked); the shapes are whole rows.
+            unsafe { x86::dot_rows_by_tokens_512(&rows, &xs, inputs, &mut out) };
+            assert!(close(&out, &want(&rows)));
+            // SAFETY: as above.
+            unsafe { x86::dot_half_rows_by_tokens_512(&halves, &xs, inputs, &mut out) };
+            assert!(close(&out, &want(&rounded)));
+            // SAFETY: as above.
+            assert_eq!(unsafe { x86::dot_i16_i8_512(&q, &c) }, exact);
+        }
     }
 
     #[test]

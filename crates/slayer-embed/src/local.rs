@@ -123,6 +123,20 @@ impl LocalModel {
             .map_err(Clone::clone)
     }
 
+    /// Embeds a question to search with: on the mapped encoder with its weights in half
+    /// precision ([`bert::Precision::Half`]) where it reads this model, else as [`Self::embed`].
+    pub fn embed_question(&self, question: &str) -> EmbedResult {
+        if let Some((tokenizer, bert)) = &self.single {
+            let max = MAX_TOKENS.min(bert.max_positions());
+            return bert
+                .embed_in(&tokenizer.encode(question, max), bert::Precision::Half)
+                .map_err(|e| e.to_string());
+        }
+        self.embed(&[question])
+            .pop()
+            .unwrap_or_else(|| Err("no embedding returned".into()))
+    }
+
     /// Embeds one batch; a failure fails every text of it.
     pub fn embed(&self, texts: &[&str]) -> Vec<EmbedResult> {
         if texts.is_empty() {
@@ -235,6 +249,19 @@ mod tests {
                 .map(|(a, b)| (a - b).abs())
                 .fold(0f32, f32::max);
             assert!(worst < 2e-5, "{text:?}: {worst}");
+            // A question, on half-precision weights: close, not equal.
+            let question = model.embed_question(text).unwrap();
+            let cosine: f32 = question.iter().zip(&one).map(|(a, b)| a * b).sum();
+            let worst = question
+                .iter()
+                .zip(&one)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0f32, f32::max);
+            assert!(
+                cosine > 0.9999 && worst < 5e-3,
+                "{text:?}: {cosine} {worst}"
+            );
+            assert_ne!(question, one);
         }
     }
 }

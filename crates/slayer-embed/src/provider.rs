@@ -147,6 +147,18 @@ impl Embedder {
             Backend::OpenAi(c) => c.embed(texts),
         }
     }
+
+    /// Embeds a question to search with (a local model may read its weights in half
+    /// precision: [`LocalModel::embed_question`]).
+    pub fn embed_question(&self, question: &str) -> EmbedResult {
+        match &self.backend {
+            Backend::Local(m) => m.embed_question(question),
+            Backend::OpenAi(c) => c
+                .embed(&[question])
+                .pop()
+                .unwrap_or_else(|| Err("no embedding returned".into())),
+        }
+    }
 }
 
 #[cfg(test)]

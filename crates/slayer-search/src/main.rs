@@ -29,10 +29,14 @@ use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // A search embeds one short question at a time: candle's matrix products are too small to
-    // gain from threads and lose to their hand-offs (a question's forward pass: 15 ms on two
-    // threads, 10 ms on one, measured). candle reads this on every call; a caller's setting wins.
+    // The global pool gets every core: the mapped encoder's forward pass of a question and the
+    // vector scan split across it (a question at 100k memories: 4 ms to embed on two threads,
+    // 10 on one). candle, which embeds batches in the background re-embed, reads the variable
+    // on every call and stays on one thread there, out of the searches' way. A caller's
+    // setting wins for both.
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        // Fails only when the pool already exists, which then keeps its size.
+        let _ = rayon::ThreadPoolBuilder::new().build_global();
         std::env::set_var("RAYON_NUM_THREADS", "1");
     }
     let store = cli.common.store.clone();

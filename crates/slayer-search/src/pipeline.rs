@@ -119,27 +119,32 @@ impl Context<'_> {
             }
         }
         // 4. Channels.
-        let (rankings, fusion) =
-            self.run_channels(req, &inputs, named, planned, &scope, &mut warnings)?;
+        let (rankings, fusion) = self.timings.time("channels", || {
+            self.run_channels(req, &inputs, named, planned, &scope, &mut warnings)
+        })?;
         if req.explain {
             response.plan = plan_explain;
         }
         // 5 and 6. Fuse and fill the buckets.
         let caps = Caps::of(req);
-        let buckets = self.fuse_memories(&rankings, fusion.0, &caps, &scope)?;
-        self.memory_hits(req, buckets, &inputs, &scope, &mut response)?;
+        self.timings.time("fuse memories", || {
+            let buckets = self.fuse_memories(&rankings, fusion.0, &caps, &scope)?;
+            self.memory_hits(req, buckets, &inputs, &scope, &mut response)
+        })?;
         let evidence = if rankings.question_ranked_entities() {
             req.tuning.model_evidence
         } else {
             ModelEvidence::OFF
         };
-        response.entities = fill_entity_bucket(
-            &mut Deepening::entities(&rankings, caps.entity_depth(), fusion.1)?,
-            caps.entities,
-            &evidence,
-            inputs.question,
-            |fused| hits::entities(self.conn, fused, req.explain),
-        )?;
+        response.entities = self.timings.time("fuse entities", || {
+            fill_entity_bucket(
+                &mut Deepening::entities(&rankings, caps.entity_depth(), fusion.1)?,
+                caps.entities,
+                &evidence,
+                inputs.question,
+                |fused| hits::entities(self.conn, fused, req.explain),
+            )
+        })?;
         // 7. Respond.
         let returned = response.example_queries.iter().map(|h| h.id.clone());
         let stale = stale_query_candidates(returned, &inputs.canonical, &scope)?;

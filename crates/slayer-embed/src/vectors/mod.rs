@@ -356,6 +356,11 @@ fn kept(keep: &[bool], set: u32) -> bool {
 
 /// Base row `row`'s canonical id ("" past the end or in bytes that changed under the map).
 fn base_id<'b>(header: &Header, bytes: &'b [u8], row: usize) -> &'b str {
+    std::str::from_utf8(base_id_bytes(header, bytes, row)).unwrap_or_default()
+}
+
+/// Base row `row`'s canonical id as stored (empty past the end).
+fn base_id_bytes<'b>(header: &Header, bytes: &'b [u8], row: usize) -> &'b [u8] {
     let s = header.sections;
     let ends: &[u64] = bytemuck::cast_slice(&bytes[s.id_ends..s.id_ends + header.rows * 8]);
     let start = match row {
@@ -363,18 +368,16 @@ fn base_id<'b>(header: &Header, bytes: &'b [u8], row: usize) -> &'b str {
         _ => ends.get(row - 1).map_or(0, |e| *e as usize),
     };
     let end = ends.get(row).map_or(0, |e| *e as usize);
-    bytes[s.ids..s.kinds]
-        .get(start..end)
-        .and_then(|id| std::str::from_utf8(id).ok())
-        .unwrap_or_default()
+    bytes[s.ids..s.kinds].get(start..end).unwrap_or_default()
 }
 
-/// The base row of a canonical id, dead or not (base rows are in id order).
+/// The base row of a canonical id, dead or not (base rows are in id order; bytes compare as
+/// UTF-8 strings do, so the search need not check each probe's encoding).
 fn base_row_of(header: &Header, bytes: &[u8], id: &str) -> Option<u32> {
     let (mut lo, mut hi) = (0usize, header.rows);
     while lo < hi {
         let mid = (lo + hi) / 2;
-        match base_id(header, bytes, mid).cmp(id) {
+        match base_id_bytes(header, bytes, mid).cmp(id.as_bytes()) {
             std::cmp::Ordering::Less => lo = mid + 1,
             std::cmp::Ordering::Greater => hi = mid,
             std::cmp::Ordering::Equal => return Some(mid as u32),

@@ -490,10 +490,7 @@ impl Dense {
 
 /// One question's embedding.
 pub(crate) fn embed_one(embedder: &Embedder, question: &str) -> Result<Vec<f32>, String> {
-    embedder
-        .embed(&[question])
-        .pop()
-        .unwrap_or_else(|| Err("no embedding returned".into()))
+    embedder.embed_question(question)
 }
 
 /// The question embeddings a long-lived search keeps: the latest [`QUESTIONS_KEPT`], so an

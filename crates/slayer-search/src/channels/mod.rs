@@ -5,6 +5,7 @@
 pub(crate) mod bm25;
 pub(crate) mod dense;
 pub(crate) mod lexical;
+pub(crate) mod rank_keys;
 pub(crate) mod ranked;
 pub(crate) mod text_ranking;
 

@@ -1,11 +1,13 @@
 //! The dense channel's ranking as fusion reads it: held whole (the planner's rankings, a store
-//! of mixed dimensions), or the scores of a sidecar scan sorted only as deep as fusion reads,
-//! with the place of any other key found by counting, not by sorting everything.
+//! of mixed dimensions), or the scores of a sidecar scan, ranked whole once as integer keys
+//! (`rank_keys`) the first time it is read, any key's place then found by its row.
 
-use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 use slayer_embed::vectors::{Scored, Sidecar};
+
+use crate::channels::rank_keys::{self, index_of, same_score};
 
 /// One channel's ranking: keys best first, with the channel's raw scores.
 #[derive(Debug, Clone)]
@@ -33,50 +35,59 @@ pub enum DenseRanking<'d> {
     Scanned(Scanned<'d>),
 }
 
-/// Scores of the rows one side kept, ranked lazily: best score first, equal scores in row
-/// (canonical id) order, as a stable sort of the whole would give.
+/// Scores of the rows one side kept: best score first, equal scores in canonical id order,
+/// as a stable sort of the whole would give.
 pub struct Scanned<'d> {
     sidecar: &'d Sidecar,
     /// `(score, row)` in row order.
     by_row: Scored,
-    /// The same entries, its first `sorted` in final order, the rest partitioned below them.
-    order: RefCell<Vec<(f32, u32)>>,
-    sorted: RefCell<usize>,
-    /// Places already counted: key → (0-based position, score).
-    places: RefCell<FxHashMap<String, Option<(usize, f64)>>>,
-    /// Counting passes made: past the first, the whole is sorted once and places are read.
-    passes: std::cell::Cell<u32>,
-    /// Row → 0-based position (`u32::MAX`: not ranked here), once the whole is sorted.
-    positions: std::cell::OnceCell<Vec<u32>>,
+    /// Every entry's key (`rank_keys`, indexing `by_row`), best first; made on the first read.
+    ranked: OnceLock<Vec<u64>>,
+    /// Each entry's 0-based place, by its index in `by_row`; made on the first lookup.
+    places: OnceLock<Vec<u32>>,
 }
 
 impl<'d> Scanned<'d> {
-    /// A side's scores (in row order) from `sidecar`.
-    pub fn new(sidecar: &'d Sidecar, by_row: Scored) -> Scanned<'d> {
+    /// A side's scores from `sidecar` (a scan gives them in row order; others are sorted).
+    pub fn new(sidecar: &'d Sidecar, mut by_row: Scored) -> Scanned<'d> {
+        if !by_row.is_sorted_by_key(|(_, row)| *row) {
+            by_row.sort_unstable_by_key(|(_, row)| *row);
+        }
         Scanned {
             sidecar,
-            order: RefCell::new(by_row.clone()),
             by_row,
-            sorted: RefCell::new(0),
-            places: RefCell::default(),
-            passes: Default::default(),
-            positions: Default::default(),
+            ranked: OnceLock::new(),
+            places: OnceLock::new(),
         }
     }
 
-    /// Sorts the first `depth` entries into final order (selecting them first, so the rest
-    /// is never sorted).
-    fn sort_to(&self, depth: usize) {
-        let depth = depth.min(self.by_row.len());
-        if *self.sorted.borrow() >= depth {
-            return;
-        }
-        let mut order = self.order.borrow_mut();
-        if depth < order.len() {
-            order.select_nth_unstable_by(depth - 1, |a, b| self.sidecar.order(a, b));
-        }
-        order[..depth].sort_unstable_by(|a, b| self.sidecar.order(a, b));
-        *self.sorted.borrow_mut() = depth;
+    /// Row order is canonical id order within the base; rows written since (the journal's)
+    /// follow it, so a run of equal scores is put in the sidecar's order. Runs are rare and
+    /// short: scores are continuous.
+    fn ranked(&self) -> &[u64] {
+        self.ranked.get_or_init(|| {
+            let mut keys = rank_keys::ranked(self.by_row.iter().map(|(s, _)| *s));
+            let mut start = 0;
+            while start < keys.len() {
+                let end = start
+                    + keys[start..]
+                        .iter()
+                        .take_while(|k| same_score(**k, keys[start]))
+                        .count();
+                if end - start > 1 {
+                    keys[start..end].sort_by(|a, b| {
+                        self.sidecar
+                            .order(&self.by_row[index_of(*a)], &self.by_row[index_of(*b)])
+                    });
+                }
+                start = end;
+            }
+            keys
+        })
+    }
+
+    fn places(&self) -> &[u32] {
+        self.places.get_or_init(|| rank_keys::places(self.ranked()))
     }
 }
 
@@ -112,6 +123,14 @@ impl<'d> DenseRanking<'d> {
         }
     }
 
+    /// Ranks a scan whole and places each row, ahead of the first read (see
+    /// [`crate::channels::text_ranking::TextRanking::prepare`]).
+    pub fn prepare(&self) {
+        if let DenseRanking::Scanned(s) = self {
+            s.places();
+        }
+    }
+
     /// An empty ranking.
     pub fn empty() -> Self {
         DenseRanking::Listed(Ranking {
@@ -143,26 +162,40 @@ impl<'d> DenseRanking<'d> {
 
     /// Its first `depth` hits, best first.
     pub fn top(&self, depth: usize) -> Vec<(String, Option<f64>)> {
+        self.range(0, depth)
+    }
+
+    /// Its hits from 0-based place `start` to `end` (cut to its length), best first.
+    pub fn range(&self, start: usize, end: usize) -> Vec<(String, Option<f64>)> {
+        let end = end.min(self.len());
+        let start = start.min(end);
         match self {
-            DenseRanking::Listed(r) => r.hits[..depth.min(r.hits.len())].to_vec(),
-            DenseRanking::Scanned(s) => {
-                s.sort_to(depth);
-                let order = s.order.borrow();
-                order[..depth.min(order.len())]
-                    .iter()
-                    .map(|(score, row)| (s.sidecar.id(*row).to_owned(), Some(f64::from(*score))))
-                    .collect()
-            }
+            DenseRanking::Listed(r) => r.hits[start..end].to_vec(),
+            DenseRanking::Scanned(s) => s.ranked()[start..end]
+                .iter()
+                .map(|k| {
+                    let (score, row) = s.by_row[index_of(*k)];
+                    (s.sidecar.id(row).to_owned(), Some(f64::from(score)))
+                })
+                .collect(),
         }
     }
 
     /// Its best raw score.
     pub fn best(&self) -> Option<f64> {
-        self.top(1).first().and_then(|(_, raw)| *raw)
+        match self {
+            DenseRanking::Listed(r) => r.hits.first().and_then(|(_, raw)| *raw),
+            DenseRanking::Scanned(s) => s
+                .by_row
+                .iter()
+                .map(|(score, _)| *score)
+                .max_by(f32::total_cmp)
+                .map(f64::from),
+        }
     }
 
     /// Where each of `keys` sits (0-based) and its raw score; keys it does not rank are left
-    /// out. Places past the sorted top are counted in one pass over the scores.
+    /// out.
     pub fn places<'k>(
         &self,
         keys: impl IntoIterator<Item = &'k str>,
@@ -177,127 +210,28 @@ impl<'d> DenseRanking<'d> {
                     .map(|(i, (k, raw))| (k.clone(), (i, *raw)))
                     .collect()
             }
-            DenseRanking::Scanned(s) => s.places(keys),
+            DenseRanking::Scanned(s) => s.places_of(keys),
         }
     }
-}
-
-/// A score as an integer that orders as `f32::total_cmp` does.
-pub(crate) fn score_key(score: f32) -> u32 {
-    let bits = score.to_bits();
-    if bits >> 31 == 1 {
-        !bits
-    } else {
-        bits | (1 << 31)
-    }
-}
-
-/// The score a [`score_key`] was made from.
-pub(crate) fn score_of_key(key: u32) -> f32 {
-    f32::from_bits(if key >> 31 == 1 {
-        key & !(1 << 31)
-    } else {
-        !key
-    })
 }
 
 impl Scanned<'_> {
-    fn places<'k>(
+    fn places_of<'k>(
         &self,
         keys: impl IntoIterator<Item = &'k str>,
     ) -> FxHashMap<String, (usize, Option<f64>)> {
-        let keys: Vec<&str> = keys.into_iter().collect();
-        let mut places = self.places.borrow_mut();
-        // Keys not placed yet that this side ranks: (entry, key).
-        let mut targets: Vec<((f32, u32), &str)> = Vec::new();
-        for key in &keys {
-            if places.contains_key(*key) {
+        let mut out = FxHashMap::default();
+        for key in keys {
+            let Some(row) = self.sidecar.row_of(key) else {
                 continue;
-            }
-            let entry = self.sidecar.row_of(key).and_then(|row| {
-                self.by_row
-                    .binary_search_by_key(&row, |e| e.1)
-                    .ok()
-                    .map(|at| self.by_row[at])
-            });
-            match entry {
-                Some(entry) => targets.push((entry, key)),
-                None => {
-                    places.insert((*key).to_owned(), None);
-                }
-            }
+            };
+            let Ok(i) = self.by_row.binary_search_by_key(&row, |(_, r)| *r) else {
+                continue;
+            };
+            let place = self.places()[i] as usize;
+            out.insert(key.to_owned(), (place, Some(f64::from(self.by_row[i].0))));
         }
-        if !targets.is_empty() && self.passes.get() > 0 {
-            // Fusion asks again and again as it reads deeper: one sort of the whole costs
-            // less than a counting pass per question.
-            let positions = self.positions.get_or_init(|| {
-                self.sort_to(self.by_row.len());
-                let order = self.order.borrow();
-                let mut positions = vec![u32::MAX; self.sidecar.len()];
-                for (at, (_, row)) in order.iter().enumerate() {
-                    if let Some(slot) = positions.get_mut(*row as usize) {
-                        *slot = at as u32;
-                    }
-                }
-                positions
-            });
-            for (entry, key) in &targets {
-                let at = positions
-                    .get(entry.1 as usize)
-                    .filter(|at| **at != u32::MAX);
-                places.insert(
-                    (*key).to_owned(),
-                    at.map(|at| (*at as usize, f64::from(entry.0))),
-                );
-            }
-            targets.clear();
-        }
-        if !targets.is_empty() {
-            self.passes.set(self.passes.get() + 1);
-            let before = |a: &(f32, u32), b: &(f32, u32)| self.sidecar.order(a, b);
-            targets.sort_unstable_by(|a, b| before(&a.0, &b.0));
-            // ahead[i]: entries ranked before target i but not before target i-1.
-            let mut ahead = vec![0usize; targets.len()];
-            let last = targets[targets.len() - 1].0;
-            // Scores as integers in the order `total_cmp` gives them: one integer compare per
-            // entry, the full order (ties by id) only where scores are equal.
-            let target_keys: Vec<u32> = targets.iter().map(|(t, _)| score_key(t.0)).collect();
-            let last_key = score_key(last.0);
-            for entry in &self.by_row {
-                let key = score_key(entry.0);
-                if key < last_key
-                    || (key == last_key && before(entry, &last) != std::cmp::Ordering::Less)
-                {
-                    continue;
-                }
-                // The first target this entry is ranked before: past those of higher score
-                // and those of equal score ranked before it (or it).
-                let mut i = target_keys.partition_point(|t| *t > key);
-                while i < targets.len()
-                    && target_keys[i] == key
-                    && before(&targets[i].0, entry) != std::cmp::Ordering::Greater
-                {
-                    i += 1;
-                }
-                if i < ahead.len() {
-                    ahead[i] += 1;
-                }
-            }
-            let mut position = 0;
-            for (i, (entry, key)) in targets.iter().enumerate() {
-                position += ahead[i];
-                places.insert((*key).to_owned(), Some((position, f64::from(entry.0))));
-            }
-        }
-        keys.iter()
-            .filter_map(|k| {
-                places
-                    .get(*k)
-                    .copied()
-                    .flatten()
-                    .map(|(at, raw)| ((*k).to_owned(), (at, Some(raw))))
-            })
-            .collect()
+        out
     }
 }
 
@@ -361,27 +295,6 @@ mod tests {
                 .iter()
                 .map(|(s, r)| (sidecar.id(*r).to_owned(), Some(f64::from(*s))))
                 .collect(),
-        }
-    }
-
-    #[test]
-    fn score_keys_order_as_total_cmp_and_give_the_score_back() {
-        let scores = [
-            f32::NEG_INFINITY,
-            -3.5,
-            -1e-30,
-            -0.0,
-            0.0,
-            1e-30,
-            0.25,
-            7.0,
-            f32::INFINITY,
-        ];
-        for a in scores {
-            assert_eq!(score_of_key(score_key(a)).to_bits(), a.to_bits());
-            for b in scores {
-                assert_eq!(score_key(a).cmp(&score_key(b)), a.total_cmp(&b), "{a} {b}");
-            }
         }
     }
 

@@ -1,37 +1,31 @@
-//! The text channel's ranking as fusion reads it: every match held, but sorted only as deep
-//! as fusion reads (a question of common words matches most of a 100,000-memory corpus, and
-//! sorting every match took most of the channel's time), with the place of any other doc
-//! found by counting, not by sorting everything.
-//!
-//! Each match is held as one integer key that orders as the ranking does: best score first
-//! (`ranked::score_key`), equal scores in ascending doc address, as tantivy's `TopDocs`.
+//! The text channel's ranking as fusion reads it: every match held in address order, ranked
+//! whole once as integer keys (`rank_keys`) the first time it is read, and any doc's place
+//! found by its address, not by a table of every doc in the index.
 
-use std::cell::{Cell, OnceCell, RefCell};
+use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocAddress, DocSet, Searcher, Term, TERMINATED};
 
 use crate::channels::lexical::ids_of;
-use crate::channels::ranked::{score_key, score_of_key};
+use crate::channels::rank_keys::{self, index_of, score_key, score_of, score_of_key};
 
-/// One side's full ranking by the question, ids read only where asked.
+/// One side's full ranking by the question, ids read only where asked: best score first,
+/// equal scores in ascending doc address, as tantivy's `TopDocs`.
 pub(crate) struct TextRanking<'s> {
     searcher: &'s Searcher,
     id_field: Field,
-    /// Every match's key; the first `sorted` in ranking order, the rest partitioned below them.
-    keys: RefCell<Vec<u128>>,
-    sorted: Cell<usize>,
-    /// Per segment, doc id → its match's key (`NONE`: no match), built on the first lookup.
-    by_doc: OnceCell<Vec<Vec<u128>>>,
-    /// Counting passes made: past the first, the whole is sorted once and places are read.
-    passes: Cell<u32>,
+    /// Every match, in address order.
+    hits: Vec<(f32, DocAddress)>,
+    /// Every match's key (`rank_keys`), best first; made on the first read.
+    ranked: OnceLock<Vec<u64>>,
+    /// Each match's 0-based place, by its index in `hits`; made on the first lookup.
+    places: OnceLock<Vec<u32>>,
 }
 
-/// The key of a doc that did not match.
-const NONE: u128 = u128::MAX;
-
-/// A match as its ranking key.
+/// A match as one integer that orders as the ranking does (best score first, then address):
+/// for sorting hits that are in no order.
 pub(crate) fn hit_key(score: f32, at: DocAddress) -> u128 {
     (u128::from(!score_key(score)) << 64)
         | (u128::from(at.segment_ord) << 32)
@@ -47,45 +41,38 @@ pub(crate) fn key_hit(key: u128) -> (f32, DocAddress) {
 }
 
 impl<'s> TextRanking<'s> {
-    /// The ranking of these matches (in any order).
+    /// The ranking of these matches (in any order; a collector gives them in address order,
+    /// which costs nothing to check).
     pub(crate) fn new(
         searcher: &'s Searcher,
         id_field: Field,
-        hits: Vec<(f32, DocAddress)>,
+        mut hits: Vec<(f32, DocAddress)>,
     ) -> TextRanking<'s> {
-        TextRanking::of_keys(
-            searcher,
-            id_field,
-            hits.into_iter().map(|(s, at)| hit_key(s, at)).collect(),
-        )
-    }
-
-    fn of_keys(searcher: &'s Searcher, id_field: Field, keys: Vec<u128>) -> TextRanking<'s> {
+        if !hits.is_sorted_by_key(|(_, at)| *at) {
+            hits.sort_unstable_by_key(|(_, at)| *at);
+        }
         TextRanking {
             searcher,
             id_field,
-            keys: RefCell::new(keys),
-            sorted: Cell::new(0),
-            by_doc: OnceCell::new(),
-            passes: Cell::new(0),
+            hits,
+            ranked: OnceLock::new(),
+            places: OnceLock::new(),
         }
     }
 
-    /// Sorts the first `depth` keys into ranking order (selecting them from the unsorted rest
-    /// first, so the rest is never sorted).
-    fn sort_to(&self, depth: usize) {
-        let mut keys = self.keys.borrow_mut();
-        let depth = depth.min(keys.len());
-        let done = self.sorted.get();
-        if done >= depth {
-            return;
-        }
-        let rest = &mut keys[done..];
-        if depth - done < rest.len() {
-            rest.select_nth_unstable(depth - done - 1);
-        }
-        rest[..depth - done].sort_unstable();
-        self.sorted.set(depth);
+    fn ranked(&self) -> &[u64] {
+        self.ranked
+            .get_or_init(|| rank_keys::ranked(self.hits.iter().map(|(s, _)| *s)))
+    }
+
+    /// Ranks the matches whole and places each, ahead of the first read (fusion does it on
+    /// another core while the dense ranking is ranked).
+    pub(crate) fn prepare(&self) {
+        self.places();
+    }
+
+    fn places(&self) -> &[u32] {
+        self.places.get_or_init(|| rank_keys::places(self.ranked()))
     }
 
     /// The ranking split into `groups` rankings by each match's group (`group_of(address)`),
@@ -96,44 +83,57 @@ impl<'s> TextRanking<'s> {
         groups: usize,
         group_of: impl Fn(DocAddress) -> usize,
     ) -> Vec<TextRanking<'s>> {
-        let mut keys: Vec<Vec<u128>> = vec![Vec::new(); groups];
-        for k in self.keys.borrow().iter() {
-            keys[group_of(key_hit(*k).1)].push(*k);
+        let mut hits: Vec<Vec<(f32, DocAddress)>> = vec![Vec::new(); groups];
+        for hit in &self.hits {
+            hits[group_of(hit.1)].push(*hit);
         }
-        keys.into_iter()
-            .map(|keys| TextRanking::of_keys(self.searcher, self.id_field, keys))
+        hits.into_iter()
+            .map(|hits| TextRanking::new(self.searcher, self.id_field, hits))
             .collect()
     }
 
     /// How many docs matched.
     pub(crate) fn len(&self) -> usize {
-        self.keys.borrow().len()
+        self.hits.len()
     }
 
     /// Whether nothing matched.
     pub(crate) fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.hits.is_empty()
     }
 
-    /// The best raw score, if anything matched.
+    /// The best raw score, if anything matched (read without ranking the matches).
     pub(crate) fn best(&self) -> Option<f64> {
-        self.sort_to(1);
-        self.keys.borrow().first().map(|k| f64::from(key_hit(*k).0))
+        self.hits
+            .iter()
+            .map(|(s, _)| *s)
+            .max_by(f32::total_cmp)
+            .map(f64::from)
     }
 
-    /// `(score, address)` of the first `n` matches.
-    fn top_hits(&self, n: usize) -> Vec<(f32, DocAddress)> {
-        self.sort_to(n);
-        let keys = self.keys.borrow();
-        keys[..n.min(keys.len())]
+    /// `(score, address)` of the matches from 0-based place `start` to `end` (cut to the
+    /// length).
+    fn hits_in(&self, start: usize, end: usize) -> Vec<(f32, DocAddress)> {
+        let end = end.min(self.len());
+        self.ranked()[start.min(end)..end]
             .iter()
-            .map(|k| key_hit(*k))
+            .map(|k| (score_of(*k), self.hits[index_of(*k)].1))
             .collect()
     }
 
     /// `(id, score)` of the first `n` matches.
+    #[cfg(test)]
     pub(crate) fn top(&self, n: usize) -> tantivy::Result<Vec<(String, Option<f64>)>> {
-        let hits = self.top_hits(n);
+        self.range(0, n)
+    }
+
+    /// `(id, score)` of the matches from 0-based place `start` to `end` (cut to the length).
+    pub(crate) fn range(
+        &self,
+        start: usize,
+        end: usize,
+    ) -> tantivy::Result<Vec<(String, Option<f64>)>> {
+        let hits = self.hits_in(start, end);
         let ids = ids_of(self.searcher, self.id_field, &hits)?;
         Ok(hits
             .iter()
@@ -144,7 +144,7 @@ impl<'s> TextRanking<'s> {
 
     /// Every match's address and id, in ranking order.
     pub(crate) fn ids(&self) -> tantivy::Result<Vec<(DocAddress, String)>> {
-        let hits = self.top_hits(self.len());
+        let hits = self.hits_in(0, self.len());
         let ids = ids_of(self.searcher, self.id_field, &hits)?;
         Ok(hits.into_iter().map(|(_, at)| at).zip(ids).collect())
     }
@@ -157,27 +157,17 @@ impl<'s> TextRanking<'s> {
         Ok(self
             .matched(ids)?
             .into_iter()
-            .map(|(id, k)| (id, key_hit(k).1))
+            .map(|(id, i)| (id, self.hits[i].1))
             .collect())
     }
 
-    /// Each id that matched, with its key.
+    /// Each id that matched, with its index in `hits`: the id's docs (its postings in the id
+    /// field), found among the matches by address.
     fn matched<'k>(
         &self,
         ids: impl IntoIterator<Item = &'k str>,
-    ) -> tantivy::Result<Vec<(String, u128)>> {
+    ) -> tantivy::Result<Vec<(String, usize)>> {
         let readers = self.searcher.segment_readers();
-        let by_doc = self.by_doc.get_or_init(|| {
-            let mut out: Vec<Vec<u128>> = readers
-                .iter()
-                .map(|r| vec![NONE; r.max_doc() as usize])
-                .collect();
-            for k in self.keys.borrow().iter() {
-                let at = key_hit(*k).1;
-                out[at.segment_ord as usize][at.doc_id as usize] = *k;
-            }
-            out
-        });
         let mut out = Vec::new();
         for id in ids {
             let term = Term::from_field_text(self.id_field, id);
@@ -189,9 +179,9 @@ impl<'s> TextRanking<'s> {
                 };
                 let mut doc = postings.doc();
                 while doc != TERMINATED {
-                    let k = by_doc[segment][doc as usize];
-                    if k != NONE {
-                        out.push((id.to_owned(), k));
+                    let at = DocAddress::new(segment as u32, doc);
+                    if let Ok(i) = self.hits.binary_search_by_key(&at, |(_, a)| *a) {
+                        out.push((id.to_owned(), i));
                     }
                     doc = postings.advance();
                 }
@@ -201,47 +191,20 @@ impl<'s> TextRanking<'s> {
     }
 
     /// The 0-based position and raw score of each id that matched (ids that did not are left
-    /// out): positions inside the sorted top are read, the others counted in one pass.
+    /// out).
     pub(crate) fn locate<'k>(
         &self,
         ids: impl IntoIterator<Item = &'k str>,
     ) -> tantivy::Result<FxHashMap<String, (usize, f64)>> {
-        let mut targets = self.matched(ids)?;
+        let targets = self.matched(ids)?;
         if targets.is_empty() {
             return Ok(FxHashMap::default());
         }
-        if self.passes.get() > 0 {
-            // Fusion asks again and again as it reads deeper: one sort of the whole costs
-            // less than a counting pass per question.
-            self.sort_to(self.len());
-            let keys = self.keys.borrow();
-            return Ok(targets
-                .into_iter()
-                .filter_map(|(id, k)| {
-                    let at = keys.binary_search(&k).ok()?;
-                    Some((id, (at, f64::from(key_hit(k).0))))
-                })
-                .collect());
-        }
-        self.passes.set(1);
-        targets.sort_unstable_by_key(|(_, k)| *k);
-        let sorted_keys: Vec<u128> = targets.iter().map(|(_, k)| *k).collect();
-        let last = sorted_keys[sorted_keys.len() - 1];
-        // ahead[i]: keys ranked before target i but not before target i-1.
-        let mut ahead = vec![0usize; targets.len()];
-        for k in self.keys.borrow().iter() {
-            if *k >= last {
-                continue;
-            }
-            ahead[sorted_keys.partition_point(|t| t <= k)] += 1;
-        }
-        let mut position = 0;
-        let mut out = FxHashMap::default();
-        for (i, (id, k)) in targets.into_iter().enumerate() {
-            position += ahead[i];
-            out.insert(id, (position, f64::from(key_hit(k).0)));
-        }
-        Ok(out)
+        let places = self.places();
+        Ok(targets
+            .into_iter()
+            .map(|(id, i)| (id, (places[i] as usize, f64::from(self.hits[i].0))))
+            .collect())
     }
 }
 

@@ -32,7 +32,15 @@ pub(crate) struct Deepening<'t, 's> {
     located: FxHashMap<String, (usize, f64)>,
     /// The keys already looked up in the text ranking (found or not).
     asked: FxHashSet<String>,
+    /// Where keys of channel 1 and of the text top sit in the dense ranking, and the keys
+    /// already looked up there.
+    placed: FxHashMap<String, (usize, Option<f64>)>,
+    placed_asked: FxHashSet<String>,
     depth: usize,
+    /// The dense and text rankings' tops read so far (to `depth`): a deeper read decodes only
+    /// the ids it adds.
+    dense_top: Vec<(String, Option<f64>)>,
+    text_top: Vec<(String, Option<f64>)>,
     fusion: Fusion,
     /// Score fusion's best raw score per ranking (channel 1, text, dense), when it is not the
     /// ranking's own: a tier's share of a ranking is normalised by the whole ranking's best,
@@ -80,17 +88,27 @@ impl<'t, 's> Deepening<'t, 's> {
         depth: usize,
         fusion: Fusion,
     ) -> Result<Self, SearchError> {
+        // Both long rankings are ranked whole on their first read: on two cores at once.
+        if let Some(text) = text {
+            rayon::join(|| text.prepare(), || dense.prepare());
+        }
         let mut d = Deepening {
             channel1: Partial::whole(channel1, fusion.weights.entities),
             text,
             dense,
             located: Default::default(),
             asked: Default::default(),
+            placed: Default::default(),
+            placed_asked: Default::default(),
             depth,
+            dense_top: Vec::new(),
+            text_top: Vec::new(),
             fusion,
             bests: None,
         };
+        d.read_to_depth()?;
         d.locate_if_needed()?;
+        d.place_in_dense();
         Ok(d)
     }
 
@@ -108,8 +126,19 @@ impl<'t, 's> Deepening<'t, 's> {
         self.bests.and_then(|b| b[ranking]).or(own)
     }
 
-    fn dense_top(&self) -> Vec<(String, Option<f64>)> {
-        self.dense.top(self.depth)
+    /// Extends the read tops to `depth`.
+    fn read_to_depth(&mut self) -> Result<(), SearchError> {
+        let read = self.dense_top.len();
+        if read < self.depth {
+            self.dense_top.extend(self.dense.range(read, self.depth));
+        }
+        if let Some(text) = self.text {
+            let read = self.text_top.len();
+            if read < self.depth {
+                self.text_top.extend(text.range(read, self.depth)?);
+            }
+        }
+        Ok(())
     }
 
     /// Looks up, in the text ranking, the keys of channel 1 and of the dense top not looked
@@ -121,12 +150,11 @@ impl<'t, 's> Deepening<'t, 's> {
         if text.len() <= self.depth {
             return Ok(());
         }
-        let dense_top = self.dense_top();
         let new: Vec<&str> = self
             .channel1
             .top
             .iter()
-            .chain(&dense_top)
+            .chain(&self.dense_top)
             .map(|(k, _)| k.as_str())
             .filter(|k| !self.asked.contains(*k))
             .collect();
@@ -138,19 +166,34 @@ impl<'t, 's> Deepening<'t, 's> {
         Ok(())
     }
 
-    /// The dense ranking as fusion sees it: its top, and the given keys that sit beyond it.
-    fn dense_partial<'k>(
+    /// Looks up, in the dense ranking, the keys of channel 1 and of the text top not looked up
+    /// yet; only while the dense ranking is longer than its read top.
+    fn place_in_dense(&mut self) {
+        if self.dense.len() <= self.dense_top.len() {
+            return;
+        }
+        let new: Vec<&str> = self
+            .channel1
+            .top
+            .iter()
+            .chain(&self.text_top)
+            .map(|(k, _)| k.as_str())
+            .filter(|k| !self.placed_asked.contains(*k))
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        self.placed.extend(self.dense.places(new.iter().copied()));
+        self.placed_asked.extend(new.into_iter().map(str::to_owned));
+    }
+
+    /// The dense ranking as fusion sees it: its top, and the placed keys that sit beyond it.
+    fn dense_partial(
         &self,
         top: Vec<(String, Option<f64>)>,
-        keys: impl IntoIterator<Item = &'k str>,
+        mut beyond: FxHashMap<String, (usize, Option<f64>)>,
     ) -> Partial {
-        let beyond = if self.dense.len() > top.len() {
-            let mut places = self.dense.places(keys);
-            places.retain(|_, (at, _)| *at >= top.len());
-            places
-        } else {
-            Default::default()
-        };
+        beyond.retain(|_, (at, _)| *at >= top.len());
         Partial {
             channel: self.dense.channel(),
             top,
@@ -183,15 +226,19 @@ impl<'t, 's> Deepening<'t, 's> {
     /// The fused entries whose place and score no unread hit can change, and whether the
     /// text and dense rankings have been read whole.
     pub(crate) fn settled(&self) -> Result<(Vec<Fused>, bool), SearchError> {
-        let dense_top = self.dense_top();
+        let dense_top = self.dense_top.clone();
         let mut read_whole = dense_top.len() == self.dense.len();
-        let text_top = match self.text {
-            Some(text) => Some((text.top(self.depth)?, text)),
-            None => None,
+        let text_top = self.text.map(|text| (self.text_top.clone(), text));
+        let beyond = if self.dense.len() > dense_top.len() {
+            self.placed
+                .iter()
+                .filter(|(_, (at, _))| *at >= dense_top.len())
+                .map(|(k, v)| (k.clone(), *v))
+                .collect()
+        } else {
+            Default::default()
         };
-        let text_keys = text_top.iter().flat_map(|(top, _)| top);
-        let others = self.channel1.top.iter().chain(text_keys);
-        let dense = self.dense_partial(dense_top, others.map(|(k, _)| k.as_str()));
+        let dense = self.dense_partial(dense_top, beyond);
         let mut rankings = vec![self.channel1.clone()];
         if let Some((top, text)) = text_top {
             read_whole &= top.len() == text.len();
@@ -205,16 +252,16 @@ impl<'t, 's> Deepening<'t, 's> {
 
     /// The exact fused entries of these keys (those no ranking holds are left out), in order.
     pub(crate) fn exact(&self, keys: &[&str]) -> Result<Vec<Fused>, SearchError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut rankings = vec![self.channel1.clone()];
         if let Some(text) = self.text {
-            let beyond = if keys.is_empty() {
-                Default::default()
-            } else {
-                text.locate(keys.iter().copied())?
-                    .into_iter()
-                    .map(|(k, (at, score))| (k, (at, Some(score))))
-                    .collect()
-            };
+            let beyond = text
+                .locate(keys.iter().copied())?
+                .into_iter()
+                .map(|(k, (at, score))| (k, (at, Some(score))))
+                .collect();
             rankings.push(Partial {
                 channel: "fulltext",
                 top: Vec::new(),
@@ -225,7 +272,7 @@ impl<'t, 's> Deepening<'t, 's> {
                 best: self.best(1, text.best()),
             });
         }
-        rankings.push(self.dense_partial(Vec::new(), keys.iter().copied()));
+        rankings.push(self.dense_partial(Vec::new(), self.dense.places(keys.iter().copied())));
         Ok(fuse_keys(&rankings, keys, &self.fusion))
     }
 
@@ -252,7 +299,9 @@ impl<'t, 's> Deepening<'t, 's> {
             return Ok(false);
         }
         self.depth = self.depth.saturating_mul(DEEPER);
+        self.read_to_depth()?;
         self.locate_if_needed()?;
+        self.place_in_dense();
         Ok(true)
     }
 }
