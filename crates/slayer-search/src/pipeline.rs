@@ -36,6 +36,7 @@ use crate::tuning::{Fusion, ModelEvidence};
 use crate::SearchError;
 
 /// The planner's rankings, memory side and entity side.
+use crate::plan::run::Buried;
 type SideRankings = (Ranking, Ranking);
 
 /// A read snapshot that also ends when dropped: a search that panics (the MCP worker catches
@@ -111,7 +112,7 @@ impl Context<'_> {
         }
         let mut named = named_entities(&inputs, &scope, &mut warnings)?;
         // 3. Plan.
-        let (plan_explain, planned) = self.plan(req, &inputs, &scope, &mut warnings)?;
+        let (plan_explain, planned, buried) = self.plan(req, &inputs, &scope, &mut warnings)?;
         // A navigational question: its entity is looked up exactly and leads.
         if let Some(entity) = plan_explain.as_ref().and_then(|p| p.navigational.clone()) {
             if !named.contains(&entity) {
@@ -128,7 +129,7 @@ impl Context<'_> {
         // 5 and 6. Fuse and fill the buckets.
         let caps = Caps::of(req);
         self.timings.time("fuse memories", || {
-            let buckets = self.fuse_memories(&rankings, fusion.0, &caps, &scope)?;
+            let buckets = self.fuse_memories(&rankings, fusion.0, &caps, &scope, &buried)?;
             self.memory_hits(req, buckets, &inputs, &scope, &mut response)
         })?;
         let evidence = if rankings.question_ranked_entities() {
@@ -138,7 +139,8 @@ impl Context<'_> {
         };
         response.entities = self.timings.time("fuse entities", || {
             fill_entity_bucket(
-                &mut Deepening::entities(&rankings, caps.entity_depth(), fusion.1)?,
+                &mut Deepening::entities(&rankings, caps.entity_depth(), fusion.1)?
+                    .burying(&buried),
                 caps.entities,
                 &evidence,
                 inputs.question,
@@ -161,9 +163,9 @@ impl Context<'_> {
         inputs: &Inputs<'_>,
         scope: &Scope<'_, '_>,
         warnings: &mut Warnings,
-    ) -> Result<(Option<PlanExplain>, Option<SideRankings>), SearchError> {
+    ) -> Result<(Option<PlanExplain>, Option<SideRankings>, Buried), SearchError> {
         let Some(question) = inputs.question.filter(|_| req.plan == PlanMode::Auto) else {
-            return Ok((None, None));
+            return Ok((None, None, Buried::default()));
         };
         let sources = PlanSources {
             planner: &self.planner,
@@ -179,7 +181,7 @@ impl Context<'_> {
             name_weight: req.tuning.name_weight,
         };
         let planned = crate::plan::run::plan(&sources, &ask, scope, warnings)?;
-        Ok((Some(planned.explain), planned.rankings))
+        Ok((Some(planned.explain), planned.rankings, planned.buried))
     }
 
     /// Stage 4: the channels the request turns on, and each side's fusion. Planned rankings
@@ -228,11 +230,12 @@ impl Context<'_> {
         fusion: Fusion,
         caps: &Caps,
         scope: &Scope<'_, '_>,
+        buried: &Buried,
     ) -> Result<MemoryBuckets<Fused>, SearchError> {
         if scope.weighed()? {
             let tiers = &self.planner.config.memory_tiers;
             let merged = self.timings.time("tiers", || {
-                crate::fusion::tiers::fuse_by_tier(rankings, scope, fusion, tiers)
+                crate::fusion::tiers::fuse_by_tier(rankings, scope, fusion, tiers, buried)
             })?;
             let with_query = self.corpus.with_query()?;
             Ok(walk_memory_buckets(
@@ -243,7 +246,7 @@ impl Context<'_> {
             ))
         } else {
             fill_memory_buckets(
-                &mut Deepening::memories(rankings, caps.memory_depth(), fusion)?,
+                &mut Deepening::memories(rankings, caps.memory_depth(), fusion)?.burying(buried),
                 self.corpus.with_query()?,
                 caps,
                 EXACT_BUCKET,

@@ -11,7 +11,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::channels::lexical::TextRanking;
 use crate::channels::ranked::{DenseRanking, Ranking};
 use crate::channels::Rankings;
-use crate::fusion::fuse::{fuse_keys, fuse_partial, Fused, Partial};
+use crate::fusion::fuse::{fuse_keys, fuse_partial, Contribution, Fused, Partial, BURIED};
+use crate::plan::run::Buried;
 use crate::tuning::Fusion;
 use crate::SearchError;
 
@@ -46,6 +47,8 @@ pub(crate) struct Deepening<'t, 's> {
     /// ranking's own: a tier's share of a ranking is normalised by the whole ranking's best,
     /// so tiers' scores stay comparable.
     bests: Option<[Option<f64>; 3]>,
+    /// Keys a soft negative buries: the fraction of its fused score each loses.
+    buried: Option<&'t Buried>,
 }
 
 impl<'t, 's> Deepening<'t, 's> {
@@ -105,6 +108,7 @@ impl<'t, 's> Deepening<'t, 's> {
             text_top: Vec::new(),
             fusion,
             bests: None,
+            buried: None,
         };
         d.read_to_depth()?;
         d.locate_if_needed()?;
@@ -120,6 +124,42 @@ impl<'t, 's> Deepening<'t, 's> {
         }
         self.bests = Some(bests);
         self
+    }
+
+    /// Lowers the fused score of each key `buried` names by its fraction (a soft negative's
+    /// penalty, docs/spec.md §15), so it falls below comparable clean keys in the final list
+    /// and not only in the planner's pass. Scores only fall, so every unread key's bound holds.
+    pub(crate) fn burying(mut self, buried: &'t Buried) -> Self {
+        self.buried = Some(buried).filter(|b| !b.is_empty());
+        self
+    }
+
+    /// `fused` with the buried keys' scores lowered, in order again (a stable sort keeps the
+    /// order of equal scores).
+    fn bury(&self, mut fused: Vec<Fused>) -> Vec<Fused> {
+        let Some(buried) = self.buried else {
+            return fused;
+        };
+        let mut moved = false;
+        for f in &mut fused {
+            if let Some(&loses) = buried.get(&f.key) {
+                // The share is of the contributions' sum (what model evidence adds to); the
+                // score may be a single ranking's raw score, lowered by the same fraction.
+                let sum: f64 = f.contributions.iter().map(|c| c.contribution).sum();
+                f.contributions.push(Contribution {
+                    channel: BURIED,
+                    rank: 1,
+                    raw_score: Some(loses),
+                    contribution: -loses * sum,
+                });
+                f.score *= 1.0 - loses;
+                moved = true;
+            }
+        }
+        if moved {
+            fused.sort_by(|a, b| b.score.total_cmp(&a.score));
+        }
+        fused
     }
 
     fn best(&self, ranking: usize, own: Option<f64>) -> Option<f64> {
@@ -246,7 +286,11 @@ impl<'t, 's> Deepening<'t, 's> {
         }
         rankings.push(dense);
         let (fused, bound) = fuse_partial(&rankings, &self.fusion);
-        let settled = fused.into_iter().take_while(|f| f.score > bound).collect();
+        let settled = self
+            .bury(fused)
+            .into_iter()
+            .take_while(|f| f.score > bound)
+            .collect();
         Ok((settled, read_whole))
     }
 
@@ -273,7 +317,7 @@ impl<'t, 's> Deepening<'t, 's> {
             });
         }
         rankings.push(self.dense_partial(Vec::new(), self.dense.places(keys.iter().copied())));
-        Ok(fuse_keys(&rankings, keys, &self.fusion))
+        Ok(self.bury(fuse_keys(&rankings, keys, &self.fusion)))
     }
 
     /// Bounded fusion for a bucket stage: `fill` turns the settled entries into buckets and
@@ -374,6 +418,77 @@ mod tests {
                 assert_eq!(got, want, "{method:?} cap {cap}");
                 let exact = d.exact(&[want.last().unwrap().key.as_str()]).unwrap();
                 assert_eq!(exact[0], *want.last().unwrap(), "{method:?} exact");
+            }
+        }
+    }
+
+    /// Buried keys lose their fraction and fall in the order; read in steps, the settled
+    /// entries are still the prefix of the whole buried fusion.
+    #[test]
+    fn buried_keys_fall_and_reads_in_steps_still_give_prefixes() {
+        let dense = ranking(
+            "dense",
+            (0..300)
+                .map(|i| (format!("k{i}"), 1.0 - i as f64 / 400.0))
+                .collect(),
+        );
+        let channel1 = ranking(
+            "bm25",
+            (0..30)
+                .map(|i| (format!("k{}", i * 7), 3.0 - i as f64 / 10.0))
+                .collect(),
+        );
+        let buried: Buried = (0..300)
+            .step_by(3)
+            .map(|i| (format!("k{i}"), 0.5))
+            .collect();
+        let fusion = Fusion::RRF;
+        let whole = {
+            let rankings = [
+                Partial::whole(&channel1, fusion.weights.entities),
+                Partial::whole(&dense, fusion.weights.dense),
+            ];
+            let keys: Vec<&str> = channel1
+                .hits
+                .iter()
+                .chain(&dense.hits)
+                .map(|(k, _)| k.as_str())
+                .collect();
+            let mut seen = FxHashSet::default();
+            let keys: Vec<&str> = keys.into_iter().filter(|k| seen.insert(*k)).collect();
+            let mut fused = fuse_keys(&rankings, &keys, &fusion);
+            for f in &mut fused {
+                if let Some(loses) = buried.get(&f.key) {
+                    f.score *= 1.0 - loses;
+                }
+            }
+            fused.sort_by(|a, b| b.score.total_cmp(&a.score));
+            fused
+        };
+        // k0 leads both rankings; buried by half, k7 (clean, in both) passes it.
+        assert_eq!(whole[0].key, "k7");
+        for cap in [1, 2, 5, 40, 300] {
+            let listed = DenseRanking::Listed(dense.clone());
+            let mut d = Deepening::new(&channel1, None, &listed, 4, fusion)
+                .unwrap()
+                .burying(&buried);
+            let got = d
+                .fill(|settled| {
+                    let taken: Vec<Fused> = settled.into_iter().take(cap).collect();
+                    let full = taken.len() == cap;
+                    Ok((taken, full))
+                })
+                .unwrap();
+            let keys = |f: &[Fused]| f.iter().map(|f| f.key.clone()).collect::<Vec<_>>();
+            assert_eq!(
+                keys(&got),
+                keys(&whole[..cap.min(whole.len())]),
+                "cap {cap}"
+            );
+            for (g, w) in got.iter().zip(&whole) {
+                assert!((g.score - w.score).abs() < 1e-15);
+                let parts: f64 = g.contributions.iter().map(|c| c.contribution).sum();
+                assert!((parts - g.score).abs() < 1e-15, "{g:?}");
             }
         }
     }

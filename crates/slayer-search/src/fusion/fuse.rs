@@ -34,6 +34,28 @@ pub(crate) struct Fused {
 /// The RRF constant.
 pub(crate) const K: f64 = 60.0;
 
+/// The channel name of the share of a fused score a soft negative takes (docs/spec.md §15.6);
+/// its `raw_score` is the fraction taken.
+pub(crate) const BURIED: &str = "soft negative";
+
+/// Takes a soft negative's fraction of the whole score again after other contributions were
+/// added (model evidence): the score becomes the others' sum times one minus the fraction.
+pub(crate) fn rebury(f: &mut Fused) {
+    let Some(at) = f.contributions.iter().position(|c| c.channel == BURIED) else {
+        return;
+    };
+    let loses = f.contributions[at].raw_score.unwrap_or(0.0);
+    let others: f64 = f
+        .contributions
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != at)
+        .map(|(_, c)| c.contribution)
+        .sum();
+    f.contributions[at].contribution = -loses * others;
+    f.score = others * (1.0 - loses);
+}
+
 impl Fusion {
     /// A ranking's contribution at 0-based position `at` with raw score `raw`.
     fn contribution(&self, ranking: &Partial, at: usize, raw: Option<f64>) -> f64 {

@@ -9,7 +9,7 @@
 //! that takes part draw on it a little (`leaf_weight`): a column of the right table is likelier
 //! the right column.
 
-use crate::fusion::fuse::{Contribution, Fused, K};
+use crate::fusion::fuse::{rebury, Contribution, Fused, K};
 use crate::inputs::bare_name;
 use crate::tuning::ModelEvidence;
 use crate::SearchError;
@@ -174,6 +174,8 @@ pub(crate) fn apply(
             raw_score: taking_part[rank].1,
             contribution,
         });
+        // A soft negative takes its fraction of the evidence too.
+        rebury(f);
     }
     // A stable sort: equal scores keep the fused order.
     window.sort_by(|a, b| b.score.total_cmp(&a.score));

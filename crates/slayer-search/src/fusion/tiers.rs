@@ -18,6 +18,7 @@ use crate::channels::Rankings;
 use crate::corpus::Scope;
 use crate::fusion::deepening::{Deepening, FIRST_DEPTH};
 use crate::fusion::fuse::{Contribution, Fused};
+use crate::plan::run::Buried;
 use crate::scoping::TierConfig;
 use crate::tuning::Fusion;
 use crate::SearchError;
@@ -30,6 +31,7 @@ pub(crate) fn fuse_by_tier(
     scope: &Scope<'_, '_>,
     fusion: Fusion,
     config: &TierConfig,
+    buried: &Buried,
 ) -> Result<Vec<Fused>, SearchError> {
     let marked = scope.marked()?;
     let group = |key: &str| -> usize {
@@ -85,8 +87,9 @@ pub(crate) fn fuse_by_tier(
         if empty && text.as_ref().is_none_or(|t| t.is_empty()) {
             continue;
         }
-        let mut share =
-            Deepening::new(bm25, text.as_ref(), dense, FIRST_DEPTH, fusion)?.normalised_by(bests);
+        let mut share = Deepening::new(bm25, text.as_ref(), dense, FIRST_DEPTH, fusion)?
+            .normalised_by(bests)
+            .burying(buried);
         let top = share.fill(|settled| {
             let top: Vec<Fused> = settled.into_iter().take(config.cap).collect();
             let full = top.len() >= config.cap;

@@ -51,7 +51,13 @@ pub(crate) struct Planned {
     /// Memory side and entity side rankings; `None` for a navigational question (the
     /// unplanned pipeline answers, the named entity first).
     pub(crate) rankings: Option<(Ranking, Ranking)>,
+    /// The fraction of its final fused score each candidate with a soft negative loses
+    /// (`blend.negatives × penalty`): the penalty follows it past the planner's own blend.
+    pub(crate) buried: Buried,
 }
+
+/// Key → the fraction of its fused score it loses (between 0 and 1).
+pub(crate) type Buried = rustc_hash::FxHashMap<String, f64>;
 
 /// Plans one question: classified first (a navigational one is answered by the unplanned
 /// pipeline), then ranked per side.
@@ -76,6 +82,7 @@ pub(crate) fn plan(
         return Ok(Planned {
             explain,
             rankings: None,
+            buried: Buried::default(),
         });
     }
     let (fulltext, searcher) = sources.text.get(sources.conn)?;
@@ -154,8 +161,9 @@ impl<'r, 'a> Run<'r, 'a, '_, '_> {
             dense_pool: dense_pool.as_ref(),
             provider,
         };
-        let (memories, memory_report) = self.rank_side(0, &shared)?;
-        let (entities, entity_report) = self.rank_side(1, &shared)?;
+        let mut buried = Buried::default();
+        let (memories, memory_report) = self.rank_side(0, &shared, &mut buried)?;
+        let (entities, entity_report) = self.rank_side(1, &shared, &mut buried)?;
         self.explain.memories = Some(memory_report);
         self.explain.entities = Some(entity_report);
         self.explain.plan = gated;
@@ -164,6 +172,7 @@ impl<'r, 'a> Run<'r, 'a, '_, '_> {
         Ok(Planned {
             explain: self.explain,
             rankings: Some((memories, entities)),
+            buried,
         })
     }
 
@@ -271,11 +280,19 @@ impl<'r, 'a> Run<'r, 'a, '_, '_> {
         &mut self,
         at: usize,
         shared: &Shared<'_>,
+        buried: &mut Buried,
     ) -> Result<(Ranking, SideReport), SearchError> {
         let (candidates, mut report) = self.retrieve(at, shared)?;
         self.clock.lap("passes");
         let kept = self.judge(candidates, shared.negatives, &mut report);
         self.clock.lap("negatives");
+        let weight = self.config.reranker.blend.negatives;
+        for (c, verdict) in &kept {
+            let loses = (weight * verdict.penalty).clamp(0.0, 1.0);
+            if loses > 0.0 {
+                buried.insert(c.id.clone(), loses);
+            }
+        }
         self.rerank_and_blend(kept, shared, report)
     }
 
