@@ -24,6 +24,7 @@ use crate::fusion::buckets::{
 };
 use crate::fusion::deepening::Deepening;
 use crate::fusion::fuse::Fused;
+use crate::fusion::join_keys::join_keys;
 use crate::inputs::{named_entities, resolve_inputs, warn_off_datasource_memories, Inputs};
 use crate::output::hits;
 use crate::output::response::{ExpandedMemory, Response};
@@ -137,6 +138,12 @@ impl Context<'_> {
         } else {
             ModelEvidence::OFF
         };
+        let catalog = if evidence.is_on() && evidence.key_weight > 0.0 {
+            Some(self.corpus.catalog()?)
+        } else {
+            None
+        };
+        let connecting = |a: &str, b: &str| catalog.map_or_else(Vec::new, |c| join_keys(c, a, b));
         response.entities = self.timings.time("fuse entities", || {
             fill_entity_bucket(
                 &mut Deepening::entities(&rankings, caps.entity_depth(), fusion.1)?
@@ -144,6 +151,7 @@ impl Context<'_> {
                 caps.entities,
                 &evidence,
                 inputs.question,
+                connecting,
                 |fused| hits::entities(self.conn, fused, req.explain),
             )
         })?;

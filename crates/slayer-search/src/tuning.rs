@@ -79,6 +79,9 @@ pub struct ModelEvidence {
     pub model_weight: f64,
     /// The derived ranking's weight for the leaves of a model that takes part.
     pub leaf_weight: f64,
+    /// The weight for a key column that connects two models taking part (of one
+    /// datasource): the columns a join between them would use (0: off).
+    pub key_weight: f64,
 }
 
 impl Default for ModelEvidence {
@@ -89,6 +92,7 @@ impl Default for ModelEvidence {
             models: 3,
             model_weight: 2.0,
             leaf_weight: 0.2,
+            key_weight: 0.5,
         }
     }
 }
@@ -101,6 +105,7 @@ impl ModelEvidence {
         models: 0,
         model_weight: 0.0,
         leaf_weight: 0.0,
+        key_weight: 0.0,
     };
 
     /// Whether it changes anything.
@@ -175,6 +180,7 @@ impl Tuning {
             ("name_weight", f64::from(self.name_weight)),
             ("model_evidence.model_weight", ev.model_weight),
             ("model_evidence.leaf_weight", ev.leaf_weight),
+            ("model_evidence.key_weight", ev.key_weight),
         ];
         for (name, value) in numbers {
             if !(0.0..=MAX_WEIGHT).contains(&value) {

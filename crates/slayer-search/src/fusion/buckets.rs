@@ -151,6 +151,7 @@ pub(crate) fn fill_entity_bucket<H>(
     cap: usize,
     evidence: &ModelEvidence,
     question: Option<&str>,
+    connecting: impl Fn(&str, &str) -> Vec<String>,
     mut hits: impl FnMut(&[Fused]) -> Result<Vec<Option<H>>, SearchError>,
 ) -> Result<Vec<H>, SearchError> {
     // The evidence reads a fixed window whatever the cap, so that a smaller cap is a prefix.
@@ -165,8 +166,13 @@ pub(crate) fn fill_entity_bucket<H>(
             Ok((settled, full))
         })?;
         let exhausted = settled.len() < need;
-        let ordered =
-            model_evidence::apply(settled, evidence, question, |keys| fusion.exact(keys))?;
+        let ordered = model_evidence::apply(
+            settled,
+            evidence,
+            question,
+            |keys| fusion.exact(keys),
+            &connecting,
+        )?;
         // The hits of as many entries as the bucket lacks, in one read each round (a store on
         // a server answers each read over the network); an entry whose doc is gone has none
         // and is passed over, and the next round reads past it.
@@ -298,12 +304,19 @@ mod tests {
         let dense = crate::channels::ranked::DenseRanking::Listed(dense);
         let fill = |cap: usize| {
             let mut fusion = Deepening::new(&named, None, &dense, 64, Fusion::RRF).unwrap();
-            fill_entity_bucket(&mut fusion, cap, &ModelEvidence::OFF, None, |fused| {
-                Ok(fused
-                    .iter()
-                    .map(|f| (f.key != "db.gone").then(|| f.key.clone()))
-                    .collect())
-            })
+            fill_entity_bucket(
+                &mut fusion,
+                cap,
+                &ModelEvidence::OFF,
+                None,
+                |_, _| Vec::new(),
+                |fused| {
+                    Ok(fused
+                        .iter()
+                        .map(|f| (f.key != "db.gone").then(|| f.key.clone()))
+                        .collect())
+                },
+            )
             .unwrap()
         };
         // a: 1/61 + 1/62; then c (1/61) before b (1/63); gone is skipped.
@@ -324,9 +337,14 @@ mod tests {
         let fill = |cap: usize| {
             let mut fusion =
                 Deepening::new(&ranking("named", &[]), None, &dense, 64, Fusion::RRF).unwrap();
-            fill_entity_bucket(&mut fusion, cap, &ModelEvidence::default(), None, |fused| {
-                Ok(fused.iter().map(|f| Some(f.key.clone())).collect())
-            })
+            fill_entity_bucket(
+                &mut fusion,
+                cap,
+                &ModelEvidence::default(),
+                None,
+                |_, _| Vec::new(),
+                |fused| Ok(fused.iter().map(|f| Some(f.key.clone())).collect()),
+            )
             .unwrap()
         };
         let whole = fill(200);

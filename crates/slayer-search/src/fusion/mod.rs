@@ -9,5 +9,6 @@
 pub(crate) mod buckets;
 pub(crate) mod deepening;
 pub(crate) mod fuse;
+pub(crate) mod join_keys;
 pub(crate) mod model_evidence;
 pub(crate) mod tiers;

@@ -18,6 +18,43 @@ use crate::SearchError;
 pub(crate) const CHANNEL: &str = "evidence";
 
 /// The model of a leaf id `<ds>.<model>.<leaf>` (names hold no `.`, docs/spec.md §1.2).
+/// The channel of a key column's evidence in `--explain`.
+pub(crate) const KEY_CHANNEL: &str = "join";
+
+/// The key columns connecting each two models that take part and share a datasource, with
+/// the 0-based place of the later of the two (so the best-placed pair's keys weigh most):
+/// the columns a join between them would use.
+fn connecting_keys(
+    taking_part: &[(String, Option<f64>)],
+    ev: &ModelEvidence,
+    connecting: impl Fn(&str, &str) -> Vec<String>,
+) -> Vec<(String, usize)> {
+    let mut keys: Vec<(String, usize)> = Vec::new();
+    if ev.key_weight <= 0.0 {
+        return keys;
+    }
+    let models: Vec<(usize, &str)> = taking_part
+        .iter()
+        .enumerate()
+        .filter(|(_, (k, _))| k.contains('.') && model_of(k).is_none())
+        .map(|(i, (k, _))| (i, k.as_str()))
+        .collect();
+    let datasource = |m: &str| m.split('.').next().map(str::to_owned);
+    for (x, (_, a)) in models.iter().enumerate() {
+        for (j, b) in &models[x + 1..] {
+            if datasource(a) != datasource(b) {
+                continue;
+            }
+            for key in connecting(a, b) {
+                if !keys.iter().any(|(k, _)| *k == key) {
+                    keys.push((key, *j));
+                }
+            }
+        }
+    }
+    keys
+}
+
 fn model_of(key: &str) -> Option<&str> {
     let mut dots = key.match_indices('.').map(|(at, _)| at);
     let (_, second) = (dots.next()?, dots.next()?);
@@ -101,6 +138,7 @@ pub(crate) fn apply(
     ev: &ModelEvidence,
     question: Option<&str>,
     exact: impl FnOnce(&[&str]) -> Result<Vec<Fused>, SearchError>,
+    connecting: impl Fn(&str, &str) -> Vec<String>,
 ) -> Result<Vec<Fused>, SearchError> {
     if !ev.is_on() || fused.is_empty() {
         return Ok(fused);
@@ -130,11 +168,17 @@ pub(crate) fn apply(
         window.extend(rest);
         return Ok(window);
     }
-    let missing: Vec<&str> = taking_part
+    let keys = connecting_keys(&taking_part, ev, connecting);
+    let mut missing: Vec<&str> = Vec::new();
+    for key in taking_part
         .iter()
-        .map(|(m, _)| m.as_str())
-        .filter(|m| !window.iter().any(|f| f.key == *m))
-        .collect();
+        .map(|(m, _)| m)
+        .chain(keys.iter().map(|(k, _)| k))
+    {
+        if !missing.contains(&key.as_str()) && !window.iter().any(|f| f.key == *key) {
+            missing.push(key);
+        }
+    }
     let mut rest = rest;
     if !missing.is_empty() {
         rest.retain(|f| !missing.contains(&f.key.as_str()));
@@ -153,6 +197,17 @@ pub(crate) fn apply(
     for f in window.iter_mut() {
         // Scores become RRF sums throughout, so that evidence and channels add up.
         f.score = contribution_sum(f);
+        if let Some((_, rank)) = keys.iter().find(|(k, _)| *k == f.key) {
+            let contribution = ev.key_weight / (K + (rank + 1) as f64);
+            f.score += contribution;
+            f.contributions.push(Contribution {
+                channel: KEY_CHANNEL,
+                rank: rank + 1,
+                raw_score: None,
+                contribution,
+            });
+            rebury(f);
+        }
         let place = |key: &str| taking_part.iter().position(|(t, _)| t == key);
         // An entity taking part itself weighs `model_weight`; a leaf of a model taking part,
         // `leaf_weight`.
@@ -219,6 +274,10 @@ mod tests {
         Ok(Vec::new())
     }
 
+    fn no_keys(_: &str, _: &str) -> Vec<String> {
+        Vec::new()
+    }
+
     #[test]
     fn ids_parse_by_segments() {
         assert_eq!(model_of("db.orders.amount"), Some("db.orders"));
@@ -245,7 +304,7 @@ mod tests {
             models: 2,
             ..ModelEvidence::default()
         };
-        let out = apply(fused, &ev, None, no_exact).unwrap();
+        let out = apply(fused, &ev, None, no_exact, no_keys).unwrap();
         assert_eq!(
             keys(&out),
             ["db.o", "db.c", "db.o.a", "db.o.b", "db.c.x", "db", "db.p"]
@@ -264,13 +323,58 @@ mod tests {
             models: 1,
             ..ModelEvidence::default()
         };
-        let out = apply(fused, &ev, None, |keys| {
-            assert_eq!(keys, ["db.o"]);
-            Ok(vec![entry("db.o", 40)])
-        })
+        let out = apply(
+            fused,
+            &ev,
+            None,
+            |keys| {
+                assert_eq!(keys, ["db.o"]);
+                Ok(vec![entry("db.o", 40)])
+            },
+            no_keys,
+        )
         .unwrap();
         assert_eq!(keys(&out), ["db.o", "db.o.a", "db.o.b", "db.c.x"]);
         assert_eq!(out[0].contributions.len(), 2);
+    }
+
+    /// Two models taking part bring in the keys that connect them, the later model's place
+    /// setting the weight; a column already in the window gains the key evidence too.
+    #[test]
+    fn keys_connecting_two_models_taking_part_gain_evidence() {
+        let fused = list(&["db.o.a", "db.o", "db.c.name", "db.c", "db.o.cust_id"]);
+        let ev = ModelEvidence {
+            leaf_weight: 0.0,
+            ..ModelEvidence::default()
+        };
+        let out = apply(fused, &ev, None, no_exact, |a, b| {
+            assert_eq!((a, b), ("db.o", "db.c"));
+            vec!["db.o.cust_id".into(), "db.c.cust_id".into()]
+        })
+        .unwrap();
+        for key in ["db.o.cust_id", "db.c.cust_id"] {
+            let f = out.iter().find(|f| f.key == key).unwrap();
+            let join = f.contributions.iter().find(|c| c.channel == KEY_CHANNEL);
+            let join = join.unwrap_or_else(|| panic!("{f:?}"));
+            assert_eq!(join.rank, 2);
+            assert!((join.contribution - 0.5 / 62.0).abs() < 1e-15);
+        }
+        // Keys are off at weight 0.
+        let off = ModelEvidence {
+            key_weight: 0.0,
+            ..ev
+        };
+        let out = apply(
+            list(&["db.o.a", "db.o", "db.c"]),
+            &off,
+            None,
+            no_exact,
+            |_, _| panic!("not asked when off"),
+        )
+        .unwrap();
+        assert!(out
+            .iter()
+            .all(|f| f.contributions.iter().all(|c| c.channel != KEY_CHANNEL)));
     }
 
     #[test]
@@ -281,7 +385,7 @@ mod tests {
             models: 1,
             ..ModelEvidence::default()
         };
-        let out = apply(fused, &ev, None, no_exact).unwrap();
+        let out = apply(fused, &ev, None, no_exact, no_keys).unwrap();
         assert_eq!(keys(&out), ["db.c.x", "db.o", "db.o.a", "db.o.b", "db.c"]);
         let evidence = out[0].contributions.last().unwrap();
         assert_eq!((evidence.channel, evidence.rank), (CHANNEL, 1));
@@ -297,12 +401,12 @@ mod tests {
         let fused = list(&["db.o.a", "db.o.b", "db.c.x", "db.o", "db.c"]);
         let ev = ModelEvidence::default();
         for question in ["c.X", " `X`? ", "db.c.x"] {
-            let out = apply(fused.clone(), &ev, Some(question), no_exact).unwrap();
+            let out = apply(fused.clone(), &ev, Some(question), no_exact, no_keys).unwrap();
             assert_eq!(keys(&out)[0], "db.c.x", "{question}");
         }
         // A sentence, or a name that is only a character suffix, is not an exact name.
         for question in ["c x", "x y", ".x", "b.x"] {
-            let out = apply(fused.clone(), &ev, Some(question), no_exact).unwrap();
+            let out = apply(fused.clone(), &ev, Some(question), no_exact, no_keys).unwrap();
             assert_eq!(keys(&out)[0], "db.o", "{question}");
         }
         assert!(names("db.orders.amount", "orders.amount"));
@@ -312,7 +416,7 @@ mod tests {
     #[test]
     fn off_changes_nothing() {
         let fused = list(&["db.o.a", "db.o"]);
-        let out = apply(fused.clone(), &ModelEvidence::OFF, None, no_exact).unwrap();
+        let out = apply(fused.clone(), &ModelEvidence::OFF, None, no_exact, no_keys).unwrap();
         assert_eq!(out, fused);
     }
 }
