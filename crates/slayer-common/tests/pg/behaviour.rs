@@ -181,6 +181,43 @@ fn a_version_1_store_migrates_to_hold_proposed_memories() {
     assert!(predicate.contains("proposed"), "{predicate}");
 }
 
+/// A version 2 store's skeletons (no join pairs, no primary keys) are rewritten from the full
+/// models when a writer opens it, so search reads the keys that join two models.
+#[test]
+fn a_version_2_store_rewrites_its_skeletons_with_join_pairs_and_keys() {
+    let (mut store, schema) = new_store("v2");
+    let model: slayer_common::records::Model = serde_json::from_value(serde_json::json!({
+        "name": "orders", "data_source": "db",
+        "columns": [{"name": "id", "primary_key": true}, {"name": "customer_id"}],
+        "joins": [{"target_model": "customers", "join_pairs": [["customer_id", "id"]]}]
+    }))
+    .unwrap();
+    let tx = store.write().unwrap();
+    tx.put_model(&model).unwrap();
+    tx.commit().unwrap();
+    drop(store);
+    let server = server();
+    server.psql(
+        DB,
+        &format!(
+            "SET search_path = {s};
+             UPDATE model_skeletons SET skeleton = '{{\"name\":\"orders\",\"data_source\":\"db\",\"columns\":[{{\"name\":\"id\"}},{{\"name\":\"customer_id\"}}],\"joins\":[{{\"target_model\":\"customers\"}}]}}';
+             UPDATE schema_version SET version = 2;",
+            s = quote_ident(&schema)
+        ),
+    );
+    let old = open_admin(server, &schema, OpenMode::ReadOnly);
+    assert!(matches!(old, Err(StoreError::Outdated { found: 2, .. })));
+    let store = open_admin(server, &schema, OpenMode::MustExist).unwrap();
+    assert_eq!(store.schema_version().unwrap(), PG_SCHEMA_VERSION);
+    let skeleton = &store.model_skeletons().unwrap()[0];
+    assert!(skeleton.columns[0].primary_key);
+    assert_eq!(
+        skeleton.joins[0].join_pairs,
+        [("customer_id".to_owned(), "id".to_owned())]
+    );
+}
+
 #[test]
 fn two_writers_take_turns_and_allocate_distinct_ids() {
     let server = server();

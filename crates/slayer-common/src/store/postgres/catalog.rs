@@ -81,6 +81,14 @@ pub(super) fn models(s: &mut Session, datasource: Option<&str>) -> PgResult<Vec<
     Ok(parsed?)
 }
 
+/// Rewrites every model's skeleton from its full JSON (a migration, when skeletons gain a field).
+pub(super) fn rewrite_skeletons(s: &mut Session) -> PgResult<()> {
+    for model in models(s, None)? {
+        put_model(s, &model)?;
+    }
+    Ok(())
+}
+
 pub(super) fn delete_model(s: &mut Session, datasource: &str, name: &str) -> PgResult<bool> {
     Ok(s.execute(
         "DELETE FROM models WHERE data_source = $1 AND name = $2",

@@ -9,13 +9,18 @@ use super::{lock_key, quote_ident, PgEndpoint, PgResult, Session};
 use crate::store::{OpenMode, StoreError};
 
 /// The PostgreSQL schema version this build writes (its own numbering, not SQLite's).
-pub const PG_SCHEMA_VERSION: i64 = 2;
+pub const PG_SCHEMA_VERSION: i64 = 3;
 
 /// Each entry upgrades the schema from version `index` to `index + 1`.
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_tables.sql"),
     include_str!("migrations/0002_proposed.sql"),
+    include_str!("migrations/0003_skeleton_keys.sql"),
 ];
+
+/// The version from which skeletons keep join pairs and primary keys: a store created before
+/// it has its skeletons rewritten.
+const SKELETON_KEYS: i64 = 3;
 
 /// The tables every slayer store has, whatever its version.
 const CORE_TABLES: [&str; 6] = [
@@ -162,6 +167,9 @@ fn migrate_locked(s: &mut Session, endpoint: &PgEndpoint) -> PgResult<()> {
     };
     for sql in MIGRATIONS.iter().skip(from as usize) {
         s.batch(sql)?;
+    }
+    if from > 0 && from < SKELETON_KEYS {
+        super::catalog::rewrite_skeletons(s)?;
     }
     if from < PG_SCHEMA_VERSION {
         s.batch(&format!(

@@ -123,7 +123,8 @@ pub(crate) fn rewrite_skeletons(conn: &Connection) -> Result<(), StoreError> {
 }
 
 /// Every model as name resolution sees it, sorted by (datasource, name): the names of models,
-/// columns, named measures and aggregations, hidden flags and join targets, nothing else
+/// columns, named measures and aggregations, hidden flags, primary keys and joins (targets,
+/// names, pairs), nothing else
 /// (types, formulas and descriptions are left empty). Several times cheaper than [`models`];
 /// the result is a read-only view: writing one back would lose those fields.
 pub fn model_skeletons(conn: &Connection) -> Result<Vec<Model>, StoreError> {
@@ -196,6 +197,9 @@ pub(crate) mod skeleton {
         name: String,
         #[serde(default, skip_serializing_if = "is_false")]
         hidden: bool,
+        /// Search reads keys: what joins two models (schema 11).
+        #[serde(default, skip_serializing_if = "is_false")]
+        primary_key: bool,
     }
 
     /// A measure (whose name may be absent) or an aggregation.
@@ -211,6 +215,10 @@ pub(crate) mod skeleton {
         /// The join's own name: a dotted path may hop by it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
+        /// `[source column, target column]` pairs: the keys search gives evidence to
+        /// (schema 11).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        join_pairs: Vec<(String, String)>,
     }
 
     fn is_false(b: &bool) -> bool {
@@ -229,6 +237,7 @@ pub(crate) mod skeleton {
                     .map(|c| Column {
                         name: c.name.clone(),
                         hidden: c.hidden,
+                        primary_key: c.primary_key,
                     })
                     .collect(),
                 measures: m
@@ -250,6 +259,7 @@ pub(crate) mod skeleton {
                     .iter()
                     .map(|j| Join {
                         target_model: j.target_model.clone(),
+                        join_pairs: j.join_pairs.clone(),
                         name: j
                             .extra
                             .get("name")
@@ -278,6 +288,7 @@ pub(crate) mod skeleton {
                     .into_iter()
                     .map(|c| records::Column {
                         hidden: c.hidden,
+                        primary_key: c.primary_key,
                         ..records::Column::named(c.name)
                     })
                     .collect(),
@@ -308,7 +319,7 @@ pub(crate) mod skeleton {
                     .into_iter()
                     .map(|j| records::Join {
                         target_model: j.target_model,
-                        join_pairs: Vec::new(),
+                        join_pairs: j.join_pairs,
                         extra: j
                             .name
                             .map(|n| ("name".to_owned(), serde_json::Value::String(n)))
@@ -333,8 +344,8 @@ mod tests {
         let mut store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
         let model: Model = serde_json::from_value(serde_json::json!({
             "name": "orders", "data_source": "db", "hidden": true, "description": "long text",
-            "columns": [{"name": "id", "type": "INT"}, {"name": "secret", "hidden": true,
-                         "sampled_values": ["a", "b"]}],
+            "columns": [{"name": "id", "type": "INT", "primary_key": true},
+                        {"name": "secret", "hidden": true, "sampled_values": ["a", "b"]}],
             "measures": [{"formula": "amount:sum"}, {"name": "revenue", "formula": "amount:sum"}],
             "aggregations": [{"name": "wavg", "formula": "x"}],
             "joins": [{"target_model": "customers", "join_pairs": [["cid", "id"]]},
@@ -349,7 +360,7 @@ mod tests {
                 m.hidden,
                 m.columns
                     .iter()
-                    .map(|c| (c.name.clone(), c.hidden))
+                    .map(|c| (c.name.clone(), c.hidden, c.primary_key))
                     .collect::<Vec<_>>(),
                 m.measures
                     .iter()
@@ -361,7 +372,13 @@ mod tests {
                     .collect::<Vec<_>>(),
                 m.joins
                     .iter()
-                    .map(|j| (j.target_model.clone(), j.extra.get("name").cloned()))
+                    .map(|j| {
+                        (
+                            j.target_model.clone(),
+                            j.extra.get("name").cloned(),
+                            j.join_pairs.clone(),
+                        )
+                    })
                     .collect::<Vec<_>>(),
             )
         };
@@ -375,6 +392,30 @@ mod tests {
             .unwrap();
         let from_data = model_skeletons(store.conn()).unwrap();
         assert_eq!(names(&from_data[0]), names(&model));
+        // A skeleton written before version 11 (no pairs, no keys) is rewritten by the
+        // migration to 11.
+        store
+            .conn()
+            .execute(
+                "INSERT INTO model_skeletons VALUES ('db', 'orders', ?1)",
+                [r#"{"name":"orders","data_source":"db","hidden":true,"columns":[{"name":"id"}]}"#],
+            )
+            .unwrap();
+        assert_ne!(
+            names(&model_skeletons(store.conn()).unwrap()[0]),
+            names(&model)
+        );
+        store
+            .conn()
+            .pragma_update(None, "user_version", 10)
+            .unwrap();
+        drop(store);
+        let store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        assert_eq!(
+            names(&model_skeletons(store.conn()).unwrap()[0]),
+            names(&model)
+        );
+        let mut store = store;
         // A deleted model takes its skeleton with it.
         let tx = store.write().unwrap();
         put_model(&tx, &model).unwrap();

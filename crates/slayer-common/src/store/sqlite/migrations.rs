@@ -6,7 +6,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::{catalog, StoreError};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// The triggers that keep `tag_counts` and the `memory_count` setting exact: one text for the
 /// version 4 migration and for [`super::memories::resume_counts`].
@@ -30,10 +30,14 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0008_standing.sql"),
     include_str!("migrations/0009_proposed.sql"),
     include_str!("migrations/0010_vector_changes.sql"),
+    // Version 11: skeletons keep join pairs and primary keys (search gives the keys that
+    // connect two models evidence); the rows are rewritten as for version 5.
+    "",
 ];
 
-/// The version whose migration rewrites every model skeleton (they gained join names).
-const SKELETON_JOIN_NAMES: usize = 5;
+/// The versions whose migration rewrites every model skeleton (they gained join names, then
+/// join pairs and primary keys).
+const SKELETON_REWRITES: [usize; 2] = [5, 11];
 
 /// The version that adds the memories' standing columns and the embeddings' revision.
 const STANDING_COLUMNS: usize = 8;
@@ -95,7 +99,13 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
             add_missing_columns(&tx, PROPOSED_COLUMN_DEFINITIONS)?;
         }
         tx.execute_batch(sql)?;
-        if version + 1 == SKELETON_JOIN_NAMES {
+        // Later rewrites write the same rows: one is enough, the last.
+        if SKELETON_REWRITES
+            .iter()
+            .rev()
+            .find(|v| **v > now as usize)
+            .is_some_and(|v| *v == version + 1)
+        {
             catalog::rewrite_skeletons(&tx)?;
         }
         tx.pragma_update(None, "user_version", version as i64 + 1)?;
