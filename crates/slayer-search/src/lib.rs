@@ -33,6 +33,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod reembed;
 pub mod request;
+pub mod routing;
 pub mod scoping;
 pub(crate) mod timings;
 pub mod tuning;

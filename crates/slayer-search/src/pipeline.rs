@@ -73,9 +73,40 @@ impl Context<'_> {
     /// Runs one search, on one snapshot of the store.
     pub fn search(&self, req: &Request) -> Result<Response, SearchError> {
         let snapshot = Snapshot::begin(self.conn)?;
-        let response = self.search_in_snapshot(req);
+        let response = self.routed(req);
         snapshot.end()?;
         response
+    }
+
+    /// Routing (docs/spec.md §8.7): a question asked with no datasource of a store holding
+    /// several gets the entities of the search under the datasource its unfiltered answer
+    /// clearly points to; memories and warnings stay the unfiltered answer's. The evidence is
+    /// read from a fixed number of entities whatever the cap, so a smaller cap still gives a
+    /// prefix.
+    fn routed(&self, req: &Request) -> Result<Response, SearchError> {
+        let routing = req.tuning.routing;
+        if req.datasource.is_some()
+            || req.question.is_none()
+            || routing.entities == 0
+            || self.corpus.datasources.len() < 2
+        {
+            return self.search_in_snapshot(req);
+        }
+        let mut probe = req.clone();
+        probe.max_entities = req.max_entities.max(routing.entities);
+        let mut response = self.search_in_snapshot(&probe)?;
+        let decided =
+            crate::routing::decide(&response.entities, &self.corpus.datasources, &routing);
+        if let Some(datasource) = &decided.routed {
+            let mut filtered = req.clone();
+            filtered.datasource = Some(datasource.clone());
+            response.entities = self.search_in_snapshot(&filtered)?.entities;
+        }
+        response.entities.truncate(req.max_entities);
+        if req.explain {
+            response.routing = Some(decided);
+        }
+        Ok(response)
     }
 
     fn search_in_snapshot(&self, req: &Request) -> Result<Response, SearchError> {

@@ -114,6 +114,25 @@ impl ModelEvidence {
     }
 }
 
+/// Routing a question across datasources when none is given (docs/spec.md §8.7).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Routing {
+    /// How many of the unfiltered answer's first entities are evidence (0: no routing).
+    pub entities: usize,
+    /// How many times the second datasource's evidence the first needs to route.
+    pub ratio: f64,
+}
+
+impl Default for Routing {
+    fn default() -> Self {
+        Routing {
+            entities: 5,
+            ratio: 2.0,
+        }
+    }
+}
+
 /// Every tunable part; a field left out keeps its default.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -131,6 +150,8 @@ pub struct Tuning {
     pub name_weight: f32,
     /// Model-level evidence (`{"models": 0}` turns it off).
     pub model_evidence: ModelEvidence,
+    /// Routing across datasources when the request names none.
+    pub routing: Routing,
 }
 
 impl Default for Tuning {
@@ -145,6 +166,7 @@ impl Default for Tuning {
             },
             name_weight: 1.0,
             model_evidence: ModelEvidence::default(),
+            routing: Routing::default(),
         }
     }
 }
@@ -181,6 +203,7 @@ impl Tuning {
             ("model_evidence.model_weight", ev.model_weight),
             ("model_evidence.leaf_weight", ev.leaf_weight),
             ("model_evidence.key_weight", ev.key_weight),
+            ("routing.ratio", self.routing.ratio),
         ];
         for (name, value) in numbers {
             if !(0.0..=MAX_WEIGHT).contains(&value) {

@@ -57,6 +57,9 @@ pub struct FlatResponse {
     /// What the planner did (`explain` with `plan: "auto"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<slayer_search::plan::explain::PlanExplain>,
+    /// How the question was routed across datasources (`explain`, no datasource given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing: Option<slayer_search::routing::RoutingExplain>,
 }
 
 /// The flat view of `response`: at most `max_results` hits; `compact` leaves `text` empty and
@@ -75,6 +78,7 @@ pub fn flatten(
         warnings,
         plan,
         expanded: _,
+        routing,
     } = response;
     let memory = |id, tier, score, text, matched_entities, query, explain| FlatHit {
         kind: "memory".into(),
@@ -156,6 +160,7 @@ pub fn flatten(
         resolved_input_entities,
         warnings,
         plan,
+        routing,
     })
 }
 

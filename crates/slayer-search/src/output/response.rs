@@ -82,6 +82,9 @@ pub struct Response {
     /// The memories `expand_ids` asked for, in the order asked (left out when none were).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expanded: Option<Vec<ExpandedMemory>>,
+    /// How the question was routed across datasources (`--explain`, no datasource given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing: Option<crate::routing::RoutingExplain>,
 }
 
 /// A memory returned whole by id (the seed's `expandIds`): one shape for every tier.

@@ -205,3 +205,47 @@ fn names_in_warnings_are_quoted_as_python_repr_quotes_them() {
         "{warnings:?}"
     );
 }
+
+/// Without `--datasource`, a question whose first entities all lie under one datasource gets
+/// the entities of the search filtered to it, and `--explain` says why; a question that two
+/// datasources answer alike stays across datasources. Routing only replaces the entities, and
+/// an explicit datasource is never routed.
+#[test]
+fn a_question_without_a_datasource_is_routed_when_one_clearly_leads() {
+    let f = Fixture::new();
+    let routed = f.search(&["--question", "order amount", "--explain"]);
+    assert_eq!(routed["routing"]["routed"], "mydb", "{routed}");
+    assert_eq!(
+        routed["routing"]["why"],
+        "only mydb has entities among the first 5"
+    );
+    let filtered = f.search(&["--question", "order amount", "--datasource", "mydb"]);
+    assert_eq!(ids(&routed, "entities"), ids(&filtered, "entities"));
+    let unrouted = f.search(&[
+        "--question",
+        "order amount",
+        "--tuning",
+        r#"{"routing": {"entities": 0}}"#,
+    ]);
+    assert_eq!(ids(&unrouted, "memories"), ids(&routed, "memories"));
+    let close = f.search(&["--question", "sales revenue", "--explain"]);
+    assert!(close["routing"].get("routed").is_none(), "{close}");
+    let names: Vec<&str> = close["routing"]["datasources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["prod", "prod_v2", "mydb"]);
+    let entities = ids(&close, "entities");
+    assert!(
+        entities.contains(&"prod.sales".to_owned())
+            && entities.contains(&"prod_v2.sales".to_owned())
+    );
+    // No routing without --explain in the output, and none under an explicit datasource.
+    assert!(f
+        .search(&["--question", "order amount"])
+        .get("routing")
+        .is_none());
+    assert!(filtered.get("routing").is_none());
+}

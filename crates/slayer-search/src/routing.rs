@@ -1,0 +1,168 @@
+//! Routing a question across datasources (docs/spec.md §8.7): a store holding many databases,
+//! asked without `--datasource`. The unfiltered answer's first entities are evidence of which
+//! datasource the question is about; when one clearly leads, the entities are those of the
+//! search filtered to it (its own BM25 statistics, no other database's tables in the way),
+//! else they stay those of every datasource.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use crate::output::response::EntityHit;
+use crate::tuning::Routing;
+
+/// What routing saw and did (`--explain`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RoutingExplain {
+    /// Each datasource's evidence, largest first (at most three).
+    pub datasources: Vec<DatasourceEvidence>,
+    /// The datasource the entities were searched under, if one led clearly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routed: Option<String>,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// One datasource's evidence: the summed scores of its entities among the first ones.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DatasourceEvidence {
+    /// The datasource.
+    pub name: String,
+    /// Its mass.
+    pub mass: f64,
+}
+
+/// The datasource an entity id lies under: the longest known name that is the id or a prefix
+/// of it ending at a `.` (a datasource name may hold dots).
+fn datasource_of<'d>(id: &str, known: &'d BTreeSet<String>) -> Option<&'d str> {
+    let mut found = None;
+    let ends = id
+        .match_indices('.')
+        .map(|(at, _)| at)
+        .chain(std::iter::once(id.len()));
+    for end in ends {
+        if let Some(name) = known.get(&id[..end]) {
+            found = Some(name.as_str());
+        }
+    }
+    found
+}
+
+/// Decides from an unfiltered answer's entities: the first datasource routes when its mass
+/// over the first `routing.entities` entities is at least `routing.ratio` times the second's
+/// (or no other datasource has any).
+pub(crate) fn decide(
+    entities: &[EntityHit],
+    known: &BTreeSet<String>,
+    routing: &Routing,
+) -> RoutingExplain {
+    let mut masses: Vec<DatasourceEvidence> = Vec::new();
+    for hit in entities.iter().take(routing.entities) {
+        let Some(name) = datasource_of(&hit.id, known) else {
+            continue;
+        };
+        match masses.iter_mut().find(|m| m.name == name) {
+            Some(m) => m.mass += hit.score.max(0.0),
+            None => masses.push(DatasourceEvidence {
+                name: name.to_owned(),
+                mass: hit.score.max(0.0),
+            }),
+        }
+    }
+    // A stable sort: equal masses keep the order of first appearance.
+    masses.sort_by(|a, b| b.mass.total_cmp(&a.mass));
+    masses.truncate(3);
+    let (routed, why) = match masses.as_slice() {
+        [] => (
+            None,
+            "no entity of a known datasource among the first ones".to_owned(),
+        ),
+        [only] if only.mass > 0.0 => (
+            Some(only.name.clone()),
+            format!(
+                "only {} has entities among the first {}",
+                only.name, routing.entities
+            ),
+        ),
+        [first, second, ..] if first.mass > 0.0 && first.mass >= routing.ratio * second.mass => (
+            Some(first.name.clone()),
+            format!(
+                "{} has {:.1}× the evidence of {} (at least {} routes)",
+                first.name,
+                first.mass / second.mass.max(f64::MIN_POSITIVE),
+                second.name,
+                routing.ratio
+            ),
+        ),
+        _ => (
+            None,
+            format!(
+                "no datasource has {}× the evidence of the next: answered across datasources",
+                routing.ratio
+            ),
+        ),
+    };
+    RoutingExplain {
+        datasources: masses,
+        routed,
+        why,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(id: &str, score: f64) -> EntityHit {
+        EntityHit {
+            id: id.into(),
+            kind: "model".into(),
+            score,
+            text: String::new(),
+            explain: None,
+        }
+    }
+
+    fn known(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|n| (*n).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_clear_lead_routes_and_a_close_one_does_not() {
+        let routing = Routing::default();
+        let names = known(&["shop", "hr", "a.b"]);
+        let clear = [
+            hit("shop.orders", 0.05),
+            hit("shop.orders.amount", 0.02),
+            hit("hr.staff", 0.02),
+            hit("shop", 0.01),
+        ];
+        let r = decide(&clear, &names, &routing);
+        assert_eq!(r.routed.as_deref(), Some("shop"));
+        assert_eq!(r.datasources[0].name, "shop");
+        assert!((r.datasources[0].mass - 0.08).abs() < 1e-12);
+        let close = [hit("shop.orders", 0.05), hit("hr.staff", 0.04)];
+        let r = decide(&close, &names, &routing);
+        assert_eq!(r.routed, None);
+        assert!(r.why.contains("across datasources"), "{}", r.why);
+        // A dotted datasource name; an id of no known datasource; only the first entities.
+        let dotted = [hit("a.b.m", 0.03), hit("zz.m", 0.5)];
+        assert_eq!(
+            decide(&dotted, &names, &routing).routed.as_deref(),
+            Some("a.b")
+        );
+        let late = [
+            hit("hr.a", 0.1),
+            hit("hr.b", 0.1),
+            hit("hr.c", 0.1),
+            hit("hr.d", 0.1),
+            hit("hr.e", 0.1),
+            hit("shop.x", 5.0),
+        ];
+        assert_eq!(
+            decide(&late, &names, &routing).routed.as_deref(),
+            Some("hr")
+        );
+        assert_eq!(decide(&[], &names, &routing).routed, None);
+    }
+}
