@@ -31,9 +31,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // The global pool gets every core: the mapped encoder's forward pass of a question and the
     // vector scan split across it (a question at 100k memories: 4 ms to embed on two threads,
-    // 10 on one). candle, which embeds batches in the background re-embed, reads the variable
-    // on every call and stays on one thread there, out of the searches' way. A caller's
-    // setting wins for both.
+    // 10 on one). candle's matrix products, which embed batches in the background re-embed,
+    // read the variable on every call and stay on one thread (single texts there use the pool).
+    // Set before any other thread reads the environment. A caller's setting wins for both.
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
         // Fails only when the pool already exists, which then keeps its size.
         let _ = rayon::ThreadPoolBuilder::new().build_global();

@@ -36,8 +36,9 @@ use crate::scoping::MemoryFilter;
 use crate::tuning::{Fusion, ModelEvidence};
 use crate::SearchError;
 
-/// The planner's rankings, memory side and entity side.
 use crate::plan::run::Buried;
+
+/// The planner's rankings, memory side and entity side.
 type SideRankings = (Ranking, Ranking);
 
 /// A read snapshot that also ends when dropped: a search that panics (the MCP worker catches
@@ -85,8 +86,12 @@ impl Context<'_> {
     /// prefix.
     fn routed(&self, req: &Request) -> Result<Response, SearchError> {
         let routing = req.tuning.routing;
+        // Entities the caller named stay in reach: a routed search would drop those of other
+        // datasources.
         if req.datasource.is_some()
             || req.question.is_none()
+            || !req.entities.is_empty()
+            || req.max_entities == 0
             || routing.entities == 0
             || self.corpus.datasources.len() < 2
         {

@@ -205,6 +205,12 @@ impl Tuning {
             ("model_evidence.key_weight", ev.key_weight),
             ("routing.ratio", self.routing.ratio),
         ];
+        if self.routing.entities > MAX_ROUTING_ENTITIES {
+            return Err(SearchError::Request(format!(
+                "tuning.routing.entities must be a number from 0 to {MAX_ROUTING_ENTITIES}, not {}",
+                self.routing.entities
+            )));
+        }
         for (name, value) in numbers {
             if !(0.0..=MAX_WEIGHT).contains(&value) {
                 return Err(SearchError::Request(format!(
@@ -216,6 +222,9 @@ impl Tuning {
         Ok(())
     }
 }
+
+/// The most entities routing may read as evidence.
+pub const MAX_ROUTING_ENTITIES: usize = 100;
 
 /// The largest weight a tuning may give.
 pub const MAX_WEIGHT: f64 = 1000.0;

@@ -185,6 +185,10 @@ impl<'d> DenseRanking<'d> {
     pub fn best(&self) -> Option<f64> {
         match self {
             DenseRanking::Listed(r) => r.hits.first().and_then(|(_, raw)| *raw),
+            DenseRanking::Scanned(s) if s.ranked.get().is_some() => s
+                .ranked()
+                .first()
+                .map(|k| f64::from(s.by_row[index_of(*k)].0)),
             DenseRanking::Scanned(s) => s
                 .by_row
                 .iter()

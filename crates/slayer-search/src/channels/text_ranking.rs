@@ -104,6 +104,9 @@ impl<'s> TextRanking<'s> {
 
     /// The best raw score, if anything matched (read without ranking the matches).
     pub(crate) fn best(&self) -> Option<f64> {
+        if let Some(ranked) = self.ranked.get() {
+            return ranked.first().map(|k| f64::from(score_of(*k)));
+        }
         self.hits
             .iter()
             .map(|(s, _)| *s)

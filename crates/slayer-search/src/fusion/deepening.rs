@@ -145,14 +145,15 @@ impl<'t, 's> Deepening<'t, 's> {
             if let Some(&loses) = buried.get(&f.key) {
                 // The share is of the contributions' sum (what model evidence adds to); the
                 // score may be a single ranking's raw score, lowered by the same fraction.
+                // Lowered by the fraction of its size, so a negative score falls too.
                 let sum: f64 = f.contributions.iter().map(|c| c.contribution).sum();
                 f.contributions.push(Contribution {
                     channel: BURIED,
                     rank: 1,
                     raw_score: Some(loses),
-                    contribution: -loses * sum,
+                    contribution: -loses * sum.abs(),
                 });
-                f.score *= 1.0 - loses;
+                f.score -= loses * f.score.abs();
                 moved = true;
             }
         }
@@ -285,7 +286,20 @@ impl<'t, 's> Deepening<'t, 's> {
             rankings.push(self.text_partial(top, text));
         }
         rankings.push(dense);
-        let (fused, bound) = fuse_partial(&rankings, &self.fusion);
+        let (fused, mut bound) = fuse_partial(&rankings, &self.fusion);
+        if self.buried.is_some() && bound == f64::NEG_INFINITY {
+            // One raw-scored ranking is in final order, so its unread keys come after every
+            // read one; but a buried read key fell, and may now fall below an unread one,
+            // which scores at most the last raw score read.
+            bound = rankings
+                .iter()
+                .filter(|r| r.len > 0 && r.top.len() < r.len)
+                .map(|r| match r.top.last() {
+                    Some((_, raw)) => raw.unwrap_or(f64::INFINITY),
+                    None => f64::INFINITY,
+                })
+                .fold(f64::NEG_INFINITY, f64::max);
+        }
         let settled = self
             .bury(fused)
             .into_iter()
@@ -490,6 +504,51 @@ mod tests {
                 let parts: f64 = g.contributions.iter().map(|c| c.contribution).sum();
                 assert!((parts - g.score).abs() < 1e-15, "{g:?}");
             }
+        }
+    }
+
+    /// One raw-scored ranking alone is in final order, but a buried read key may fall below
+    /// unread ones: read in steps, the settled entries still give the prefix of the whole.
+    #[test]
+    fn burying_a_single_raw_ranking_still_gives_prefixes() {
+        let dense = ranking(
+            "dense",
+            (0..300)
+                .map(|i| (format!("k{i}"), 1.0 - i as f64 / 1000.0))
+                .collect(),
+        );
+        let channel1 = ranking("bm25", Vec::new());
+        let buried: Buried = (0..300)
+            .step_by(3)
+            .map(|i| (format!("k{i}"), 0.5))
+            .collect();
+        let mut whole: Vec<(String, f64)> = dense
+            .hits
+            .iter()
+            .map(|(k, raw)| {
+                let raw = raw.unwrap();
+                let lowered = buried.get(k).map_or(raw, |l| raw - l * raw.abs());
+                (k.clone(), lowered)
+            })
+            .collect();
+        whole.sort_by(|a, b| b.1.total_cmp(&a.1));
+        // Buried by half, k0 falls below every clean key: a read in steps must not settle it
+        // before the unread ones.
+        assert_ne!(whole[0].0, "k0");
+        for cap in [1, 3, 5, 30, 100, 300] {
+            let listed = DenseRanking::Listed(dense.clone());
+            let mut d = Deepening::new(&channel1, None, &listed, 4, Fusion::RRF)
+                .unwrap()
+                .burying(&buried);
+            let got = d
+                .fill(|settled| {
+                    let taken: Vec<Fused> = settled.into_iter().take(cap).collect();
+                    let full = taken.len() == cap;
+                    Ok((taken, full))
+                })
+                .unwrap();
+            let got: Vec<(String, f64)> = got.into_iter().map(|f| (f.key, f.score)).collect();
+            assert_eq!(got, whole[..cap], "cap {cap}");
         }
     }
 }

@@ -39,7 +39,8 @@ pub(crate) const K: f64 = 60.0;
 pub(crate) const BURIED: &str = "soft negative";
 
 /// Takes a soft negative's fraction of the whole score again after other contributions were
-/// added (model evidence): the score becomes the others' sum times one minus the fraction.
+/// added (model evidence): the score becomes the others' sum lowered by the fraction of its
+/// size.
 pub(crate) fn rebury(f: &mut Fused) {
     let Some(at) = f.contributions.iter().position(|c| c.channel == BURIED) else {
         return;
@@ -52,8 +53,8 @@ pub(crate) fn rebury(f: &mut Fused) {
         .filter(|(i, _)| *i != at)
         .map(|(_, c)| c.contribution)
         .sum();
-    f.contributions[at].contribution = -loses * others;
-    f.score = others * (1.0 - loses);
+    f.contributions[at].contribution = -loses * others.abs();
+    f.score = others - loses * others.abs();
 }
 
 impl Fusion {
@@ -354,5 +355,31 @@ mod tests {
         for (p, w) in settled.iter().zip(&whole) {
             assert_eq!(*p, w);
         }
+    }
+
+    /// A soft negative lowers a negative score too: by the fraction of its size.
+    #[test]
+    fn reburying_lowers_negative_scores_too() {
+        let mut f = Fused {
+            key: "k".into(),
+            score: 0.0,
+            contributions: vec![
+                Contribution {
+                    channel: "plan",
+                    rank: 1,
+                    raw_score: Some(-0.2),
+                    contribution: -0.2,
+                },
+                Contribution {
+                    channel: BURIED,
+                    rank: 1,
+                    raw_score: Some(0.05),
+                    contribution: 0.0,
+                },
+            ],
+        };
+        rebury(&mut f);
+        assert!((f.score - -0.21).abs() < 1e-15, "{f:?}");
+        assert!((f.contributions[1].contribution - -0.01).abs() < 1e-15);
     }
 }

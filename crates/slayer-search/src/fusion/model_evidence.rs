@@ -17,7 +17,6 @@ use crate::SearchError;
 /// The channel name the evidence ranking carries in `--explain`.
 pub(crate) const CHANNEL: &str = "evidence";
 
-/// The model of a leaf id `<ds>.<model>.<leaf>` (names hold no `.`, docs/spec.md §1.2).
 /// The channel of a key column's evidence in `--explain`.
 pub(crate) const KEY_CHANNEL: &str = "join";
 
@@ -55,6 +54,7 @@ fn connecting_keys(
     keys
 }
 
+/// The model of a leaf id `<ds>.<model>.<leaf>` (names hold no `.`, docs/spec.md §1.2).
 fn model_of(key: &str) -> Option<&str> {
     let mut dots = key.match_indices('.').map(|(at, _)| at);
     let (_, second) = (dots.next()?, dots.next()?);

@@ -242,6 +242,15 @@ fn a_question_without_a_datasource_is_routed_when_one_clearly_leads() {
         entities.contains(&"prod.sales".to_owned())
             && entities.contains(&"prod_v2.sales".to_owned())
     );
+    // Named entities stay in reach: a request that names one is not routed.
+    let named = f.search(&[
+        "--question",
+        "order amount",
+        "--entity",
+        "prod.sales",
+        "--explain",
+    ]);
+    assert!(named.get("routing").is_none(), "{named}");
     // No routing without --explain in the output, and none under an explicit datasource.
     assert!(f
         .search(&["--question", "order amount"])

@@ -43,6 +43,10 @@ pub(super) fn put_model(s: &mut Session, model: &Model) -> PgResult<()> {
          ON CONFLICT (data_source, name) DO UPDATE SET data = excluded.data",
         &[&model.data_source, &model.name, &to_row("model", model)?],
     )?;
+    put_skeleton(s, model)
+}
+
+fn put_skeleton(s: &mut Session, model: &Model) -> PgResult<()> {
     s.execute(
         "INSERT INTO model_skeletons (data_source, name, skeleton) VALUES ($1, $2, $3)
          ON CONFLICT (data_source, name) DO UPDATE SET skeleton = excluded.skeleton",
@@ -84,7 +88,7 @@ pub(super) fn models(s: &mut Session, datasource: Option<&str>) -> PgResult<Vec<
 /// Rewrites every model's skeleton from its full JSON (a migration, when skeletons gain a field).
 pub(super) fn rewrite_skeletons(s: &mut Session) -> PgResult<()> {
     for model in models(s, None)? {
-        put_model(s, &model)?;
+        put_skeleton(s, &model)?;
     }
     Ok(())
 }
