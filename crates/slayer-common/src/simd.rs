@@ -219,348 +219,142 @@ mod x86 {
         lanes.iter().sum::<f32>() + tail
     }
 
-    /// [`super::dot_rows_by_tokens`]: blocks of two rows by four tokens (eight accumulators,
-    /// enough to keep both FMA ports busy), then the leftover tokens and row.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn dot_rows_by_tokens(rows: &[f32], xs: &[f32], n: usize, out: &mut [f32]) {
-        let (row_count, tokens) = (rows.len() / n, xs.len() / n);
-        let mut put = |r0: usize, t0: usize, sums: &[&[f32]]| {
-            for (r, row) in sums.iter().enumerate() {
-                out[(r0 + r) * tokens + t0..][..row.len()].copy_from_slice(row);
-            }
-        };
-        let mut r = 0;
-        while r + 2 <= row_count {
-            let mut t = 0;
-            while t + 4 <= tokens {
-                let s = block::<2, 4>(rows, xs, n, r, t);
-                put(r, t, &[&s[0], &s[1]]);
-                t += 4;
-            }
-            while t < tokens {
-                let s = block::<2, 1>(rows, xs, n, r, t);
-                put(r, t, &[&s[0], &s[1]]);
-                t += 1;
-            }
-            r += 2;
-        }
-        if r < row_count {
-            let mut t = 0;
-            while t + 4 <= tokens {
-                let s = block::<1, 4>(rows, xs, n, r, t);
-                put(r, t, &[&s[0]]);
-                t += 4;
-            }
-            while t < tokens {
-                let s = block::<1, 1>(rows, xs, n, r, t);
-                put(r, t, &[&s[0]]);
-                t += 1;
-            }
-        }
-    }
-
-    /// Rows `r0..r0 + R` by tokens `t0..t0 + T`; the caller keeps both ranges in bounds.
-    // Register blocking indexes the accumulators by row and token together.
-    #[allow(clippy::needless_range_loop)]
-    #[target_feature(enable = "avx2,fma")]
-    #[inline]
-    fn block<const R: usize, const T: usize>(
-        rows: &[f32],
-        xs: &[f32],
-        n: usize,
-        r0: usize,
-        t0: usize,
-    ) -> [[f32; T]; R] {
-        assert!((r0 + R) * n <= rows.len() && (t0 + T) * n <= xs.len());
-        let mut acc = [[_mm256_setzero_ps(); T]; R];
-        let mut i = 0;
-        while i + 8 <= n {
-            let mut w = [_mm256_setzero_ps(); R];
-            for (r, w) in w.iter_mut().enumerate() {
-                // SAFETY: (r0 + r) * n + i + 8 <= (r0 + R) * n <= rows.len() (asserted).
-                *w = unsafe { _mm256_loadu_ps(rows.as_ptr().add((r0 + r) * n + i)) };
-            }
-            for t in 0..T {
-                // SAFETY: (t0 + t) * n + i + 8 <= (t0 + T) * n <= xs.len() (asserted).
-                let x = unsafe { _mm256_loadu_ps(xs.as_ptr().add((t0 + t) * n + i)) };
-                for r in 0..R {
-                    acc[r][t] = _mm256_fmadd_ps(w[r], x, acc[r][t]);
+    /// A linear layer's block kernel ([`super::dot_rows_by_tokens`]) for one vector width and
+    /// weight type: `$driver` walks blocks of two rows by four tokens (eight accumulators,
+    /// enough to keep both FMA ports busy), then the leftover tokens and row; `$block` is one
+    /// block of rows `r0..r0 + R` by tokens `t0..t0 + T`. `load_w` turns a pointer to `$lanes`
+    /// weights into a vector of f32s, `reduce` sums a vector's lanes, `widen` one weight.
+    macro_rules! rows_by_tokens {
+        (
+            $driver:ident, $block:ident, $features:literal, $weight:ty, $lanes:literal,
+            zero: $zero:ident, load_x: $load_x:ident, fma: $fma:ident,
+            load_w: |$p:ident| $load_w:expr,
+            reduce: |$v:ident| $reduce:expr,
+            widen: |$a:ident| $widen:expr $(,)?
+        ) => {
+            #[target_feature(enable = $features)]
+            pub(super) fn $driver(rows: &[$weight], xs: &[f32], n: usize, out: &mut [f32]) {
+                let (row_count, tokens) = (rows.len() / n, xs.len() / n);
+                let mut put = |r0: usize, t0: usize, sums: &[&[f32]]| {
+                    for (r, row) in sums.iter().enumerate() {
+                        out[(r0 + r) * tokens + t0..][..row.len()].copy_from_slice(row);
+                    }
+                };
+                let mut r = 0;
+                while r + 2 <= row_count {
+                    let mut t = 0;
+                    while t + 4 <= tokens {
+                        let s = $block::<2, 4>(rows, xs, n, r, t);
+                        put(r, t, &[&s[0], &s[1]]);
+                        t += 4;
+                    }
+                    while t < tokens {
+                        let s = $block::<2, 1>(rows, xs, n, r, t);
+                        put(r, t, &[&s[0], &s[1]]);
+                        t += 1;
+                    }
+                    r += 2;
+                }
+                if r < row_count {
+                    let mut t = 0;
+                    while t + 4 <= tokens {
+                        let s = $block::<1, 4>(rows, xs, n, r, t);
+                        put(r, t, &[&s[0]]);
+                        t += 4;
+                    }
+                    while t < tokens {
+                        let s = $block::<1, 1>(rows, xs, n, r, t);
+                        put(r, t, &[&s[0]]);
+                        t += 1;
+                    }
                 }
             }
-            i += 8;
-        }
-        let mut sums = [[0f32; T]; R];
-        for r in 0..R {
-            let row = &rows[(r0 + r) * n..][..n];
-            for t in 0..T {
-                let x = &xs[(t0 + t) * n..][..n];
-                let mut lanes = [0f32; 8];
-                // SAFETY: `lanes` holds eight f32s.
-                unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), acc[r][t]) };
-                let tail: f32 = row[i..].iter().zip(&x[i..]).map(|(a, b)| a * b).sum();
-                sums[r][t] = lanes.iter().sum::<f32>() + tail;
-            }
-        }
-        sums
-    }
 
-    /// [`dot_rows_by_tokens`] in sixteen lanes.
-    #[target_feature(enable = "avx512f,avx512bw")]
-    pub(super) fn dot_rows_by_tokens_512(rows: &[f32], xs: &[f32], n: usize, out: &mut [f32]) {
-        let (row_count, tokens) = (rows.len() / n, xs.len() / n);
-        let mut put = |r0: usize, t0: usize, sums: &[&[f32]]| {
-            for (r, row) in sums.iter().enumerate() {
-                out[(r0 + r) * tokens + t0..][..row.len()].copy_from_slice(row);
+            // Register blocking indexes the accumulators by row and token together.
+            #[allow(clippy::needless_range_loop)]
+            #[target_feature(enable = $features)]
+            #[inline]
+            fn $block<const R: usize, const T: usize>(
+                rows: &[$weight],
+                xs: &[f32],
+                n: usize,
+                r0: usize,
+                t0: usize,
+            ) -> [[f32; T]; R] {
+                assert!((r0 + R) * n <= rows.len() && (t0 + T) * n <= xs.len());
+                let mut acc = [[$zero(); T]; R];
+                let mut i = 0;
+                while i + $lanes <= n {
+                    let mut w = [$zero(); R];
+                    for (r, w) in w.iter_mut().enumerate() {
+                        // SAFETY: (r0 + r) * n + i + $lanes <= (r0 + R) * n <= rows.len()
+                        // (asserted): the pointer and the lanes read from it are in bounds.
+                        let $p = unsafe { rows.as_ptr().add((r0 + r) * n + i) };
+                        *w = $load_w;
+                    }
+                    for t in 0..T {
+                        // SAFETY: (t0 + t) * n + i + $lanes <= (t0 + T) * n <= xs.len()
+                        // (asserted).
+                        let x = unsafe { $load_x(xs.as_ptr().add((t0 + t) * n + i)) };
+                        for r in 0..R {
+                            acc[r][t] = $fma(w[r], x, acc[r][t]);
+                        }
+                    }
+                    i += $lanes;
+                }
+                let mut sums = [[0f32; T]; R];
+                for r in 0..R {
+                    let row = &rows[(r0 + r) * n..][..n];
+                    for t in 0..T {
+                        let x = &xs[(t0 + t) * n..][..n];
+                        let tail: f32 =
+                            row[i..].iter().zip(&x[i..]).map(|($a, b)| $widen * b).sum();
+                        let $v = acc[r][t];
+                        sums[r][t] = $reduce + tail;
+                    }
+                }
+                sums
             }
         };
-        let mut r = 0;
-        while r + 2 <= row_count {
-            let mut t = 0;
-            while t + 4 <= tokens {
-                let s = block_512::<2, 4>(rows, xs, n, r, t);
-                put(r, t, &[&s[0], &s[1]]);
-                t += 4;
-            }
-            while t < tokens {
-                let s = block_512::<2, 1>(rows, xs, n, r, t);
-                put(r, t, &[&s[0], &s[1]]);
-                t += 1;
-            }
-            r += 2;
-        }
-        if r < row_count {
-            let mut t = 0;
-            while t + 4 <= tokens {
-                let s = block_512::<1, 4>(rows, xs, n, r, t);
-                put(r, t, &[&s[0]]);
-                t += 4;
-            }
-            while t < tokens {
-                let s = block_512::<1, 1>(rows, xs, n, r, t);
-                put(r, t, &[&s[0]]);
-                t += 1;
-            }
-        }
     }
 
-    /// [`block`] in sixteen lanes.
-    // Register blocking indexes the accumulators by row and token together.
-    #[allow(clippy::needless_range_loop)]
-    #[target_feature(enable = "avx512f,avx512bw")]
-    #[inline]
-    fn block_512<const R: usize, const T: usize>(
-        rows: &[f32],
-        xs: &[f32],
-        n: usize,
-        r0: usize,
-        t0: usize,
-    ) -> [[f32; T]; R] {
-        assert!((r0 + R) * n <= rows.len() && (t0 + T) * n <= xs.len());
-        let mut acc = [[_mm512_setzero_ps(); T]; R];
-        let mut i = 0;
-        while i + 16 <= n {
-            let mut w = [_mm512_setzero_ps(); R];
-            for (r, w) in w.iter_mut().enumerate() {
-                // SAFETY: (r0 + r) * n + i + 16 <= (r0 + R) * n <= rows.len() (asserted).
-                *w = unsafe { _mm512_loadu_ps(rows.as_ptr().add((r0 + r) * n + i)) };
-            }
-            for t in 0..T {
-                // SAFETY: (t0 + t) * n + i + 16 <= (t0 + T) * n <= xs.len() (asserted).
-                let x = unsafe { _mm512_loadu_ps(xs.as_ptr().add((t0 + t) * n + i)) };
-                for r in 0..R {
-                    acc[r][t] = _mm512_fmadd_ps(w[r], x, acc[r][t]);
-                }
-            }
-            i += 16;
-        }
-        let mut sums = [[0f32; T]; R];
-        for r in 0..R {
-            let row = &rows[(r0 + r) * n..][..n];
-            for t in 0..T {
-                let x = &xs[(t0 + t) * n..][..n];
-                let tail: f32 = row[i..].iter().zip(&x[i..]).map(|(a, b)| a * b).sum();
-                sums[r][t] = _mm512_reduce_add_ps(acc[r][t]) + tail;
-            }
-        }
-        sums
+    /// The sum of an AVX register's eight f32 lanes.
+    #[target_feature(enable = "avx2")]
+    fn sum_256(v: __m256) -> f32 {
+        let mut lanes = [0f32; 8];
+        // SAFETY: `lanes` holds eight f32s.
+        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), v) };
+        lanes.iter().sum()
     }
 
-    /// [`super::dot_half_rows_by_tokens`], as [`dot_rows_by_tokens`].
-    #[target_feature(enable = "avx2,fma,f16c")]
-    pub(super) fn dot_half_rows_by_tokens(rows: &[u16], xs: &[f32], n: usize, out: &mut [f32]) {
-        let (row_count, tokens) = (rows.len() / n, xs.len() / n);
-        let mut put = |r0: usize, t0: usize, sums: &[&[f32]]| {
-            for (r, row) in sums.iter().enumerate() {
-                out[(r0 + r) * tokens + t0..][..row.len()].copy_from_slice(row);
-            }
-        };
-        let mut r = 0;
-        while r + 2 <= row_count {
-            let mut t = 0;
-            while t + 4 <= tokens {
-                let s = half_block::<2, 4>(rows, xs, n, r, t);
-                put(r, t, &[&s[0], &s[1]]);
-                t += 4;
-            }
-            while t < tokens {
-                let s = half_block::<2, 1>(rows, xs, n, r, t);
-                put(r, t, &[&s[0], &s[1]]);
-                t += 1;
-            }
-            r += 2;
-        }
-        if r < row_count {
-            let mut t = 0;
-            while t + 4 <= tokens {
-                let s = half_block::<1, 4>(rows, xs, n, r, t);
-                put(r, t, &[&s[0]]);
-                t += 4;
-            }
-            while t < tokens {
-                let s = half_block::<1, 1>(rows, xs, n, r, t);
-                put(r, t, &[&s[0]]);
-                t += 1;
-            }
-        }
-    }
-
-    /// [`block`] with half-precision weights.
-    // Register blocking indexes the accumulators by row and token together.
-    #[allow(clippy::needless_range_loop)]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    #[inline]
-    fn half_block<const R: usize, const T: usize>(
-        rows: &[u16],
-        xs: &[f32],
-        n: usize,
-        r0: usize,
-        t0: usize,
-    ) -> [[f32; T]; R] {
-        assert!((r0 + R) * n <= rows.len() && (t0 + T) * n <= xs.len());
-        let mut acc = [[_mm256_setzero_ps(); T]; R];
-        let mut i = 0;
-        while i + 8 <= n {
-            let mut w = [_mm256_setzero_ps(); R];
-            for (r, w) in w.iter_mut().enumerate() {
-                // SAFETY: (r0 + r) * n + i + 8 <= (r0 + R) * n <= rows.len() (asserted).
-                *w = _mm256_cvtph_ps(unsafe {
-                    _mm_loadu_si128(rows.as_ptr().add((r0 + r) * n + i).cast())
-                });
-            }
-            for t in 0..T {
-                // SAFETY: (t0 + t) * n + i + 8 <= (t0 + T) * n <= xs.len() (asserted).
-                let x = unsafe { _mm256_loadu_ps(xs.as_ptr().add((t0 + t) * n + i)) };
-                for r in 0..R {
-                    acc[r][t] = _mm256_fmadd_ps(w[r], x, acc[r][t]);
-                }
-            }
-            i += 8;
-        }
-        let mut sums = [[0f32; T]; R];
-        for r in 0..R {
-            let row = &rows[(r0 + r) * n..][..n];
-            for t in 0..T {
-                let x = &xs[(t0 + t) * n..][..n];
-                let mut lanes = [0f32; 8];
-                // SAFETY: `lanes` holds eight f32s.
-                unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), acc[r][t]) };
-                let tail: f32 = row[i..]
-                    .iter()
-                    .zip(&x[i..])
-                    .map(|(a, b)| half::f16::from_bits(*a).to_f32() * b)
-                    .sum();
-                sums[r][t] = lanes.iter().sum::<f32>() + tail;
-            }
-        }
-        sums
-    }
-
-    /// [`dot_half_rows_by_tokens`] in sixteen lanes.
-    #[target_feature(enable = "avx512f,avx512bw")]
-    pub(super) fn dot_half_rows_by_tokens_512(rows: &[u16], xs: &[f32], n: usize, out: &mut [f32]) {
-        let (row_count, tokens) = (rows.len() / n, xs.len() / n);
-        let mut put = |r0: usize, t0: usize, sums: &[&[f32]]| {
-            for (r, row) in sums.iter().enumerate() {
-                out[(r0 + r) * tokens + t0..][..row.len()].copy_from_slice(row);
-            }
-        };
-        let mut r = 0;
-        while r + 2 <= row_count {
-            let mut t = 0;
-            while t + 4 <= tokens {
-                let s = half_block_512::<2, 4>(rows, xs, n, r, t);
-                put(r, t, &[&s[0], &s[1]]);
-                t += 4;
-            }
-            while t < tokens {
-                let s = half_block_512::<2, 1>(rows, xs, n, r, t);
-                put(r, t, &[&s[0], &s[1]]);
-                t += 1;
-            }
-            r += 2;
-        }
-        if r < row_count {
-            let mut t = 0;
-            while t + 4 <= tokens {
-                let s = half_block_512::<1, 4>(rows, xs, n, r, t);
-                put(r, t, &[&s[0]]);
-                t += 4;
-            }
-            while t < tokens {
-                let s = half_block_512::<1, 1>(rows, xs, n, r, t);
-                put(r, t, &[&s[0]]);
-                t += 1;
-            }
-        }
-    }
-
-    /// [`half_block`] in sixteen lanes.
-    // Register blocking indexes the accumulators by row and token together.
-    #[allow(clippy::needless_range_loop)]
-    #[target_feature(enable = "avx512f,avx512bw")]
-    #[inline]
-    fn half_block_512<const R: usize, const T: usize>(
-        rows: &[u16],
-        xs: &[f32],
-        n: usize,
-        r0: usize,
-        t0: usize,
-    ) -> [[f32; T]; R] {
-        assert!((r0 + R) * n <= rows.len() && (t0 + T) * n <= xs.len());
-        let mut acc = [[_mm512_setzero_ps(); T]; R];
-        let mut i = 0;
-        while i + 16 <= n {
-            let mut w = [_mm512_setzero_ps(); R];
-            for (r, w) in w.iter_mut().enumerate() {
-                // SAFETY: (r0 + r) * n + i + 16 <= (r0 + R) * n <= rows.len() (asserted).
-                *w = _mm512_cvtph_ps(unsafe {
-                    _mm256_loadu_si256(rows.as_ptr().add((r0 + r) * n + i).cast())
-                });
-            }
-            for t in 0..T {
-                // SAFETY: (t0 + t) * n + i + 16 <= (t0 + T) * n <= xs.len() (asserted).
-                let x = unsafe { _mm512_loadu_ps(xs.as_ptr().add((t0 + t) * n + i)) };
-                for r in 0..R {
-                    acc[r][t] = _mm512_fmadd_ps(w[r], x, acc[r][t]);
-                }
-            }
-            i += 16;
-        }
-        let mut sums = [[0f32; T]; R];
-        for r in 0..R {
-            let row = &rows[(r0 + r) * n..][..n];
-            for t in 0..T {
-                let x = &xs[(t0 + t) * n..][..n];
-                let tail: f32 = row[i..]
-                    .iter()
-                    .zip(&x[i..])
-                    .map(|(a, b)| half::f16::from_bits(*a).to_f32() * b)
-                    .sum();
-                sums[r][t] = _mm512_reduce_add_ps(acc[r][t]) + tail;
-            }
-        }
-        sums
-    }
+    rows_by_tokens!(
+        dot_rows_by_tokens, block, "avx2,fma", f32, 8,
+        zero: _mm256_setzero_ps, load_x: _mm256_loadu_ps, fma: _mm256_fmadd_ps,
+        load_w: |p| unsafe { _mm256_loadu_ps(p) },
+        reduce: |v| sum_256(v),
+        widen: |a| *a,
+    );
+    rows_by_tokens!(
+        dot_rows_by_tokens_512, block_512, "avx512f,avx512bw", f32, 16,
+        zero: _mm512_setzero_ps, load_x: _mm512_loadu_ps, fma: _mm512_fmadd_ps,
+        load_w: |p| unsafe { _mm512_loadu_ps(p) },
+        reduce: |v| _mm512_reduce_add_ps(v),
+        widen: |a| *a,
+    );
+    rows_by_tokens!(
+        dot_half_rows_by_tokens, half_block, "avx2,fma,f16c", u16, 8,
+        zero: _mm256_setzero_ps, load_x: _mm256_loadu_ps, fma: _mm256_fmadd_ps,
+        load_w: |p| _mm256_cvtph_ps(unsafe { _mm_loadu_si128(p.cast()) }),
+        reduce: |v| sum_256(v),
+        widen: |a| half::f16::from_bits(*a).to_f32(),
+    );
+    rows_by_tokens!(
+        dot_half_rows_by_tokens_512, half_block_512, "avx512f,avx512bw", u16, 16,
+        zero: _mm512_setzero_ps, load_x: _mm512_loadu_ps, fma: _mm512_fmadd_ps,
+        load_w: |p| _mm512_cvtph_ps(unsafe { _mm256_loadu_si256(p.cast()) }),
+        reduce: |v| _mm512_reduce_add_ps(v),
+        widen: |a| half::f16::from_bits(*a).to_f32(),
+    );
 
     /// [`dot_i16_i8`] in thirty-two lanes.
     #[target_feature(enable = "avx512f,avx512bw")]

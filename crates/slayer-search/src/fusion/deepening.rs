@@ -376,6 +376,33 @@ mod tests {
         }
     }
 
+    /// Both rankings fused whole: what a read in steps must give prefixes of.
+    fn whole_fusion(channel1: &Ranking, dense: &Ranking, fusion: &Fusion) -> Vec<Fused> {
+        let rankings = [
+            Partial::whole(channel1, fusion.weights.entities),
+            Partial::whole(dense, fusion.weights.dense),
+        ];
+        let keys: Vec<&str> = channel1
+            .hits
+            .iter()
+            .chain(&dense.hits)
+            .map(|(k, _)| k.as_str())
+            .collect();
+        let mut seen = FxHashSet::default();
+        let keys: Vec<&str> = keys.into_iter().filter(|k| seen.insert(*k)).collect();
+        fuse_keys(&rankings, &keys, fusion)
+    }
+
+    /// Fills a bucket of `cap` from `d`, reading deeper until it is full.
+    fn settled_to(d: &mut Deepening<'_, '_>, cap: usize) -> Vec<Fused> {
+        d.fill(|settled| {
+            let taken: Vec<Fused> = settled.into_iter().take(cap).collect();
+            let full = taken.len() == cap;
+            Ok((taken, full))
+        })
+        .unwrap()
+    }
+
     /// Whatever the cap, bounded fusion over a long dense ranking gives the prefix of whole
     /// fusion, scores and contributions included, for both fusion methods.
     #[test]
@@ -403,31 +430,11 @@ mod tests {
                     dense: 0.5,
                 },
             };
-            let whole = {
-                let rankings = [
-                    Partial::whole(&channel1, fusion.weights.entities),
-                    Partial::whole(&dense, fusion.weights.dense),
-                ];
-                let keys: Vec<&str> = channel1
-                    .hits
-                    .iter()
-                    .chain(&dense.hits)
-                    .map(|(k, _)| k.as_str())
-                    .collect();
-                let mut seen = FxHashSet::default();
-                let keys: Vec<&str> = keys.into_iter().filter(|k| seen.insert(*k)).collect();
-                fuse_keys(&rankings, &keys, &fusion)
-            };
+            let whole = whole_fusion(&channel1, &dense, &fusion);
             for cap in [1, 3, 10, 50, 200, 531, 600] {
                 let listed = DenseRanking::Listed(dense.clone());
                 let mut d = Deepening::new(&channel1, None, &listed, 4, fusion).unwrap();
-                let got = d
-                    .fill(|settled| {
-                        let taken: Vec<Fused> = settled.into_iter().take(cap).collect();
-                        let full = taken.len() == cap;
-                        Ok((taken, full))
-                    })
-                    .unwrap();
+                let got = settled_to(&mut d, cap);
                 let want = &whole[..cap.min(whole.len())];
                 assert_eq!(got, want, "{method:?} cap {cap}");
                 let exact = d.exact(&[want.last().unwrap().key.as_str()]).unwrap();
@@ -458,19 +465,7 @@ mod tests {
             .collect();
         let fusion = Fusion::RRF;
         let whole = {
-            let rankings = [
-                Partial::whole(&channel1, fusion.weights.entities),
-                Partial::whole(&dense, fusion.weights.dense),
-            ];
-            let keys: Vec<&str> = channel1
-                .hits
-                .iter()
-                .chain(&dense.hits)
-                .map(|(k, _)| k.as_str())
-                .collect();
-            let mut seen = FxHashSet::default();
-            let keys: Vec<&str> = keys.into_iter().filter(|k| seen.insert(*k)).collect();
-            let mut fused = fuse_keys(&rankings, &keys, &fusion);
+            let mut fused = whole_fusion(&channel1, &dense, &fusion);
             for f in &mut fused {
                 if let Some(loses) = buried.get(&f.key) {
                     f.score *= 1.0 - loses;
@@ -486,13 +481,7 @@ mod tests {
             let mut d = Deepening::new(&channel1, None, &listed, 4, fusion)
                 .unwrap()
                 .burying(&buried);
-            let got = d
-                .fill(|settled| {
-                    let taken: Vec<Fused> = settled.into_iter().take(cap).collect();
-                    let full = taken.len() == cap;
-                    Ok((taken, full))
-                })
-                .unwrap();
+            let got = settled_to(&mut d, cap);
             let keys = |f: &[Fused]| f.iter().map(|f| f.key.clone()).collect::<Vec<_>>();
             assert_eq!(
                 keys(&got),
@@ -540,13 +529,7 @@ mod tests {
             let mut d = Deepening::new(&channel1, None, &listed, 4, Fusion::RRF)
                 .unwrap()
                 .burying(&buried);
-            let got = d
-                .fill(|settled| {
-                    let taken: Vec<Fused> = settled.into_iter().take(cap).collect();
-                    let full = taken.len() == cap;
-                    Ok((taken, full))
-                })
-                .unwrap();
+            let got = settled_to(&mut d, cap);
             let got: Vec<(String, f64)> = got.into_iter().map(|f| (f.key, f.score)).collect();
             assert_eq!(got, whole[..cap], "cap {cap}");
         }
