@@ -12,7 +12,10 @@
 # question runs through `slayer-search --batch` with --datasource <its database> and
 # --max-entities 50, per channel set and setting (question; question + evidence); the scores are
 # T@k, T+c@k and C@k as the data's README defines them (scripts/eval_schema.py), with the median
-# whole-process time of 30 one-shot searches beside each row.
+# whole-process time of 30 one-shot searches beside each row. The all-channel runs also ask for
+# the schema answer (docs/spec.md §9.13) and score it: table, column and join-pair recall, its
+# columns and tokens. Then each all-channel run again without --datasource (every store holds
+# all eleven databases): routing (docs/spec.md §8.7) against the filtered search.
 # Data: $BIRD_DIR (default ../shared/data/bird-dev). Work: $SLAYER_EVAL_DIR (default
 # target/eval-schema). Binaries: $SLAYER_BIN (default: built here).
 set -euo pipefail
@@ -106,8 +109,10 @@ for catalog in $catalogs; do
             name=${config%%:*}
             channels=${config#*:}
             run="$catalog-$setting-$name"
+            schema=""
+            [ "$name" = all ] && schema="--schema"
             # shellcheck disable=SC2086
-            $py requests "$data/questions.jsonl" "$channels" $evidence $limit > "$work/requests-$run.jsonl"
+            $py requests "$data/questions.jsonl" "$channels" $evidence $limit $schema > "$work/requests-$run.jsonl"
             "$bin/slayer-search" --store "$store" --batch "$work/requests-$run.jsonl" \
                 > "$work/responses-$run.jsonl" || true
             # shellcheck disable=SC2086
@@ -126,11 +131,43 @@ for catalog in $catalogs; do
     done
 done
 echo
-echo "Per difficulty (T@5 / T+c@5 / C@10), from $work/scores-*.txt:"
+echo "Schema answer (all channels; S-cols and S-tokens are means per question):"
+printf '| catalog | setting | datasource | T@5 (flat) | C@10 (flat) | S-T | S-C | S-J | S-cols | S-tokens |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|\n'
+for catalog in $catalogs; do
+    for setting in $settings; do
+        evidence=""
+        [ "$setting" = evidence ] && evidence="--evidence"
+        for where in given none; do
+            run="$catalog-$setting-all"
+            if [ "$where" = none ]; then
+                run="$catalog-$setting-all-nods"
+                # shellcheck disable=SC2086
+                $py requests "$data/questions.jsonl" entities,text,dense $evidence $limit --schema \
+                    --no-datasource > "$work/requests-$run.jsonl"
+                "$bin/slayer-search" --store "$work/$catalog.db" --batch "$work/requests-$run.jsonl" \
+                    > "$work/responses-$run.jsonl" || true
+                # shellcheck disable=SC2086
+                $py score "$data/questions.jsonl" "$work/responses-$run.jsonl" $limit --by-difficulty \
+                    > "$work/scores-$run.txt"
+            fi
+            read -r _ _ metrics < <(head -1 "$work/scores-$run.txt")
+            declare -A m=()
+            for kv in $metrics; do m[${kv%%=*}]=${kv#*=}; done
+            printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$catalog" "$setting" \
+                "$where" "${m[T@5]}" "${m[C@10]}" "${m[S-T]}" "${m[S-C]}" "${m[S-J]}" "${m[S-cols]}" \
+                "${m[S-tokens]}"
+            unset m
+        done
+    done
+done
+echo
+echo "Per difficulty (T@5 / T+c@5 / C@10; with a schema answer, S-C / S-J), from $work/scores-*.txt:"
 for f in "$work"/scores-*.txt; do
     run=$(basename "$f" .txt)
     awk -v run="${run#scores-}" '{
         split("", m); for (i = 3; i <= NF; i++) { split($i, kv, "="); m[kv[1]] = kv[2] }
-        printf "  %-28s %-12s n=%-5s %s / %s / %s\n", run, $1, $2, m["T@5"], m["T+c@5"], m["C@10"]
+        schema = ("S-C" in m) ? sprintf("; %s / %s", m["S-C"], m["S-J"]) : ""
+        printf "  %-28s %-12s n=%-5s %s / %s / %s%s\n", run, $1, $2, m["T@5"], m["T+c@5"], m["C@10"], schema
     }' "$f"
 done

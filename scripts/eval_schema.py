@@ -2,16 +2,22 @@
 """The data and scoring side of scripts/eval-schema.sh (standard library only).
 
   eval_schema.py requests QUESTIONS CHANNELS [--evidence] [--limit N] [--tuning JSON]
-                        [--plan JSON] [--inject-evidence] [--inject-anchors]
+                        [--plan JSON] [--inject-evidence] [--inject-anchors] [--schema]
+                        [--no-datasource]
                                         slayer-search --batch requests, one per question;
                                         --plan merges its fields into each request ({"plan":
                                         "auto", "rerank": "none"}), --inject-evidence passes
                                         terms derived from BIRD's evidence as `injected`
                                         synonyms and phrases, --inject-anchors the question's
-                                        and the evidence's words as anchors
+                                        and the evidence's words as anchors; --schema asks for
+                                        the schema answer; --no-datasource leaves the
+                                        question's database out (the store holds all 11)
   eval_schema.py score QUESTIONS RESPONSES [--limit N] [--by-difficulty]
                                         T@k T+c@k C@k for k = 1, 3, 5, 10, 20 (one line each
-                                        group: all, then simple / moderate / challenging)
+                                        group: all, then simple / moderate / challenging); with
+                                        schema answers also S-T, S-C, S-J (their table, column
+                                        and join-pair recall), S-cols and S-tokens (mean columns
+                                        and tokens, ~4 characters of its compact JSON each)
   eval_schema.py latency QUESTIONS CHANNELS STORE BIN [--evidence] [--n N] [--plan JSON]
                         [--inject-evidence] [--inject-anchors]
                                         median whole-process time of N one-shot searches (ms)
@@ -24,6 +30,9 @@ kind taking a position. Per question, then averaged over questions:
   T+c@k  a gold table counts as found when its model id or any of its columns is in the top k;
   C@k    the fraction of its gold columns in the top k (questions with no gold column skipped).
 A question whose batch line failed scores 0 everywhere.
+
+A gold join pair is a `T1.x = T2.y` condition of the gold SQL between two tables (aliases
+resolved); the schema answer finds it when one of its joins pairs the same two columns.
 """
 import json
 import re
@@ -84,7 +93,49 @@ def anchored_from_evidence(question, evidence):
     return {"anchors": words + terms["synonyms"], "phrases": terms["phrases"]}
 
 
-def request(q, channels, evidence, tuning=None, plan=None, inject=False, anchored=False):
+IDENT = r'(`[^`]+`|"[^"]+"|\[[^\]]+\]|\w+)'
+CLAUSE_WORDS = {"on", "where", "inner", "left", "right", "cross", "join", "group", "order",
+                "limit", "as", "union", "having"}
+
+
+def gold_joins(q):
+    """The gold SQL's join pairs between two tables, as sorted (column, column) tuples."""
+    unquote = lambda name: name.strip('`"[] ').lower()
+    sql, ds = q["sql"], q["datasource"]
+    alias = {}
+    for m in re.finditer(r"(?:FROM|JOIN)\s+" + IDENT + r"(?:\s+(?:AS\s+)?(\w+))?", sql, re.I):
+        table = unquote(m.group(1))
+        alias[table] = table
+        if m.group(2) and m.group(2).lower() not in CLAUSE_WORDS:
+            alias[m.group(2).lower()] = table
+    pairs = set()
+    for m in re.finditer(IDENT + r"\." + IDENT + r"\s*=\s*" + IDENT + r"\." + IDENT, sql):
+        a, x, b, y = (unquote(g) for g in m.groups())
+        if a in alias and b in alias and alias[a] != alias[b]:
+            pairs.add(tuple(sorted((f"{ds}.{alias[a]}.{x}", f"{ds}.{alias[b]}.{y}"))))
+    return sorted(pairs)
+
+
+def schema_scores(schema, q):
+    """{S-T, S-C, S-J, S-cols, S-tokens} for one schema answer (None where undefined)."""
+    schema = schema or {"models": [], "joins": []}
+    models = {m["id"] for m in schema["models"]}
+    columns = {c["id"] for m in schema["models"] for c in m["columns"]}
+    joins = {tuple(sorted((j["from"], j["to"]))) for j in schema["joins"]}
+    gold = gold_joins(q)
+    return {
+        "S-T": sum(t in models for t in q["gold_tables"]) / len(q["gold_tables"])
+        if q["gold_tables"] else None,
+        "S-C": sum(c in columns for c in q["gold_columns"]) / len(q["gold_columns"])
+        if q["gold_columns"] else None,
+        "S-J": sum(g in joins for g in gold) / len(gold) if gold else None,
+        "S-cols": len(columns),
+        "S-tokens": len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False)) / 4,
+    }
+
+
+def request(q, channels, evidence, tuning=None, plan=None, inject=False, anchored=False,
+            schema=False, datasource=True):
     req = {
         "question": text_of(q, evidence),
         "datasource": q["datasource"],
@@ -103,6 +154,10 @@ def request(q, channels, evidence, tuning=None, plan=None, inject=False, anchore
             req["injected"] = terms
     if anchored:
         req["injected"] = anchored_from_evidence(q["question"], q.get("evidence"))
+    if schema:
+        req["schema"] = True
+    if not datasource:
+        del req["datasource"]
     return req
 
 
@@ -134,12 +189,16 @@ def question_scores(ranking, q):
     return scores
 
 
+SCHEMA_METRICS = ("S-T", "S-C", "S-J", "S-cols", "S-tokens")
+
+
 def mean_scores(per_question):
     """Averages each metric over the questions where it is defined."""
     names = [f"{m}@{k}" for m in ("T", "T+c", "C") for k in KS]
+    names += [m for m in SCHEMA_METRICS if any(m in s for s in per_question)]
     out = {}
     for name in names:
-        values = [s[name] for s in per_question if s[name] is not None]
+        values = [s[name] for s in per_question if s.get(name) is not None]
         out[name] = sum(values) / len(values) if values else 0.0
     return out
 
@@ -159,6 +218,9 @@ def score(questions, responses, by_difficulty):
     if len(responses) != len(questions):
         sys.exit(f"eval_schema: {len(responses)} responses for {len(questions)} questions")
     per_question = [question_scores(r, q) for r, q in zip(rankings(responses), questions)]
+    if any("schema" in r for r in responses):
+        for s, r, q in zip(per_question, responses, questions):
+            s.update(schema_scores(r.get("schema"), q))
     groups = [("all", per_question)]
     if by_difficulty:
         for d in DIFFICULTIES:
@@ -167,7 +229,9 @@ def score(questions, responses, by_difficulty):
             )
     for name, group in groups:
         means = mean_scores(group)
-        print(name, len(group), " ".join(f"{k}={v:.3f}" for k, v in means.items()))
+        print(name, len(group), " ".join(
+            f"{k}={v:.1f}" if k in ("S-cols", "S-tokens") else f"{k}={v:.3f}"
+            for k, v in means.items()))
 
 
 def latency(questions, channels, store, binary, evidence, n, plan=None, inject=False,
@@ -222,6 +286,16 @@ def selftest():
     assert terms == {"phrases": ["Free Meal Count (K-12)", "Enrollment (K-12)"],
                      "synonyms": ["Eligible", "free", "rate", "County"]}, terms
     assert injected_from_evidence("") is None
+    join_q = {"datasource": "db", "sql": "SELECT T2.Zip FROM frpm AS T1 INNER JOIN schools AS T2 "
+              "ON T1.CDSCode = T2.`CDS Code` JOIN x ON x.id = T1.x_id WHERE T1.a = 1"}
+    assert gold_joins(join_q) == [("db.frpm.cdscode", "db.schools.cds code"),
+                                  ("db.frpm.x_id", "db.x.id")], gold_joins(join_q)
+    answer = {"models": [{"id": "db.frpm", "columns": [{"id": "db.frpm.cdscode"}]},
+                         {"id": "db.schools", "columns": [{"id": "db.schools.cds code"}]}],
+              "joins": [{"from": "db.schools.cds code", "to": "db.frpm.cdscode"}]}
+    got = schema_scores(answer, dict(join_q, gold_tables=["db.frpm", "db.x"],
+                                     gold_columns=["db.frpm.cdscode", "db.x.id"]))
+    assert (got["S-T"], got["S-C"], got["S-J"], got["S-cols"]) == (0.5, 0.5, 0.5, 2), got
     print("eval_schema selftest: ok")
 
 
@@ -239,7 +313,8 @@ def main(argv):
         plan = json.loads(rest[rest.index("--plan") + 1]) if "--plan" in rest else None
         for q in questions:
             print(json.dumps(request(q, channels, flag("--evidence"), tuning, plan,
-                                     flag("--inject-evidence"), flag("--inject-anchors"))))
+                                     flag("--inject-evidence"), flag("--inject-anchors"),
+                                     flag("--schema"), not flag("--no-datasource"))))
     elif cmd == "score":
         questions = read_jsonl(rest[0])[: opt("--limit", None)]
         score(questions, read_jsonl(rest[1]), flag("--by-difficulty"))

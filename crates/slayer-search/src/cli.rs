@@ -20,6 +20,7 @@ const EXAMPLES: &str = "Examples:
   $ slayer-search --query @tests/fixtures/paid-revenue.json --max-entities 0
   $ slayer-search --format text
   $ slayer-search --question 'gift card payments' --channels text,dense --explain
+  $ slayer-search --question 'revenue by customer country' --schema --format text
   $ slayer-search --question 'refunds by region' --tuning '{\"model_evidence\": {\"models\": 0}}'
   $ slayer-search --plan auto --question 'customer emails, not test' --explain
   $ slayer-search --plan auto --question refunds --inject '{\"synonyms\": [\"returned\"]}'
@@ -114,6 +115,18 @@ pub struct Cli {
     /// Only this agent's memories and those of every agent (of the project).
     #[arg(long)]
     pub agent: Option<String>,
+    /// Also answer with the schema an agent writes SQL from (the response's `schema`): the top
+    /// models, each with its most relevant columns, the columns the question or a returned
+    /// memory names, and the join pairs between the models.
+    #[arg(long)]
+    pub schema: bool,
+    /// The schema answer's most models (default 5).
+    #[arg(long, value_name = "N", requires = "schema")]
+    pub schema_models: Option<usize>,
+    /// The schema answer's most columns in all (default 40; named columns and join keys are
+    /// there even past it).
+    #[arg(long, value_name = "N", requires = "schema")]
+    pub schema_columns: Option<usize>,
     /// Also return these memories whole, of any tiers (comma-separated ids), in `expanded`.
     #[arg(long, value_delimiter = ',', value_name = "ID,...")]
     pub expand_ids: Vec<String>,

@@ -83,6 +83,9 @@ fn settings_of(cli: &Cli) -> Result<RequestFields, UsageError> {
         confidence_floor: cli.confidence_floor,
         project: cli.project.clone(),
         agent: cli.agent.clone(),
+        schema: cli.schema.then_some(true),
+        schema_models: cli.schema_models,
+        schema_columns: cli.schema_columns,
         ..RequestFields::default()
     })
 }

@@ -24,8 +24,9 @@ use crate::fusion::buckets::{
 };
 use crate::fusion::deepening::Deepening;
 use crate::fusion::fuse::Fused;
-use crate::fusion::join_keys::join_keys;
+use crate::fusion::schema;
 use crate::inputs::{named_entities, resolve_inputs, warn_off_datasource_memories, Inputs};
+use crate::joins::Joins;
 use crate::output::hits;
 use crate::output::response::{ExpandedMemory, Response};
 use crate::output::warnings::{stale_query_candidates, warn_stale_queries, Warnings};
@@ -35,6 +36,9 @@ use crate::request::{Channel, Request};
 use crate::scoping::MemoryFilter;
 use crate::tuning::{Fusion, ModelEvidence};
 use crate::SearchError;
+
+/// How deep the fused entity order is read for a schema answer, at least.
+const SCHEMA_DEPTH: usize = 200;
 
 use crate::plan::run::Buried;
 
@@ -105,7 +109,9 @@ impl Context<'_> {
         if let Some(datasource) = &decided.routed {
             let mut filtered = req.clone();
             filtered.datasource = Some(datasource.clone());
-            response.entities = self.search_in_snapshot(&filtered)?.entities;
+            let routed = self.search_in_snapshot(&filtered)?;
+            response.entities = routed.entities;
+            response.schema = routed.schema;
         }
         response.entities.truncate(req.max_entities);
         if req.explain {
@@ -118,6 +124,7 @@ impl Context<'_> {
         // 1. Validate.
         let datasource = self.validate(req)?;
         req.tuning.validate()?;
+        let schema_size = req.schema_size()?;
         self.check_limits(req)?;
         let mut warnings = Warnings::default();
         let filter = req.memory_filter(&self.memory_defaults)?;
@@ -174,23 +181,38 @@ impl Context<'_> {
         } else {
             ModelEvidence::OFF
         };
-        let catalog = if evidence.is_on() && evidence.key_weight > 0.0 {
+        let keys = evidence.is_on() && evidence.key_weight > 0.0;
+        let catalog = if keys || schema_size.is_some() {
             Some(self.corpus.catalog()?)
         } else {
             None
         };
-        let connecting = |a: &str, b: &str| catalog.map_or_else(Vec::new, |c| join_keys(c, a, b));
-        response.entities = self.timings.time("fuse entities", || {
+        let joins = catalog.map(Joins::new);
+        let connecting = |a: &str, b: &str| match &joins {
+            Some(joins) if keys => joins.keys(a, b),
+            _ => Vec::new(),
+        };
+        let depth = schema_size.map_or(0, |size| SCHEMA_DEPTH.max(5 * size.columns));
+        let (entities, ordered) = self.timings.time("fuse entities", || {
             fill_entity_bucket(
-                &mut Deepening::entities(&rankings, caps.entity_depth(), fusion.1)?
+                &mut Deepening::entities(&rankings, caps.entity_depth().max(depth), fusion.1)?
                     .burying(&buried),
                 caps.entities,
+                depth,
                 &evidence,
                 inputs.question,
                 connecting,
                 |fused| hits::entities(self.conn, fused, req.explain),
             )
         })?;
+        response.entities = entities;
+        if let (Some(size), Some(catalog), Some(joins)) = (schema_size, catalog, &joins) {
+            response.schema = Some(self.timings.time("schema", || {
+                let named = self.memory_tags(&response, &scope)?;
+                let picked = schema::pick(&ordered, catalog, joins, size, inputs.question, &named);
+                schema::fill(picked, |ds, name| Ok(self.conn.model(ds, name)?))
+            })?);
+        }
         // 7. Respond.
         let returned = response.example_queries.iter().map(|h| h.id.clone());
         let stale = stale_query_candidates(returned, &inputs.canonical, &scope)?;
@@ -343,6 +365,33 @@ impl Context<'_> {
                 None => Ok(()),
             })
             .map_err(|e| SearchError::Request(format!("{e}.")))
+    }
+
+    /// The entity tags of the memories and example queries a response returns, in order (the
+    /// schema answer always shows the columns they name).
+    fn memory_tags(
+        &self,
+        response: &Response,
+        scope: &Scope<'_, '_>,
+    ) -> Result<Vec<String>, SearchError> {
+        let ids = response
+            .memories
+            .iter()
+            .map(|h| &h.id)
+            .chain(response.example_queries.iter().map(|h| &h.id));
+        let mut tags: Vec<String> = Vec::new();
+        for id in ids {
+            if let Some(m) = scope.memory(id)? {
+                tags.extend(
+                    m.tags
+                        .iter()
+                        .filter(|t| !tags.contains(t))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                );
+            }
+        }
+        Ok(tags)
     }
 
     /// The picked memory entries as hits, with the inputs each matched.

@@ -54,7 +54,20 @@ pub struct Request {
     pub agent: Option<String>,
     /// Memories to return whole, by id, of any tiers (the response's `expanded`).
     pub expand_ids: Vec<String>,
+    /// Also answer with the schema: the top models, their columns and their joins (the
+    /// response's `schema`, docs/spec.md §9.13).
+    pub schema: bool,
+    /// The schema answer's most models (default 5, at most 50).
+    pub schema_models: usize,
+    /// The schema answer's most columns in all (default 40, at most 500); columns the
+    /// question or a memory names, and join keys, are there even past it.
+    pub schema_columns: usize,
 }
+
+/// The most models a schema answer may ask for.
+pub const MAX_SCHEMA_MODELS: usize = 50;
+/// The most columns a schema answer may ask for.
+pub const MAX_SCHEMA_COLUMNS: usize = 500;
 
 /// Some of a request's fields: those a caller gave (a flag, a key of a `--batch` line, an MCP
 /// argument). Laid over a request with [`Request::with`]; a field left out keeps its value.
@@ -97,6 +110,12 @@ pub struct RequestFields {
     pub agent: Option<String>,
     /// See [`Request::expand_ids`].
     pub expand_ids: Option<Vec<String>>,
+    /// See [`Request::schema`].
+    pub schema: Option<bool>,
+    /// See [`Request::schema_models`].
+    pub schema_models: Option<usize>,
+    /// See [`Request::schema_columns`].
+    pub schema_columns: Option<usize>,
 }
 
 impl Request {
@@ -123,7 +142,31 @@ impl Request {
             project: fields.project.or(self.project),
             agent: fields.agent.or(self.agent),
             expand_ids: fields.expand_ids.unwrap_or(self.expand_ids),
+            schema: fields.schema.unwrap_or(self.schema),
+            schema_models: fields.schema_models.unwrap_or(self.schema_models),
+            schema_columns: fields.schema_columns.unwrap_or(self.schema_columns),
         }
+    }
+
+    /// The schema answer's size, if one is asked for: a request error when a bound is 0 or
+    /// past its most.
+    pub(crate) fn schema_size(
+        &self,
+    ) -> Result<Option<crate::fusion::schema::SchemaSize>, SearchError> {
+        for (field, value, most) in [
+            ("schema_models", self.schema_models, MAX_SCHEMA_MODELS),
+            ("schema_columns", self.schema_columns, MAX_SCHEMA_COLUMNS),
+        ] {
+            if !(1..=most).contains(&value) {
+                return Err(SearchError::Request(format!(
+                    "{field} must be from 1 to {most}, not {value}"
+                )));
+            }
+        }
+        Ok(self.schema.then_some(crate::fusion::schema::SchemaSize {
+            models: self.schema_models,
+            columns: self.schema_columns,
+        }))
     }
 
     /// What the request may see of the memories: its own tiers and floor, else the process's
@@ -243,6 +286,9 @@ impl Default for Request {
             project: None,
             agent: None,
             expand_ids: vec![],
+            schema: false,
+            schema_models: 5,
+            schema_columns: 40,
         }
     }
 }

@@ -145,21 +145,25 @@ pub(crate) fn walk_memory_buckets(
 
 /// Fills the entity bucket from the entity side's fusion, up to `cap` hits, after model-level
 /// evidence reorders the fused list's first entries; `hit` builds one (`None`: its doc is gone,
-/// and the next entry takes the place).
+/// and the next entry takes the place). Also gives the fused order itself, at least `depth`
+/// entries deep where the fusion has them (the schema answer reads it); a deeper read never
+/// changes the bucket.
 pub(crate) fn fill_entity_bucket<H>(
     fusion: &mut Deepening<'_, '_>,
     cap: usize,
+    depth: usize,
     evidence: &ModelEvidence,
     question: Option<&str>,
     connecting: impl Fn(&str, &str) -> Vec<String>,
     mut hits: impl FnMut(&[Fused]) -> Result<Vec<Option<H>>, SearchError>,
-) -> Result<Vec<H>, SearchError> {
+) -> Result<(Vec<H>, Vec<Fused>), SearchError> {
     // The evidence reads a fixed window whatever the cap, so that a smaller cap is a prefix.
     let mut need = if evidence.is_on() {
         cap.max(evidence.window)
     } else {
         cap
-    };
+    }
+    .max(depth);
     loop {
         let settled = fusion.fill(|settled| {
             let full = settled.len() >= need;
@@ -184,7 +188,7 @@ pub(crate) fn fill_entity_bucket<H>(
             next = end;
         }
         if bucket.len() >= cap || exhausted {
-            return Ok(bucket);
+            return Ok((bucket, ordered));
         }
         need += cap - bucket.len();
     }
@@ -307,6 +311,7 @@ mod tests {
             fill_entity_bucket(
                 &mut fusion,
                 cap,
+                0,
                 &ModelEvidence::OFF,
                 None,
                 |_, _| Vec::new(),
@@ -318,6 +323,7 @@ mod tests {
                 },
             )
             .unwrap()
+            .0
         };
         // a: 1/61 + 1/62; then c (1/61) before b (1/63); gone is skipped.
         assert_eq!(fill(10), ["db.a", "db.c", "db.b"]);
@@ -334,12 +340,13 @@ mod tests {
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         let dense = ranking("dense", &keys);
         let dense = crate::channels::ranked::DenseRanking::Listed(dense);
-        let fill = |cap: usize| {
+        let fill_at = |cap: usize, depth: usize| {
             let mut fusion =
                 Deepening::new(&ranking("named", &[]), None, &dense, 64, Fusion::RRF).unwrap();
             fill_entity_bucket(
                 &mut fusion,
                 cap,
+                depth,
                 &ModelEvidence::default(),
                 None,
                 |_, _| Vec::new(),
@@ -347,12 +354,21 @@ mod tests {
             )
             .unwrap()
         };
+        let depth = 0;
+        let fill = |cap| fill_at(cap, depth).0;
         let whole = fill(200);
         assert_eq!(whole.len(), 157);
         // The models of the best leaves lead: m0 (c0, c7), m1 (c1, c8), m2.
         assert_eq!(&whole[..3], ["db.m0", "db.m1", "db.m2"]);
         for cap in [0, 1, 3, 10, 99, 100, 101, 150] {
             assert_eq!(fill(cap), whole[..cap], "cap {cap}");
+            // Read deeper for a schema answer, the bucket is the same and the order its
+            // extension.
+            let (bucket, ordered) = fill_at(cap, 140);
+            assert_eq!(bucket, whole[..cap], "cap {cap}, depth 140");
+            assert!(ordered.len() >= 140);
+            let keys: Vec<&str> = ordered.iter().map(|f| f.key.as_str()).collect();
+            assert_eq!(keys[..cap.min(140)], whole[..cap.min(140)]);
         }
     }
 

@@ -5,10 +5,12 @@
 //! - `model_evidence`: the derived ranking of models from their best leaves, fused in.
 //! - `tiers`: the memory side fused per tier group when tier weights apply.
 //! - `buckets`: the caps, and the memories, example queries and entities they keep.
+//! - `schema`: the schema answer (models, their columns, their joins) read from the entity
+//!   side's fused order.
 
 pub(crate) mod buckets;
 pub(crate) mod deepening;
 pub(crate) mod fuse;
-pub(crate) mod join_keys;
 pub(crate) mod model_evidence;
+pub(crate) mod schema;
 pub(crate) mod tiers;

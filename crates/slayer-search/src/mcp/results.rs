@@ -57,6 +57,9 @@ pub struct FlatResponse {
     /// What the planner did (`explain` with `plan: "auto"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<slayer_search::plan::explain::PlanExplain>,
+    /// The schema answer (`schema: true`): the top models, their columns, their joins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema: Option<slayer_search::output::response::SchemaAnswer>,
     /// How the question was routed across datasources (`explain`, no datasource given).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub routing: Option<slayer_search::routing::RoutingExplain>,
@@ -78,6 +81,7 @@ pub fn flatten(
         warnings,
         plan,
         expanded: _,
+        schema,
         routing,
     } = response;
     let memory = |id, tier, score, text, matched_entities, query, explain| FlatHit {
@@ -160,6 +164,7 @@ pub fn flatten(
         resolved_input_entities,
         warnings,
         plan,
+        schema,
         routing,
     })
 }
@@ -329,6 +334,9 @@ pub fn render_flat_text(r: &FlatResponse) -> String {
             "  {prefix} {} (score={:.4})\n    {first}\n",
             hit.id, hit.score
         ));
+    }
+    if let Some(schema) = &r.schema {
+        out.push_str(&slayer_search::output::response::render_schema_text(schema));
     }
     out
 }

@@ -59,6 +59,15 @@ pub struct SearchArgs {
     pub tiers: Option<Vec<TierName>>,
     /// Memories with a lower confidence are skipped (default 0.3).
     pub confidence_floor: Option<f64>,
+    /// Also return `schema`: what you need to write SQL for the question. The top models
+    /// (tables), each with its most relevant columns (type, description, a few values), the
+    /// columns the question or a memory names, and the join pairs between the models
+    /// (`from` = `to`). Default false.
+    pub schema: Option<bool>,
+    /// The schema answer's most models (default 5).
+    pub schema_models: Option<usize>,
+    /// The schema answer's most columns in all (default 40).
+    pub schema_columns: Option<usize>,
 }
 
 /// A SlayerQuery: an object, or a string holding its JSON.

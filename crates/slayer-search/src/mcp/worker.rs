@@ -230,6 +230,9 @@ impl Worker<'_> {
             injected: args.injected,
             tiers,
             confidence_floor: args.confidence_floor,
+            schema: args.schema,
+            schema_models: args.schema_models,
+            schema_columns: args.schema_columns,
             project: scope.project,
             agent: scope.agent,
             ..RequestFields::default()

@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use crate::fusion::fuse::Contribution;
+pub use crate::fusion::schema::{SchemaAnswer, SchemaColumn, SchemaModel, Why};
 use crate::plan::explain::PlanExplain;
 use slayer_common::records::Tier;
 
@@ -82,6 +83,9 @@ pub struct Response {
     /// The memories `expand_ids` asked for, in the order asked (left out when none were).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expanded: Option<Vec<ExpandedMemory>>,
+    /// The schema answer (`schema: true`): the top models, their columns, their joins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema: Option<SchemaAnswer>,
     /// How the question was routed across datasources (`--explain`, no datasource given).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub routing: Option<crate::routing::RoutingExplain>,
@@ -171,6 +175,9 @@ pub fn render_text(r: &Response) -> String {
             first_line(&h.text)
         ));
     }
+    if let Some(schema) = &r.schema {
+        out.push_str(&render_schema_text(schema));
+    }
     if let Some(expanded) = &r.expanded {
         out.push_str(&format!("\nExpanded ({}):\n", expanded.len()));
         for m in expanded {
@@ -178,6 +185,51 @@ pub fn render_text(r: &Response) -> String {
             for line in m.text.lines() {
                 out.push_str(&format!("    {line}\n"));
             }
+        }
+    }
+    out
+}
+
+/// The schema answer's text form: each model with its columns (type, why when not ranked,
+/// description's first line, a few values), then the joins.
+pub fn render_schema_text(schema: &SchemaAnswer) -> String {
+    let columns: usize = schema.models.iter().map(|m| m.columns.len()).sum();
+    let mut out = format!(
+        "\nSchema ({} models, {columns} columns, {} joins):\n",
+        schema.models.len(),
+        schema.joins.len()
+    );
+    for m in &schema.models {
+        out.push_str(&format!("  {} (score={:.4})\n", m.id, m.score));
+        for c in &m.columns {
+            let name = c.id.rsplit('.').next().unwrap_or(&c.id);
+            let mut line = format!("    {name}");
+            if let Some(t) = c.data_type {
+                line.push_str(&format!(" {t}"));
+            } else {
+                line.push_str(&format!(" ({})", c.kind));
+            }
+            if c.why != Why::Ranked {
+                let why = serde_json::to_value(c.why).ok();
+                let why = why.as_ref().and_then(|v| v.as_str()).unwrap_or("");
+                line.push_str(&format!(" [{why}]"));
+            }
+            if let Some(d) = &c.description {
+                line.push_str(&format!(": {}", first_line(d)));
+            }
+            if !c.values.is_empty() {
+                line.push_str(&format!(" (e.g. {})", c.values.join(", ")));
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    if !schema.joins.is_empty() {
+        out.push_str("  Joins:\n");
+        for j in &schema.joins {
+            let how = serde_json::to_value(j.how).ok();
+            let how = how.as_ref().and_then(|v| v.as_str()).unwrap_or("");
+            out.push_str(&format!("    {} = {} ({how})\n", j.from, j.to));
         }
     }
     out

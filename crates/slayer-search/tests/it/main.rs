@@ -24,5 +24,6 @@ mod ranking;
 mod real_use;
 mod review;
 mod revisions;
+mod schema;
 mod support;
 mod tiers;

@@ -376,6 +376,37 @@ fn results_interleave_the_buckets_and_a_smaller_cap_is_a_prefix() {
 }
 
 #[test]
+fn the_search_tool_answers_with_the_schema_when_asked() {
+    let f = Fixture::new();
+    let search = |id: i64, schema: bool| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "search",
+            "arguments": {"question": "orders amount revenue paid", "schema": schema,
+                          "schema_models": 2, "channels": ["entities", "text"]}}})
+        .to_string()
+    };
+    let replies = session(
+        &f,
+        &[initialize("2025-06-18"), search(2, true), search(3, false)],
+    );
+    let result = &reply(&replies, 2)["result"];
+    let schema = &result["structuredContent"]["schema"];
+    let models = schema["models"].as_array().expect("a schema answer");
+    assert!(!models.is_empty() && models.len() <= 2, "{schema}");
+    assert!(
+        models[0]["columns"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty()),
+        "{schema}"
+    );
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("Schema ("), "{text}");
+    assert!(reply(&replies, 3)["result"]["structuredContent"]
+        .get("schema")
+        .is_none());
+}
+
+#[test]
 fn the_search_tool_plans_with_the_callers_terms() {
     let f = Fixture::new();
     let search = |id: i64, args: Value| {

@@ -1,0 +1,487 @@
+//! How two models of one datasource join (docs/spec.md §8.8): the column pairs a join between
+//! them would use. Read by model-level evidence (the connecting keys of the models taking
+//! part) and by the schema answer (its join paths).
+//!
+//! A catalog that declares its joins is read as declared. Most warehouses declare few, so the
+//! naming conventions schemas join by are read as well:
+//! - a **reference by name**: a column of one model that names the other model and one of its
+//!   keys (`orders.customer_id` → `customers.id`, `posts.owneruserid` → `users.id`,
+//!   `cards.setcode` → `sets.code`, `budget.link_to_event` → `event.event_id`,
+//!   `match.home_team_api_id` → `team.team_api_id`, `hero_power.power_id` → `superpower.id`);
+//! - a **shared name**: both models have a column of the same name that reads as a key (an
+//!   `id`, a `key`, a `code`) or is either side's primary key (`frpm.cdscode` =
+//!   `schools.cdscode`). A bare `id` on both sides is each table's own surrogate key where the
+//!   schema names its references (`<table>_id`), so it joins only where neither model takes
+//!   part in such a reference.
+
+use std::cell::RefCell;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use slayer_common::records::{Column, Model};
+use slayer_memory::resolve::Catalog;
+
+/// How a join pair was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JoinHow {
+    /// A join the catalog declares.
+    Declared,
+    /// A column that names the other model and its key.
+    Reference,
+    /// The same key-like column name on both sides.
+    SameName,
+}
+
+/// One pair of columns a join uses: `from` = `to`, as canonical column ids.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JoinPair {
+    /// The referencing column (for a shared name, the first model's).
+    pub from: String,
+    /// The column it joins to.
+    pub to: String,
+    /// How the pair was found.
+    pub how: JoinHow,
+}
+
+/// Finds join pairs in one catalog; remembers which models take part in a reference by name,
+/// which a shared bare `id` needs to know.
+pub(crate) struct Joins<'c> {
+    catalog: &'c Catalog,
+    references: RefCell<FxHashMap<String, bool>>,
+}
+
+impl<'c> Joins<'c> {
+    /// A finder over this catalog.
+    pub(crate) fn new(catalog: &'c Catalog) -> Joins<'c> {
+        Joins {
+            catalog,
+            references: RefCell::default(),
+        }
+    }
+
+    /// The join pairs between models `a` and `b` (`ds.model`, one datasource): declared pairs
+    /// of either model's joins first, then references by name, then shared names.
+    pub(crate) fn pairs(&self, a: &str, b: &str) -> Vec<JoinPair> {
+        let (Some(ma), Some(mb)) = (self.model(a), self.model(b)) else {
+            return Vec::new();
+        };
+        if ma.data_source != mb.data_source || a == b {
+            return Vec::new();
+        }
+        let mut pairs: Vec<JoinPair> = Vec::new();
+        let mut push = |from: String, to: String, how: JoinHow| {
+            let seen = pairs
+                .iter()
+                .any(|p| (p.from == from && p.to == to) || (p.from == to && p.to == from));
+            if !seen {
+                pairs.push(JoinPair { from, to, how });
+            }
+        };
+        for (from, to, from_id, to_id) in [(ma, mb, a, b), (mb, ma, b, a)] {
+            for join in from.joins.iter().filter(|j| j.target_model == to.name) {
+                for (x, y) in &join.join_pairs {
+                    if visible(from, x).is_some() && visible(to, y).is_some() {
+                        push(
+                            format!("{from_id}.{x}"),
+                            format!("{to_id}.{y}"),
+                            JoinHow::Declared,
+                        );
+                    }
+                }
+            }
+        }
+        for (from, to, from_id, to_id) in [(ma, mb, a, b), (mb, ma, b, a)] {
+            for (column, key) in references(from, to) {
+                push(
+                    format!("{from_id}.{}", column.name),
+                    format!("{to_id}.{}", key.name),
+                    JoinHow::Reference,
+                );
+            }
+        }
+        for column in ma.columns.iter().filter(|c| !c.hidden) {
+            let Some(other) = visible(mb, &column.name) else {
+                continue;
+            };
+            let key = column.primary_key || other.primary_key || reads_as_key(&column.name);
+            if !key {
+                continue;
+            }
+            if bare(&column.name) == "id"
+                && !(column.primary_key && other.primary_key)
+                && (self.in_reference(ma) || self.in_reference(mb))
+            {
+                continue;
+            }
+            push(
+                format!("{a}.{}", column.name),
+                format!("{b}.{}", column.name),
+                JoinHow::SameName,
+            );
+        }
+        pairs
+    }
+
+    /// The key columns connecting `a` and `b`, both sides, in the order of their pairs.
+    pub(crate) fn keys(&self, a: &str, b: &str) -> Vec<String> {
+        let mut keys: Vec<String> = Vec::new();
+        for pair in self.pairs(a, b) {
+            for id in [pair.from, pair.to] {
+                if !keys.contains(&id) {
+                    keys.push(id);
+                }
+            }
+        }
+        keys
+    }
+
+    fn model(&self, id: &str) -> Option<&'c Model> {
+        let (datasource, name) = id.split_once('.')?;
+        self.catalog.model_in(datasource, name)
+    }
+
+    /// Whether the model references, or is referenced by, another model of its datasource by
+    /// name: then its bare `id` is its own surrogate key.
+    fn in_reference(&self, model: &Model) -> bool {
+        let id = model.canonical_id();
+        if let Some(known) = self.references.borrow().get(&id) {
+            return *known;
+        }
+        let ds = &model.data_source;
+        let start = self
+            .catalog
+            .models
+            .partition_point(|m| m.data_source.as_str() < ds.as_str());
+        let found = self.catalog.models[start..]
+            .iter()
+            .take_while(|m| m.data_source == *ds)
+            .filter(|m| m.name != model.name)
+            .any(|other| {
+                references(model, other).next().is_some()
+                    || references(other, model).next().is_some()
+            });
+        self.references.borrow_mut().insert(id, found);
+        found
+    }
+}
+
+/// A visible column of the model by name.
+fn visible<'m>(model: &'m Model, name: &str) -> Option<&'m Column> {
+    model.columns.iter().find(|c| !c.hidden && c.name == name)
+}
+
+/// The columns of `from` that reference a key of `to` by name, with that key (a column of the
+/// same name is a shared name, not a reference).
+fn references<'m>(
+    from: &'m Model,
+    to: &'m Model,
+) -> impl Iterator<Item = (&'m Column, &'m Column)> {
+    let stems = stems(&to.name);
+    from.columns
+        .iter()
+        .filter(|c| !c.hidden)
+        .filter_map(move |c| {
+            referenced_key(&c.name, to, &stems)
+                .filter(|k| k.name != c.name)
+                .map(|k| (c, k))
+        })
+}
+
+/// The key of `to` a column named `column` references, if its name says so.
+fn referenced_key<'m>(column: &str, to: &'m Model, stems: &[String]) -> Option<&'m Column> {
+    let bc = bare(column);
+    let keys = || {
+        to.columns
+            .iter()
+            .filter(|k| !k.hidden)
+            .map(|k| (k, bare(&k.name)))
+    };
+    for stem in stems {
+        // `customer_id` -> customers.id or customers.customer_id.
+        for end in KEY_ENDS {
+            if bc.ends_with(&format!("{stem}{end}")) {
+                let own = format!("{stem}{end}");
+                if let Some((k, _)) = keys().find(|(_, bk)| bk == end || *bk == own) {
+                    return Some(k);
+                }
+            }
+        }
+        // The key spelled with the model's name: `home_team_api_id` -> team.team_api_id, and
+        // `link_to_event` -> event.event_id.
+        for (k, bk) in keys() {
+            if !reads_as_key(&k.name) || !bk.starts_with(stem.as_str()) || bk == bc {
+                continue;
+            }
+            let own = KEY_ENDS.iter().any(|end| bk == format!("{stem}{end}"));
+            if bc.ends_with(&bk) || (own && bc.ends_with(stem.as_str()) && bc != *stem) {
+                return Some(k);
+            }
+        }
+    }
+    // `power_id` -> superpower.id: the word before the key ends the model's name.
+    let words = words(column);
+    if let [.., word, end] = words.as_slice() {
+        if word.len() >= 4
+            && KEY_ENDS.contains(&end.as_str())
+            && stems.iter().any(|s| s.ends_with(word.as_str()))
+        {
+            return keys().find(|(_, bk)| bk == end).map(|(k, _)| k);
+        }
+    }
+    None
+}
+
+/// The endings of a key column's name.
+const KEY_ENDS: [&str; 3] = ["id", "key", "code"];
+
+/// Lowercase letters and digits only: `Customer ID` -> `customerid`.
+fn bare(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The lowercase words of a name (`eye_colour_id` -> eye, colour, id).
+fn words(name: &str) -> Vec<String> {
+    name.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A model name's bare form and its singular (`categories` -> category, `sets` -> set,
+/// `matches` -> match).
+fn stems(name: &str) -> Vec<String> {
+    let b = bare(name);
+    let mut out = vec![b.clone()];
+    if let Some(head) = b.strip_suffix("ies") {
+        out.push(format!("{head}y"));
+    } else if let Some(head) = b.strip_suffix("es") {
+        out.push(format!("{head}e"));
+        out.push(head.to_owned());
+    } else if let Some(head) = b.strip_suffix('s') {
+        out.push(head.to_owned());
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// Whether a column name reads as a key: `id`, or ending in `id`, `key` or `code` once its
+/// separators are dropped (`customer_id`, `CustomerID`, `order key`, `country_code`).
+pub(crate) fn reads_as_key(name: &str) -> bool {
+    let b = bare(name);
+    KEY_ENDS.iter().any(|end| b.ends_with(end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(ds: &str, name: &str, columns: &[&str]) -> Model {
+        let columns: Vec<serde_json::Value> = columns
+            .iter()
+            .map(|c| serde_json::json!({ "name": c }))
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "name": name, "data_source": ds, "columns": columns
+        }))
+        .unwrap()
+    }
+
+    fn catalog(models: Vec<Model>) -> Catalog {
+        let mut models = models;
+        models.sort_by(|a, b| (&a.data_source, &a.name).cmp(&(&b.data_source, &b.name)));
+        Catalog {
+            datasources: models.iter().map(|m| m.data_source.clone()).collect(),
+            models,
+        }
+    }
+
+    fn pairs(joins: &Joins<'_>, a: &str, b: &str) -> Vec<(String, String, JoinHow)> {
+        joins
+            .pairs(a, b)
+            .into_iter()
+            .map(|p| (p.from, p.to, p.how))
+            .collect()
+    }
+
+    fn pair(from: &str, to: &str, how: JoinHow) -> (String, String, JoinHow) {
+        (from.to_owned(), to.to_owned(), how)
+    }
+
+    #[test]
+    fn shared_names_that_read_as_keys_connect_two_models() {
+        let c = catalog(vec![
+            model(
+                "db",
+                "orders",
+                &["id", "customer_id", "name", "Country Code"],
+            ),
+            model("db", "customers", &["customer_id", "name", "Country Code"]),
+            model("db", "notes", &["text"]),
+        ]);
+        let joins = Joins::new(&c);
+        assert_eq!(
+            joins.keys("db.orders", "db.customers"),
+            [
+                "db.orders.customer_id",
+                "db.customers.customer_id",
+                "db.orders.Country Code",
+                "db.customers.Country Code"
+            ]
+        );
+        assert!(joins.keys("db.orders", "db.notes").is_empty());
+        assert!(joins.keys("db.orders", "db.nope").is_empty());
+        for (name, key) in [
+            ("id", true),
+            ("CustomerID", true),
+            ("order key", true),
+            ("cdscode", true),
+            ("identity", false),
+            ("name", false),
+        ] {
+            assert_eq!(reads_as_key(name), key, "{name}");
+        }
+    }
+
+    #[test]
+    fn declared_pairs_come_first_from_either_side() {
+        let notes: Model = serde_json::from_value(serde_json::json!({
+            "name": "notes", "data_source": "db",
+            "columns": [{"name": "text"}, {"name": "order_ref"}, {"name": "serial", "primary_key": true}],
+            "joins": [{"target_model": "orders", "join_pairs": [["order_ref", "id"], ["gone", "id"]]}]
+        }))
+        .unwrap();
+        let c = catalog(vec![model("db", "orders", &["id", "serial"]), notes]);
+        let joins = Joins::new(&c);
+        assert_eq!(
+            pairs(&joins, "db.orders", "db.notes"),
+            [
+                pair("db.notes.order_ref", "db.orders.id", JoinHow::Declared),
+                pair("db.orders.serial", "db.notes.serial", JoinHow::SameName),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_column_naming_another_model_and_its_key_references_it() {
+        let c = catalog(vec![
+            model("db", "users", &["id", "name"]),
+            model(
+                "db",
+                "posts",
+                &["id", "owneruserid", "lasteditoruserid", "score"],
+            ),
+            model("db", "sets", &["id", "code"]),
+            model("db", "cards", &["id", "setcode", "upvotes"]),
+            model("db", "event", &["event_id", "name"]),
+            model("db", "budget", &["budget_id", "link_to_event"]),
+            model("db", "superpower", &["id", "power_name"]),
+            model("db", "hero_power", &["hero_id", "power_id"]),
+            model("db", "team", &["id", "team_api_id"]),
+            model(
+                "db",
+                "match",
+                &["id", "home_team_api_id", "away_team_api_id"],
+            ),
+            model("db", "categories", &["id"]),
+            model("db", "items", &["category_id"]),
+            model("db", "votes", &["id"]),
+        ]);
+        let joins = Joins::new(&c);
+        let reference = JoinHow::Reference;
+        assert_eq!(
+            pairs(&joins, "db.users", "db.posts"),
+            [
+                pair("db.posts.owneruserid", "db.users.id", reference),
+                pair("db.posts.lasteditoruserid", "db.users.id", reference),
+            ]
+        );
+        assert_eq!(
+            pairs(&joins, "db.cards", "db.sets"),
+            [pair("db.cards.setcode", "db.sets.code", reference)]
+        );
+        assert_eq!(
+            pairs(&joins, "db.budget", "db.event"),
+            [pair(
+                "db.budget.link_to_event",
+                "db.event.event_id",
+                reference
+            )]
+        );
+        assert_eq!(
+            pairs(&joins, "db.hero_power", "db.superpower"),
+            [pair(
+                "db.hero_power.power_id",
+                "db.superpower.id",
+                reference
+            )]
+        );
+        assert_eq!(
+            pairs(&joins, "db.match", "db.team"),
+            [
+                pair(
+                    "db.match.home_team_api_id",
+                    "db.team.team_api_id",
+                    reference
+                ),
+                pair(
+                    "db.match.away_team_api_id",
+                    "db.team.team_api_id",
+                    reference
+                ),
+            ]
+        );
+        assert_eq!(
+            pairs(&joins, "db.items", "db.categories"),
+            [pair("db.items.category_id", "db.categories.id", reference)]
+        );
+        // A count that ends in a model's name is no reference; nor is a name alone.
+        assert!(pairs(&joins, "db.cards", "db.votes").is_empty());
+        assert!(pairs(&joins, "db.event", "db.budget")
+            .iter()
+            .all(|p| p.0 != "db.event.name"));
+    }
+
+    #[test]
+    fn a_shared_bare_id_joins_only_where_no_reference_says_it_is_a_surrogate() {
+        // Every table's own `id`, and references by name: ids never join each other.
+        let surrogate = catalog(vec![
+            model("db", "gender", &["id", "gender"]),
+            model("db", "race", &["id", "race"]),
+            model("db", "hero", &["id", "gender_id", "race_id"]),
+        ]);
+        let joins = Joins::new(&surrogate);
+        assert!(pairs(&joins, "db.gender", "db.race").is_empty());
+        assert_eq!(
+            pairs(&joins, "db.hero", "db.race"),
+            [pair("db.hero.race_id", "db.race.id", JoinHow::Reference)]
+        );
+        // No reference anywhere: the shared `id` is the one key the tables share.
+        let shared = catalog(vec![
+            model("db", "patient", &["id", "sex"]),
+            model("db", "laboratory", &["id", "date", "got"]),
+        ]);
+        assert_eq!(
+            pairs(&Joins::new(&shared), "db.laboratory", "db.patient"),
+            [pair("db.laboratory.id", "db.patient.id", JoinHow::SameName)]
+        );
+        // Other datasources never join.
+        let two = catalog(vec![
+            model("a", "patient", &["id"]),
+            model("b", "patient_visit", &["patient_id"]),
+        ]);
+        assert!(pairs(&Joins::new(&two), "a.patient", "b.patient_visit").is_empty());
+    }
+
+    #[test]
+    fn stems_are_the_name_and_its_singular() {
+        assert_eq!(stems("Categories"), ["categories", "category"]);
+        assert_eq!(stems("sets"), ["sets", "set"]);
+        assert_eq!(stems("matches"), ["matches", "matche", "match"]);
+        assert_eq!(stems("event"), ["event"]);
+    }
+}
