@@ -55,6 +55,8 @@ if $ablations; then
         'defaults|{}'
         'no name field|{"name_weight": 0}'
         'no model evidence|{"model_evidence": {"models": 0}}'
+        'no connecting keys|{"model_evidence": {"key_weight": 0}}'
+        'no named leaves|{"model_evidence": {"question_weight": 0}}'
         'evidence weight 1 (not 2)|{"model_evidence": {"model_weight": 1}}'
         'no leaf draw on the model|{"model_evidence": {"leaf_weight": 0}}'
         'entity dense weight 1 (not 0.5)|{"entity_weights": {}}'

@@ -82,6 +82,9 @@ pub struct ModelEvidence {
     /// The weight for a key column that connects two models taking part (of one
     /// datasource): the columns a join between them would use (0: off).
     pub key_weight: f64,
+    /// The weight for a leaf of a model taking part whose name the question holds as whole
+    /// words (0: off).
+    pub question_weight: f64,
 }
 
 impl Default for ModelEvidence {
@@ -93,6 +96,7 @@ impl Default for ModelEvidence {
             model_weight: 2.0,
             leaf_weight: 0.2,
             key_weight: 0.5,
+            question_weight: 0.5,
         }
     }
 }
@@ -106,6 +110,7 @@ impl ModelEvidence {
         model_weight: 0.0,
         leaf_weight: 0.0,
         key_weight: 0.0,
+        question_weight: 0.0,
     };
 
     /// Whether it changes anything.
@@ -203,6 +208,7 @@ impl Tuning {
             ("model_evidence.model_weight", ev.model_weight),
             ("model_evidence.leaf_weight", ev.leaf_weight),
             ("model_evidence.key_weight", ev.key_weight),
+            ("model_evidence.question_weight", ev.question_weight),
             ("routing.ratio", self.routing.ratio),
         ];
         if self.routing.entities > MAX_ROUTING_ENTITIES {

@@ -12,5 +12,6 @@ pub(crate) mod buckets;
 pub(crate) mod deepening;
 pub(crate) mod fuse;
 pub(crate) mod model_evidence;
+pub(crate) mod named;
 pub(crate) mod schema;
 pub(crate) mod tiers;

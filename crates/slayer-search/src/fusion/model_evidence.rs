@@ -10,6 +10,7 @@
 //! the right column.
 
 use crate::fusion::fuse::{rebury, Contribution, Fused, K};
+use crate::fusion::named::named_in;
 use crate::inputs::bare_name;
 use crate::tuning::ModelEvidence;
 use crate::SearchError;
@@ -19,6 +20,41 @@ pub(crate) const CHANNEL: &str = "evidence";
 
 /// The channel of a key column's evidence in `--explain`.
 pub(crate) const KEY_CHANNEL: &str = "join";
+
+/// The channel of a leaf the question names in `--explain`.
+pub(crate) const QUESTION_CHANNEL: &str = "question";
+
+/// The leaves of the window, of models taking part, whose names the question holds as whole
+/// words ([`named_in`]), each with its 0-based place among them (fused order).
+fn question_named(
+    window: &[Fused],
+    taking_part: &[(String, Option<f64>)],
+    ev: &ModelEvidence,
+    question: Option<&str>,
+) -> Vec<(String, usize)> {
+    let Some(question) = question.filter(|_| ev.question_weight > 0.0) else {
+        return Vec::new();
+    };
+    let leaves: Vec<(&str, &str)> = window
+        .iter()
+        .filter(|f| !f.key.starts_with("memory:"))
+        .filter_map(|f| {
+            let model = model_of(&f.key)?;
+            taking_part
+                .iter()
+                .any(|(m, _)| m == model)
+                .then(|| (&f.key[model.len() + 1..], f.key.as_str()))
+        })
+        .collect();
+    let mut named: Vec<&str> = named_in(question, leaves);
+    // Back in fused order: the window's.
+    named.sort_by_key(|key| window.iter().position(|f| f.key == *key));
+    named
+        .into_iter()
+        .enumerate()
+        .map(|(place, key)| (key.to_owned(), place))
+        .collect()
+}
 
 /// The key columns connecting each two models that take part and share a datasource, with
 /// the 0-based place of the later of the two (so the best-placed pair's keys weigh most):
@@ -169,6 +205,7 @@ pub(crate) fn apply(
         return Ok(window);
     }
     let keys = connecting_keys(&taking_part, ev, connecting);
+    let question_named = question_named(&window, &taking_part, ev, question);
     let mut missing: Vec<&str> = Vec::new();
     for key in taking_part
         .iter()
@@ -202,6 +239,17 @@ pub(crate) fn apply(
             f.score += contribution;
             f.contributions.push(Contribution {
                 channel: KEY_CHANNEL,
+                rank: rank + 1,
+                raw_score: None,
+                contribution,
+            });
+            rebury(f);
+        }
+        if let Some((_, rank)) = question_named.iter().find(|(k, _)| *k == f.key) {
+            let contribution = ev.question_weight / (K + (rank + 1) as f64);
+            f.score += contribution;
+            f.contributions.push(Contribution {
+                channel: QUESTION_CHANNEL,
                 rank: rank + 1,
                 raw_score: None,
                 contribution,
@@ -375,6 +423,56 @@ mod tests {
         assert!(out
             .iter()
             .all(|f| f.contributions.iter().all(|c| c.channel != KEY_CHANNEL)));
+    }
+
+    /// A leaf of a model taking part whose name the question holds gains evidence, by its
+    /// place among such leaves; a longer name takes the words of a shorter one, and the leaves
+    /// of a model not taking part gain nothing.
+    #[test]
+    fn leaves_the_question_names_gain_evidence() {
+        let fused = list(&[
+            "db.o.a",
+            "db.o",
+            "db.o.name",
+            "db.o.county_name",
+            "db.p.zip",
+            "db.o.zip",
+        ]);
+        let ev = ModelEvidence {
+            models: 1,
+            question_weight: 0.5,
+            ..ModelEvidence::default()
+        };
+        let question = Some("zip and County Name of each?");
+        let out = apply(fused, &ev, question, no_exact, no_keys).unwrap();
+        let named = |key: &str| {
+            let f = out.iter().find(|f| f.key == key).unwrap();
+            f.contributions
+                .iter()
+                .find(|c| c.channel == QUESTION_CHANNEL)
+                .map(|c| (c.rank, c.contribution))
+        };
+        assert_eq!(named("db.o.county_name"), Some((1, 0.5 / 61.0)));
+        assert_eq!(named("db.o.zip"), Some((2, 0.5 / 62.0)));
+        assert_eq!(named("db.o.name"), None, "county name took its word");
+        assert_eq!(named("db.p.zip"), None, "db.p takes no part");
+        // Off at weight 0.
+        let off = ModelEvidence {
+            question_weight: 0.0,
+            ..ev
+        };
+        let out = apply(
+            list(&["db.o", "db.o.zip"]),
+            &off,
+            question,
+            no_exact,
+            no_keys,
+        )
+        .unwrap();
+        assert!(out.iter().all(|f| f
+            .contributions
+            .iter()
+            .all(|c| c.channel != QUESTION_CHANNEL)));
     }
 
     #[test]

@@ -17,6 +17,7 @@ use slayer_common::records::Model;
 use slayer_memory::resolve::Catalog;
 
 use crate::fusion::fuse::Fused;
+use crate::fusion::named::named_in;
 use crate::joins::{JoinPair, Joins};
 use crate::SearchError;
 
@@ -135,21 +136,6 @@ fn model_part(key: &str) -> Option<(&str, bool)> {
     }
 }
 
-/// Lowercase words joined by one space, padded (` free meal count k 12 `), so that a name is
-/// found in a text as whole words.
-fn words_of(text: &str) -> String {
-    let mut out = String::from(" ");
-    for word in text
-        .to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        out.push_str(word);
-        out.push(' ');
-    }
-    out
-}
-
 /// The skeleton of a visible model.
 fn skeleton<'c>(catalog: &'c Catalog, id: &str) -> Option<&'c Model> {
     let (ds, name) = id.split_once('.')?;
@@ -166,35 +152,18 @@ fn has_leaf(model: &Model, leaf: &str) -> bool {
         || model.aggregations.iter().any(|a| a.name == leaf)
 }
 
-/// The visible columns of the models that the question names, as whole words. The longest
-/// names are read first and take their words, so `county name` in a question names that
-/// column and not also `name` (every model's column of a name comes together).
-fn named_in(question: &str, models: &[(String, f64)], catalog: &Catalog) -> Vec<String> {
-    let mut names: Vec<(String, String)> = Vec::new();
+/// The visible columns of the models that the question names ([`named_in`]).
+fn columns_named_in(question: &str, models: &[(String, f64)], catalog: &Catalog) -> Vec<String> {
+    let mut names: Vec<(&str, String)> = Vec::new();
     for (model, _) in models {
         let Some(m) = skeleton(catalog, model) else {
             continue;
         };
         for column in m.columns.iter().filter(|c| !c.hidden) {
-            let name = words_of(&column.name);
-            if !name.trim().is_empty() {
-                names.push((name, format!("{model}.{}", column.name)));
-            }
+            names.push((&column.name, format!("{model}.{}", column.name)));
         }
     }
-    // Longest first; a stable sort keeps the models' order among equals.
-    names.sort_by_key(|(name, _)| std::cmp::Reverse(name.len()));
-    let mut question = words_of(question);
-    let mut named = Vec::new();
-    for (name, id) in &names {
-        if question.contains(name.as_str()) || named.iter().any(|(n, _)| n == name) {
-            named.push((name.clone(), id.clone()));
-        }
-        if named.last().is_some_and(|(n, _)| n == name) {
-            question = question.replace(name.as_str(), " | ");
-        }
-    }
-    named.into_iter().map(|(_, id)| id).collect()
+    named_in(question, names)
 }
 
 /// Picks the models, join pairs and leaves of the answer (see the module's doc).
@@ -252,7 +221,7 @@ pub(crate) fn pick(
         }
     };
     if let Some(question) = question {
-        for id in named_in(question, &models, catalog) {
+        for id in columns_named_in(question, &models, catalog) {
             take(&id, Why::Question, &mut leaves);
         }
     }
@@ -683,11 +652,5 @@ mod tests {
         let bridge = &answer.models[2];
         assert!(bridge.bridge);
         assert!(bridge.columns.iter().all(|c| c.why == Why::Join));
-    }
-
-    #[test]
-    fn names_are_found_as_whole_words() {
-        assert!(words_of("Free meal count (K-12)?").contains(&words_of("free meal count (k-12)")));
-        assert!(!words_of("the segments").contains(&words_of("segment")));
     }
 }

@@ -27,17 +27,18 @@ fn channels_off_contribute_nothing_and_warn_nothing() {
         "--explain",
     ];
     let all = f.search(&base);
-    // `evidence` is the derived ranking of model-level evidence (spec §8.6).
+    // `evidence` is the derived ranking of model-level evidence, `question` a leaf the
+    // question names (`revenue`) (spec §8.6).
     assert_eq!(
         channels_used(&all),
-        ["bm25", "evidence", "fulltext", "named"]
+        ["bm25", "evidence", "fulltext", "named", "question"]
     );
     assert!(strings(&all["warnings"])
         .iter()
         .any(|w| w.starts_with("embedding channel skipped")));
 
     let text = f.search(&[&base[..], &["--channels", "text"]].concat());
-    assert_eq!(channels_used(&text), ["evidence", "fulltext"]);
+    assert_eq!(channels_used(&text), ["evidence", "fulltext", "question"]);
     assert!(!strings(&text["warnings"])
         .iter()
         .any(|w| w.starts_with("embedding channel skipped")));
@@ -52,7 +53,7 @@ fn channels_off_contribute_nothing_and_warn_nothing() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let v: Value = serde_json::from_str(out.stdout.trim()).unwrap();
-    assert_eq!(channels_used(&v), ["evidence", "fulltext"]);
+    assert_eq!(channels_used(&v), ["evidence", "fulltext", "question"]);
     let bad = f.raw(&["--channels", "graph", "--question", "x"], None);
     assert_eq!(bad.code, 2);
 }
