@@ -112,6 +112,19 @@ impl Context<'_> {
             let routed = self.search_in_snapshot(&filtered)?;
             response.entities = routed.entities;
             response.schema = routed.schema;
+        } else if !decided.split.is_empty() {
+            let mut lists = Vec::new();
+            for datasource in &decided.split {
+                let mut filtered = req.clone();
+                filtered.datasource = Some(datasource.clone());
+                let routed = self.search_in_snapshot(&filtered)?;
+                if response.schema.is_some() && lists.is_empty() {
+                    response.schema = routed.schema;
+                }
+                lists.push(routed.entities);
+            }
+            let weights = decided.split_weights();
+            response.entities = crate::routing::merge_by_score(lists, &weights);
         }
         response.entities.truncate(req.max_entities);
         if req.explain {

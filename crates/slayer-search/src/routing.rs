@@ -19,8 +19,29 @@ pub struct RoutingExplain {
     /// The datasource the entities were searched under, if one led clearly.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub routed: Option<String>,
+    /// Otherwise the two datasources with the most evidence, each searched on its own and
+    /// their entities merged by score (empty when fewer than two have any).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub split: Vec<String>,
     /// Why, in words.
     pub why: String,
+}
+
+impl RoutingExplain {
+    /// The weight of each split datasource's scores: its evidence over the first's.
+    pub(crate) fn split_weights(&self) -> Vec<f64> {
+        let mass = |name: &str| {
+            self.datasources
+                .iter()
+                .find(|d| d.name == name)
+                .map_or(0.0, |d| d.mass)
+        };
+        let first = self.split.first().map_or(0.0, |n| mass(n));
+        self.split
+            .iter()
+            .map(|n| if first > 0.0 { mass(n) / first } else { 1.0 })
+            .collect()
+    }
 }
 
 /// One datasource's evidence: the summed scores of its entities among the first ones.
@@ -94,6 +115,14 @@ pub(crate) fn decide(
                 routing.ratio
             ),
         ),
+        [first, second, ..] if second.mass > 0.0 => (
+            None,
+            format!(
+                "no datasource has {}× the evidence of the next: answered under {} and {}, \
+                 merged by score",
+                routing.ratio, first.name, second.name
+            ),
+        ),
         _ => (
             None,
             format!(
@@ -102,11 +131,35 @@ pub(crate) fn decide(
             ),
         ),
     };
+    let split = match (&routed, masses.as_slice()) {
+        (None, [first, second, ..]) if second.mass > 0.0 => {
+            vec![first.name.clone(), second.name.clone()]
+        }
+        _ => Vec::new(),
+    };
     RoutingExplain {
         datasources: masses,
         routed,
+        split,
         why,
     }
+}
+
+/// The entities of searches under several datasources as one list, each list's scores
+/// weighed by its datasource's share of the evidence (`weights`, the first's 1): by weighed
+/// score, highest first (a stable sort: the first search's entity first on a tie), each id
+/// once. The scores returned are the searches' own.
+pub(crate) fn merge_by_score(lists: Vec<Vec<EntityHit>>, weights: &[f64]) -> Vec<EntityHit> {
+    let mut merged: Vec<(f64, EntityHit)> = lists
+        .into_iter()
+        .zip(weights)
+        .flat_map(|(list, w)| list.into_iter().map(move |h| (h.score * w, h)))
+        .collect();
+    merged.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut merged: Vec<EntityHit> = merged.into_iter().map(|(_, h)| h).collect();
+    let mut seen = std::collections::HashSet::new();
+    merged.retain(|h| seen.insert(h.id.clone()));
+    merged
 }
 
 #[cfg(test)]
@@ -144,7 +197,17 @@ mod tests {
         let close = [hit("shop.orders", 0.05), hit("hr.staff", 0.04)];
         let r = decide(&close, &names, &routing);
         assert_eq!(r.routed, None);
-        assert!(r.why.contains("across datasources"), "{}", r.why);
+        assert_eq!(r.split, ["shop", "hr"]);
+        assert!(r.why.contains("answered under shop and hr"), "{}", r.why);
+        let weights = r.split_weights();
+        assert!(
+            weights[0] == 1.0 && (weights[1] - 0.8).abs() < 1e-12,
+            "{weights:?}"
+        );
+        // One datasource with evidence and another with none: routed; nothing: neither.
+        let lone = [hit("shop.orders", 0.05), hit("hr.staff", 0.0)];
+        let r = decide(&lone, &names, &routing);
+        assert_eq!((r.routed.as_deref(), r.split.len()), (Some("shop"), 0));
         // A dotted datasource name; an id of no known datasource; only the first entities.
         let dotted = [hit("a.b.m", 0.03), hit("zz.m", 0.5)];
         assert_eq!(
@@ -163,6 +226,26 @@ mod tests {
             decide(&late, &names, &routing).routed.as_deref(),
             Some("hr")
         );
-        assert_eq!(decide(&[], &names, &routing).routed, None);
+        let none = decide(&[], &names, &routing);
+        assert_eq!((none.routed, none.split.len()), (None, 0));
+        assert!(none.why.contains("no entity"), "{}", none.why);
+    }
+
+    #[test]
+    fn split_answers_merge_by_weighed_score_each_id_once() {
+        let shop = vec![hit("shop.orders", 0.05), hit("shop.orders.amount", 0.03)];
+        let hr = vec![
+            hit("hr.staff", 0.06),
+            hit("hr.pay", 0.035),
+            hit("shop.orders", 0.01),
+        ];
+        let merged = merge_by_score(vec![shop, hr], &[1.0, 0.5]);
+        let ids: Vec<&str> = merged.iter().map(|h| h.id.as_str()).collect();
+        // hr weighs half: staff 0.03 falls behind amount 0.03 (a tie keeps shop first).
+        assert_eq!(
+            ids,
+            ["shop.orders", "shop.orders.amount", "hr.staff", "hr.pay"]
+        );
+        assert_eq!(merged[2].score, 0.06, "the search's own score is reported");
     }
 }

@@ -237,6 +237,11 @@ fn a_question_without_a_datasource_is_routed_when_one_clearly_leads() {
         .map(|d| d["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["prod", "prod_v2", "mydb"]);
+    // Close: each of the first two answers on its own, merged by score.
+    assert_eq!(
+        close["routing"]["split"],
+        serde_json::json!(["prod", "prod_v2"])
+    );
     let entities = ids(&close, "entities");
     assert!(
         entities.contains(&"prod.sales".to_owned())
