@@ -56,6 +56,9 @@ pub struct Fields {
     /// An entity's own name and label, analyzed the same way: a question's words that name an
     /// entity count apart from words its description happens to use. Empty for memories.
     pub name: Field,
+    /// A column's value index (docs/spec.md §12.4), analyzed the same way: a question that
+    /// names a value finds the column holding it. Empty for every other doc.
+    pub values: Field,
 }
 
 /// Builds the schema.
@@ -80,7 +83,8 @@ pub fn schema() -> (Schema, Fields) {
         canonical: builder.add_text_field("canonical", STRING | STORED),
         datasource: builder.add_text_field("datasource", STRING | STORED),
         text: builder.add_text_field("text", text_options),
-        name: builder.add_text_field("name", name_options),
+        name: builder.add_text_field("name", name_options.clone()),
+        values: builder.add_text_field("values", name_options),
     };
     (builder.build(), fields)
 }
@@ -480,6 +484,9 @@ fn document(
         }
     }
     doc.add_text(f.text, &d.text);
+    for value in value_index(store, stored)? {
+        doc.add_text(f.values, &value);
+    }
     if let Some(name) = entity_name(stored) {
         doc.add_text(f.name, name);
         // The renderer's `Label:` line (docs/spec.md §2.4, §2.5).
@@ -488,6 +495,31 @@ fn document(
         }
     }
     Ok(doc)
+}
+
+/// A column doc's value index, read from its model. Only a column whose values overflow its
+/// top 50 can have one, and only its doc says `Distinct count:` (docs/spec.md §2.4), so no
+/// other doc costs a read.
+fn value_index(store: &dyn StoreRead, stored: &StoredDoc) -> Result<Vec<String>, IndexError> {
+    let d = &stored.doc;
+    if d.doc_kind != "column" || !d.text.lines().any(|l| l.starts_with("Distinct count: ")) {
+        return Ok(Vec::new());
+    }
+    let (Some(ds), Some(model)) = (d.datasource.as_deref(), stored.model.as_deref()) else {
+        return Ok(Vec::new());
+    };
+    let Some(leaf) = d.canonical_id.strip_prefix(&format!("{ds}.{model}.")) else {
+        return Ok(Vec::new());
+    };
+    let Some(model) = store.model(ds, model)? else {
+        return Ok(Vec::new());
+    };
+    Ok(model
+        .columns
+        .into_iter()
+        .find(|c| c.name == leaf)
+        .and_then(|c| c.value_index)
+        .unwrap_or_default())
 }
 
 /// An entity's own name: the datasource's, the model's, or the leaf's (the canonical id past

@@ -287,14 +287,21 @@ pub fn model_docs(model: &Model) -> Vec<StoredDoc> {
     let leaf = |n: &str| leaf_id(ds, &model.name, n);
     for column in model.columns.iter().filter(|c| !c.hidden) {
         let pos = docs.len() as i64;
-        docs.push(entity_doc(
+        let mut doc = entity_doc(
             ds,
             name,
             pos,
             "column",
             leaf(&column.name),
             column_text(model, column),
-        ));
+        );
+        // The value index is not rendered, but the full-text index holds it: a change to it
+        // must change the hash, so that the doc is indexed again.
+        if let Some(values) = column.value_index.as_deref().filter(|v| !v.is_empty()) {
+            let hashed = format!("{}\nValue index: {}", doc.doc.text, values.join("\n"));
+            doc.doc.content_hash = content_hash(&hashed);
+        }
+        docs.push(doc);
     }
     for measure in &model.measures {
         if let Some(mname) = measure.name.as_deref() {

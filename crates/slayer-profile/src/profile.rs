@@ -148,6 +148,7 @@ pub fn apply(model: &mut Model, samples: Vec<(usize, ColumnSamples)>) {
             col.sampled = Some(s.sampled);
             col.sampled_values = s.sampled_values;
             col.distinct_count = s.distinct_count;
+            col.value_index = s.value_index;
         }
     }
 }

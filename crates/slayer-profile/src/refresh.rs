@@ -141,6 +141,14 @@ pub fn patch(value: &mut Value, samples: &[(usize, ColumnSamples)]) {
                 col.shift_remove("distinct_count");
             }
         }
+        match &s.value_index {
+            Some(v) => {
+                col.insert("value_index".into(), Value::from(v.clone()));
+            }
+            None => {
+                col.shift_remove("value_index");
+            }
+        }
     }
 }
 

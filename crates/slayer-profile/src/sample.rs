@@ -8,10 +8,14 @@
 //! microseconds are not zero (SQLite text timestamps are normalised to this form, a `T` or a
 //! shorter fraction included); times `HH:MM:SS`; text verbatim.
 
+use slayer_common::records::{VALUE_INDEX_CHARS, VALUE_INDEX_VALUES};
+
 /// Values kept in `sampled_values`.
 pub const TOP_VALUES: usize = 50;
 /// Values joined into `sampled`.
 pub const TOP_TEXT: usize = 20;
+/// Values a top-values query asks for: the top ones, and the value index's after them.
+pub const QUERIED_VALUES: usize = TOP_VALUES + VALUE_INDEX_VALUES;
 
 /// The three sample fields of one column.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,17 +26,29 @@ pub struct ColumnSamples {
     pub sampled_values: Option<Vec<String>>,
     /// `distinct_count`: exact, categorical columns only.
     pub distinct_count: Option<i64>,
+    /// `value_index`: the values after the top ones, at most [`VALUE_INDEX_VALUES`] of at
+    /// most [`VALUE_INDEX_CHARS`] characters, most frequent first; `None` when there are none.
+    pub value_index: Option<Vec<String>>,
 }
 
-/// Builds categorical samples from `(value, count)` pairs (at most `TOP_VALUES + 1` of them,
-/// NULLs already dropped). `count_distinct` runs only when there are more than
-/// [`TOP_VALUES`] values, so the total is exact rather than capped.
+/// Builds categorical samples from `(value, count)` pairs (at most [`QUERIED_VALUES`] of
+/// them, NULLs already dropped). `count_distinct` runs only when there are more than
+/// [`TOP_VALUES`] values, so the total is exact rather than capped; the short values after the
+/// top ones become the value index.
 pub fn categorical<E>(
     mut counted: Vec<(String, i64)>,
     count_distinct: impl FnOnce() -> Result<i64, E>,
 ) -> Result<ColumnSamples, E> {
     counted.sort_by(|(va, na), (vb, nb)| nb.cmp(na).then_with(|| va.cmp(vb)));
     let overflow = counted.len() > TOP_VALUES;
+    let index: Vec<String> = counted
+        .iter()
+        .skip(TOP_VALUES)
+        .map(|(v, _)| v)
+        .filter(|v| !v.trim().is_empty() && v.chars().count() <= VALUE_INDEX_CHARS)
+        .take(VALUE_INDEX_VALUES)
+        .cloned()
+        .collect();
     counted.truncate(TOP_VALUES);
     let values: Vec<String> = counted.into_iter().map(|(v, _)| v).collect();
     let head = values
@@ -51,6 +67,7 @@ pub fn categorical<E>(
         sampled,
         sampled_values: Some(values),
         distinct_count: Some(distinct),
+        value_index: (!index.is_empty()).then_some(index),
     })
 }
 
@@ -68,6 +85,7 @@ pub fn range(min: Option<String>, max: Option<String>) -> ColumnSamples {
         sampled,
         sampled_values: None,
         distinct_count: None,
+        value_index: None,
     }
 }
 
@@ -318,13 +336,24 @@ mod tests {
             s.sampled
         );
         assert_eq!(s.distinct_count, Some(1234));
+        assert_eq!(s.value_index, Some(vec!["v50".to_owned()]));
+        // The value index: after the top 50, short values only, at most 1000.
+        let mut long: Vec<(String, i64)> =
+            (0..1100).map(|i| (format!("w{i:04}"), 5000 - i)).collect();
+        long[60].0 = "x".repeat(65);
+        let s = categorical::<()>(long, || Ok(1100)).unwrap();
+        let index = s.value_index.unwrap();
+        assert_eq!(index.len(), 1000);
+        assert_eq!(index[0], "w0050");
+        assert!(index.iter().all(|v| v.len() <= 64));
         let empty = categorical::<()>(vec![], || Ok(0)).unwrap();
         assert_eq!(
             empty,
             ColumnSamples {
                 sampled: String::new(),
                 sampled_values: Some(vec![]),
-                distinct_count: Some(0)
+                distinct_count: Some(0),
+                value_index: None
             }
         );
         assert_eq!(range(None, None).sampled, "all NULL");

@@ -164,6 +164,11 @@ pub struct Column {
     /// Exact number of distinct values at profile time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distinct_count: Option<i64>,
+    /// The value index (docs/spec.md §12.4): more of a categorical column's short values than
+    /// the top 50, most frequent first, so that a question naming a value finds its column.
+    /// Never rendered; the full-text index searches it apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_index: Option<Vec<String>>,
     /// `meta`, `db_type`, `unique`, `granularity` and anything else, kept verbatim, never rendered.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -186,10 +191,16 @@ impl Column {
             sampled: None,
             sampled_values: None,
             distinct_count: None,
+            value_index: None,
             extra: Default::default(),
         }
     }
 }
+
+/// The most values a column's value index holds.
+pub const VALUE_INDEX_VALUES: usize = 1000;
+/// The longest value (in characters) a value index holds.
+pub const VALUE_INDEX_CHARS: usize = 64;
 
 /// A measure defined on a model; only named ones are entities.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -343,6 +354,23 @@ impl Model {
                     "field 'columns[{i}].distinct_count': {n} is negative; a count is 0 or more"
                 ));
             }
+            let values = column.value_index.as_deref().unwrap_or_default();
+            if values.len() > VALUE_INDEX_VALUES {
+                return Err(format!(
+                    "field 'columns[{i}].value_index': {} values; at most {VALUE_INDEX_VALUES} \
+                     (slayer-profile keeps the most frequent)",
+                    values.len()
+                ));
+            }
+            if let Some(long) = values
+                .iter()
+                .find(|v| v.chars().count() > VALUE_INDEX_CHARS)
+            {
+                return Err(format!(
+                    "field 'columns[{i}].value_index': the value {long:?} is longer than \
+                     {VALUE_INDEX_CHARS} characters; the index holds short values only"
+                ));
+            }
         }
         Ok(())
     }
@@ -388,6 +416,26 @@ pub fn content_hash(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_index_is_bounded() {
+        let model = |values: Vec<String>| -> Model {
+            serde_json::from_value(serde_json::json!({
+                "name": "t", "data_source": "d",
+                "columns": [{"name": "a", "type": "TEXT", "value_index": values}]
+            }))
+            .unwrap()
+        };
+        assert!(model(vec!["Alameda".into(); VALUE_INDEX_VALUES])
+            .validate()
+            .is_ok());
+        let many = model(vec!["x".into(); VALUE_INDEX_VALUES + 1]).validate();
+        assert!(many
+            .unwrap_err()
+            .contains("columns[0].value_index': 1001 values"));
+        let long = model(vec!["y".repeat(VALUE_INDEX_CHARS + 1)]).validate();
+        assert!(long.unwrap_err().contains("longer than 64 characters"));
+    }
 
     #[test]
     fn a_negative_distinct_count_is_refused() {

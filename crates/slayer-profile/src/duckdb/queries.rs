@@ -22,7 +22,7 @@ pub fn top_values(
     expr: &str,
     data_type: DataType,
 ) -> Result<Vec<(String, i64)>, DuckError> {
-    let limit = sample::TOP_VALUES + 1;
+    let limit = sample::QUERIED_VALUES;
     let sql = format!(
         "SELECT CAST(v AS VARCHAR) AS t, n FROM (SELECT {expr} AS v, COUNT(*) AS n FROM {from} WHERE ({expr}) IS NOT NULL GROUP BY 1) ORDER BY n DESC, t ASC LIMIT {limit}"
     );

@@ -23,7 +23,7 @@ impl PgConn {
         expr: &str,
         data_type: DataType,
     ) -> Result<Vec<(String, i64)>, PgError> {
-        let limit = sample::TOP_VALUES + 1;
+        let limit = sample::QUERIED_VALUES;
         let sql = format!(
             "SELECT CAST(v AS text), n FROM (SELECT {expr} AS v, COUNT(*) AS n FROM {from} \
              WHERE ({expr}) IS NOT NULL GROUP BY 1) AS counted \

@@ -87,6 +87,13 @@ fn more_than_fifty_values_keep_fifty_and_count_all() {
         assert_eq!(values[0], "code_000");
         assert_eq!(values[49], "code_049");
         assert_eq!(code["distinct_count"], 130, "{name}");
+        // The value index holds the other 80, most frequent first.
+        let index = code["value_index"].as_array().unwrap();
+        assert_eq!(index.len(), 80, "{name}");
+        assert_eq!(
+            (&index[0], &index[79]),
+            (&"code_050".into(), &"code_129".into())
+        );
         let sampled = code["sampled"].as_str().unwrap();
         assert!(sampled.starts_with("code_000, code_001, "), "{sampled}");
         assert!(

@@ -261,6 +261,21 @@ pub(crate) fn rank<'s>(
             words.push((Occur::Should, counted(weighted, *count)));
         }
     }
+    // And in a column's value index (docs/spec.md §12.4): a question that names a value past
+    // the column's top 50 ("Alameda") finds the column holding it.
+    if side == Side::Entities {
+        for (t, count) in terms {
+            let value = t.value();
+            let Some(word) = value.as_str() else {
+                continue;
+            };
+            let on_values = TermQuery::new(
+                Term::from_field_text(f.values, word),
+                IndexRecordOption::WithFreqs,
+            );
+            words.push((Occur::Should, counted(Box::new(on_values), *count)));
+        }
+    }
     let hits = matches(fulltext, searcher, words, side, datasource, admission)?;
     Ok(TextRanking::new(searcher, f.id, hits))
 }

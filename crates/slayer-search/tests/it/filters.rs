@@ -58,7 +58,16 @@ fn named_refs_outside_the_datasource_drop_with_warnings() {
 #[test]
 fn idf_comes_from_the_filtered_subset() {
     let f = Fixture::new();
-    let all = f.search(&["--question", "revenue", "--explain", "--max-entities", "20"]);
+    // Unrouted: a routed search would be the filtered one (spec §8.7).
+    let all = f.search(&[
+        "--question",
+        "revenue",
+        "--explain",
+        "--max-entities",
+        "20",
+        "--tuning",
+        r#"{"routing": {"entities": 0}}"#,
+    ]);
     let only = f.search(&[
         "--question",
         "revenue",

@@ -27,3 +27,4 @@ mod revisions;
 mod schema;
 mod support;
 mod tiers;
+mod values;
