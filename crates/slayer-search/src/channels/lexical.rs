@@ -246,34 +246,26 @@ pub(crate) fn rank<'s>(
         })
         .collect();
     // On the entity side a word also counts in the entity's own name, scored apart (its own
-    // BM25 statistics) and weighted, so a name outweighs a sentence of description.
-    if side == Side::Entities && name_weight > 0.0 {
-        for (t, count) in terms {
-            let value = t.value();
-            let Some(word) = value.as_str() else {
-                continue;
-            };
-            let on_name = TermQuery::new(
-                Term::from_field_text(f.name, word),
-                IndexRecordOption::WithFreqs,
-            );
-            let weighted = Box::new(BoostQuery::new(Box::new(on_name), name_weight));
-            words.push((Occur::Should, counted(weighted, *count)));
-        }
-    }
-    // And in a column's value index (docs/spec.md §12.4): a question that names a value past
-    // the column's top 50 ("Alameda") finds the column holding it.
+    // BM25 statistics) and weighted, so a name outweighs a sentence of description; and in a
+    // column's value index (docs/spec.md §12.4), so that a question naming a value past the
+    // column's top 50 ("Alameda") finds the column holding it.
     if side == Side::Entities {
-        for (t, count) in terms {
-            let value = t.value();
-            let Some(word) = value.as_str() else {
+        for (field, weight) in [(f.name, name_weight), (f.values, 1.0)] {
+            if weight <= 0.0 {
                 continue;
-            };
-            let on_values = TermQuery::new(
-                Term::from_field_text(f.values, word),
-                IndexRecordOption::WithFreqs,
-            );
-            words.push((Occur::Should, counted(Box::new(on_values), *count)));
+            }
+            for (t, count) in terms {
+                let value = t.value();
+                let Some(word) = value.as_str() else {
+                    continue;
+                };
+                let on_field = TermQuery::new(
+                    Term::from_field_text(field, word),
+                    IndexRecordOption::WithFreqs,
+                );
+                let weighted = Box::new(BoostQuery::new(Box::new(on_field), weight));
+                words.push((Occur::Should, counted(weighted, *count)));
+            }
         }
     }
     let hits = matches(fulltext, searcher, words, side, datasource, admission)?;

@@ -234,27 +234,21 @@ pub(crate) fn apply(
     for f in window.iter_mut() {
         // Scores become RRF sums throughout, so that evidence and channels add up.
         f.score = contribution_sum(f);
-        if let Some((_, rank)) = keys.iter().find(|(k, _)| *k == f.key) {
-            let contribution = ev.key_weight / (K + (rank + 1) as f64);
-            f.score += contribution;
-            f.contributions.push(Contribution {
-                channel: KEY_CHANNEL,
-                rank: rank + 1,
-                raw_score: None,
-                contribution,
-            });
-            rebury(f);
-        }
-        if let Some((_, rank)) = question_named.iter().find(|(k, _)| *k == f.key) {
-            let contribution = ev.question_weight / (K + (rank + 1) as f64);
-            f.score += contribution;
-            f.contributions.push(Contribution {
-                channel: QUESTION_CHANNEL,
-                rank: rank + 1,
-                raw_score: None,
-                contribution,
-            });
-            rebury(f);
+        for (ranked, weight, channel) in [
+            (&keys, ev.key_weight, KEY_CHANNEL),
+            (&question_named, ev.question_weight, QUESTION_CHANNEL),
+        ] {
+            if let Some((_, rank)) = ranked.iter().find(|(k, _)| *k == f.key) {
+                let contribution = weight / (K + (rank + 1) as f64);
+                f.score += contribution;
+                f.contributions.push(Contribution {
+                    channel,
+                    rank: rank + 1,
+                    raw_score: None,
+                    contribution,
+                });
+                rebury(f);
+            }
         }
         let place = |key: &str| taking_part.iter().position(|(t, _)| t == key);
         // An entity taking part itself weighs `model_weight`; a leaf of a model taking part,
