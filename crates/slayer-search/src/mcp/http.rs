@@ -169,6 +169,9 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     response
 }
 
+/// The most connections served at once.
+pub const MAX_CONNECTIONS: usize = 64;
+
 /// Serves until SIGTERM or SIGINT (then returns Ok), or until a call finds the store thread
 /// gone. One line on stderr says where it listens.
 pub async fn serve(server: Server, options: Options, request_bytes: usize) -> anyhow::Result<()> {
@@ -216,8 +219,14 @@ pub async fn serve(server: Server, options: Options, request_bytes: usize) -> an
         "slayer-search mcp: listening on http://{local}{ENDPOINT} (every request needs \
          `Authorization: Bearer <token>`)"
     );
+    let open = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let accepting = tokio::spawn(async move {
         loop {
+            // At most MAX_CONNECTIONS at once: the next waits in the listen backlog until one
+            // closes, so memory stays bounded whatever clients do.
+            let Ok(permit) = open.clone().acquire_owned().await else {
+                return;
+            };
             // A failed accept (out of descriptors, a reset) is that connection's; go on.
             let Ok((stream, _)) = listener.accept().await else {
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -225,6 +234,7 @@ pub async fn serve(server: Server, options: Options, request_bytes: usize) -> an
             };
             let gate = gate.clone();
             tokio::spawn(async move {
+                let _open = permit;
                 let service = hyper::service::service_fn(move |request| {
                     let gate = gate.clone();
                     async move { Ok::<_, Infallible>(gate.answer(request).await) }

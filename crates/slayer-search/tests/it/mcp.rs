@@ -496,3 +496,56 @@ fn show_of_a_metric_tells_its_model_formula_filter_and_every_grouping() {
         "{text}"
     );
 }
+
+/// The HTTP server serves at most 64 connections at once: the next waits until one closes, so
+/// idle clients cannot grow its memory without bound.
+#[test]
+fn http_serves_a_bounded_number_of_connections_and_the_next_when_one_closes() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::net::TcpStream;
+    use std::time::Duration;
+    let f = Fixture::new();
+    let mut child = crate::kit::command("slayer-search")
+        .env("SLAYER_MCP_TOKEN", "a-long-enough-secret-token")
+        .args(["mcp", "--store"])
+        .arg(&f.store)
+        .args(["--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    let idle: Vec<TcpStream> = (0..64)
+        .map(|_| TcpStream::connect(&addr).unwrap())
+        .collect();
+    let mut next = TcpStream::connect(&addr).unwrap();
+    write!(
+        next,
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    next.set_read_timeout(Some(Duration::from_millis(1500)))
+        .unwrap();
+    let mut buf = [0u8; 64];
+    assert!(
+        next.read(&mut buf).is_err(),
+        "the 65th connection waits while 64 are open"
+    );
+    drop(idle);
+    next.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut reply = String::new();
+    next.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 401"), "{reply}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
