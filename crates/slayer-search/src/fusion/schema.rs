@@ -16,6 +16,7 @@ use serde::Serialize;
 use slayer_common::records::Model;
 use slayer_memory::resolve::Catalog;
 
+use crate::fusion::bridges::bridges;
 use crate::fusion::fuse::Fused;
 use crate::fusion::named::named_in;
 use crate::joins::{JoinPair, Joins};
@@ -124,7 +125,7 @@ pub(crate) struct Picked {
 }
 
 /// The model of a leaf id `ds.model.leaf`, and whether the id is a model's own.
-fn model_part(key: &str) -> Option<(&str, bool)> {
+pub(super) fn model_part(key: &str) -> Option<(&str, bool)> {
     if key.starts_with("memory:") {
         return None;
     }
@@ -137,7 +138,7 @@ fn model_part(key: &str) -> Option<(&str, bool)> {
 }
 
 /// The skeleton of a visible model.
-fn skeleton<'c>(catalog: &'c Catalog, id: &str) -> Option<&'c Model> {
+pub(super) fn skeleton<'c>(catalog: &'c Catalog, id: &str) -> Option<&'c Model> {
     let (ds, name) = id.split_once('.')?;
     catalog.model_in(ds, name).filter(|m| !m.hidden)
 }
@@ -270,81 +271,9 @@ pub(crate) fn pick(
     }
 }
 
-/// At most this many bridges join an answer's models.
-const BRIDGES: usize = 2;
-
-/// At most this many models are tried as a bridge (the fused order's first, then the
-/// catalog's), so that a datasource of thousands of models stays cheap.
-const BRIDGE_CANDIDATES: usize = 200;
-
-fn same_datasource(a: &str, b: &str) -> bool {
+/// Whether two ids lie in one datasource (their first segments are equal).
+pub(super) fn same_datasource(a: &str, b: &str) -> bool {
     a.split('.').next() == b.split('.').next()
-}
-
-/// Bridges: models not chosen that join two chosen models of their datasource that do not
-/// join each other (a link table the question never names: `hero_power` between `superhero`
-/// and `superpower`), best placed first, each with the chosen models it joins.
-fn bridges(
-    ordered: &[Fused],
-    catalog: &Catalog,
-    joins: &Joins<'_>,
-    models: &[(String, f64)],
-    mut unjoined: Vec<(usize, usize)>,
-) -> Vec<(String, Vec<usize>)> {
-    let mut found: Vec<(String, Vec<usize>)> = Vec::new();
-    if unjoined.is_empty() {
-        return found;
-    }
-    let chosen = |id: &str| models.iter().any(|(m, _)| m == id);
-    let mut candidates: Vec<String> = Vec::new();
-    let placed = ordered
-        .iter()
-        .filter_map(|f| model_part(&f.key))
-        .map(|(m, _)| m.to_owned());
-    let datasources: FxHashSet<&str> = unjoined
-        .iter()
-        .filter_map(|(i, _)| models[*i].0.split('.').next())
-        .collect();
-    let catalogued = catalog
-        .models
-        .iter()
-        .filter(|m| !m.hidden && datasources.contains(m.data_source.as_str()))
-        .map(Model::canonical_id);
-    for id in placed.chain(catalogued) {
-        if candidates.len() >= BRIDGE_CANDIDATES {
-            break;
-        }
-        if !chosen(&id) && !candidates.contains(&id) && skeleton(catalog, &id).is_some() {
-            candidates.push(id);
-        }
-    }
-    for candidate in candidates {
-        if found.len() >= BRIDGES || unjoined.is_empty() {
-            break;
-        }
-        let mut joined: rustc_hash::FxHashMap<usize, bool> = Default::default();
-        let mut joins_to = |m: usize| {
-            *joined
-                .entry(m)
-                .or_insert_with(|| !joins.pairs(&candidate, &models[m].0).is_empty())
-        };
-        let mut linked: Vec<usize> = Vec::new();
-        unjoined.retain(|&(a, b)| {
-            let bridged = same_datasource(&candidate, &models[a].0) && joins_to(a) && joins_to(b);
-            if bridged {
-                for m in [a, b] {
-                    if !linked.contains(&m) {
-                        linked.push(m);
-                    }
-                }
-            }
-            !bridged
-        });
-        if !linked.is_empty() {
-            found.push((candidate, linked));
-        }
-    }
-    found
 }
 
 /// The answer of what was picked, with each chosen model read whole by `full_model`

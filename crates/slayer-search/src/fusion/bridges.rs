@@ -1,0 +1,83 @@
+//! Bridges of the schema answer (docs/spec.md §9.13): link tables that join two chosen models
+//! the question's ranking left unjoined.
+
+use rustc_hash::FxHashSet;
+use slayer_common::records::Model;
+use slayer_memory::resolve::Catalog;
+
+use super::schema::{model_part, same_datasource, skeleton};
+use crate::fusion::fuse::Fused;
+use crate::joins::Joins;
+
+/// At most this many bridges join an answer's models.
+const BRIDGES: usize = 2;
+
+/// At most this many models are tried as a bridge (the fused order's first, then the
+/// catalog's), so that a datasource of thousands of models stays cheap.
+const BRIDGE_CANDIDATES: usize = 200;
+
+/// Bridges: models not chosen that join two chosen models of their datasource that do not
+/// join each other (a link table the question never names: `hero_power` between `superhero`
+/// and `superpower`), best placed first, each with the chosen models it joins.
+pub(super) fn bridges(
+    ordered: &[Fused],
+    catalog: &Catalog,
+    joins: &Joins<'_>,
+    models: &[(String, f64)],
+    mut unjoined: Vec<(usize, usize)>,
+) -> Vec<(String, Vec<usize>)> {
+    let mut found: Vec<(String, Vec<usize>)> = Vec::new();
+    if unjoined.is_empty() {
+        return found;
+    }
+    let chosen = |id: &str| models.iter().any(|(m, _)| m == id);
+    let mut candidates: Vec<String> = Vec::new();
+    let placed = ordered
+        .iter()
+        .filter_map(|f| model_part(&f.key))
+        .map(|(m, _)| m.to_owned());
+    let datasources: FxHashSet<&str> = unjoined
+        .iter()
+        .filter_map(|(i, _)| models[*i].0.split('.').next())
+        .collect();
+    let catalogued = catalog
+        .models
+        .iter()
+        .filter(|m| !m.hidden && datasources.contains(m.data_source.as_str()))
+        .map(Model::canonical_id);
+    for id in placed.chain(catalogued) {
+        if candidates.len() >= BRIDGE_CANDIDATES {
+            break;
+        }
+        if !chosen(&id) && !candidates.contains(&id) && skeleton(catalog, &id).is_some() {
+            candidates.push(id);
+        }
+    }
+    for candidate in candidates {
+        if found.len() >= BRIDGES || unjoined.is_empty() {
+            break;
+        }
+        let mut joined: rustc_hash::FxHashMap<usize, bool> = Default::default();
+        let mut joins_to = |m: usize| {
+            *joined
+                .entry(m)
+                .or_insert_with(|| !joins.pairs(&candidate, &models[m].0).is_empty())
+        };
+        let mut linked: Vec<usize> = Vec::new();
+        unjoined.retain(|&(a, b)| {
+            let bridged = same_datasource(&candidate, &models[a].0) && joins_to(a) && joins_to(b);
+            if bridged {
+                for m in [a, b] {
+                    if !linked.contains(&m) {
+                        linked.push(m);
+                    }
+                }
+            }
+            !bridged
+        });
+        if !linked.is_empty() {
+            found.push((candidate, linked));
+        }
+    }
+    found
+}
