@@ -302,7 +302,8 @@ pub fn all(read_only: bool) -> Vec<Tool> {
          draft SlayerQuery (`query`) to learn what is known about its entities, or any mix; \
          with none, the newest memories come back. Hits are one line each (`compact`); use \
          `show` for an entity's full definition. Returns `results`, the resolved inputs and \
-         warnings.",
+         warnings. About to write SQL? Add `schema: true` for `schema`: the top tables, each \
+         with its relevant columns (type, description, sample values), and how they join.",
         reading(),
     )];
     if !read_only {
