@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use slayer_common::records::Model;
 use slayer_common::store::rows::{IndexLag, StoredDoc};
 use std::sync::Arc;
 
@@ -185,8 +186,9 @@ impl FullText {
         crate::analysis::register(&index);
         let mut writer: IndexWriter<TantivyDocument> =
             index.writer_with_num_threads(1, WRITER_HEAP)?;
+        let mut last_model = None;
         for stored in store.all_docs()? {
-            writer.add_document(document(fields, store, &stored)?)?;
+            writer.add_document(document(fields, store, &stored, &mut last_model)?)?;
         }
         writer.commit()?;
         FullText::from_index(index, dir)
@@ -393,6 +395,7 @@ impl FullText {
         for id in lag.deletes.iter() {
             writer.delete_term(Term::from_field_text(self.fields.id, id));
         }
+        let mut last_model = None;
         for stored in &lag.upserts {
             if !rebuild {
                 writer.delete_term(Term::from_field_text(
@@ -400,7 +403,7 @@ impl FullText {
                     &stored.doc.canonical_id,
                 ));
             }
-            writer.add_document(document(self.fields, store, stored)?)?;
+            writer.add_document(document(self.fields, store, stored, &mut last_model)?)?;
         }
         let mut prepared = writer.prepare_commit()?;
         prepared.set_payload(payload);
@@ -459,11 +462,13 @@ impl FullText {
     }
 }
 
-/// The tantivy document of a stored doc.
+/// The tantivy document of a stored doc; `last_model` keeps the model a value index was last
+/// read from (docs come model by model, so its columns read it once).
 fn document(
     f: Fields,
     store: &dyn StoreRead,
     stored: &StoredDoc,
+    last_model: &mut Option<Model>,
 ) -> Result<TantivyDocument, IndexError> {
     let d = &stored.doc;
     let mut doc = TantivyDocument::default();
@@ -484,7 +489,7 @@ fn document(
         }
     }
     doc.add_text(f.text, &d.text);
-    for value in value_index(store, stored)? {
+    for value in value_index(store, stored, last_model)? {
         doc.add_text(f.values, &value);
     }
     if let Some(name) = entity_name(stored) {
@@ -500,25 +505,32 @@ fn document(
 /// A column doc's value index, read from its model. Only a column whose values overflow its
 /// top 50 can have one, and only its doc says `Distinct count:` (docs/spec.md §2.4), so no
 /// other doc costs a read.
-fn value_index(store: &dyn StoreRead, stored: &StoredDoc) -> Result<Vec<String>, IndexError> {
+fn value_index(
+    store: &dyn StoreRead,
+    stored: &StoredDoc,
+    last_model: &mut Option<Model>,
+) -> Result<Vec<String>, IndexError> {
     let d = &stored.doc;
     if d.doc_kind != "column" || !d.text.lines().any(|l| l.starts_with("Distinct count: ")) {
         return Ok(Vec::new());
     }
-    let (Some(ds), Some(model)) = (d.datasource.as_deref(), stored.model.as_deref()) else {
+    let (Some(ds), Some(name)) = (d.datasource.as_deref(), stored.model.as_deref()) else {
         return Ok(Vec::new());
     };
-    let Some(leaf) = d.canonical_id.strip_prefix(&format!("{ds}.{model}.")) else {
+    let Some(leaf) = d.canonical_id.strip_prefix(&format!("{ds}.{name}.")) else {
         return Ok(Vec::new());
     };
-    let Some(model) = store.model(ds, model)? else {
-        return Ok(Vec::new());
-    };
-    Ok(model
-        .columns
-        .into_iter()
+    let cached = last_model
+        .as_ref()
+        .is_some_and(|m| m.data_source == ds && m.name == name);
+    if !cached {
+        *last_model = store.model(ds, name)?;
+    }
+    Ok(last_model
+        .iter()
+        .flat_map(|m| &m.columns)
         .find(|c| c.name == leaf)
-        .and_then(|c| c.value_index)
+        .and_then(|c| c.value_index.clone())
         .unwrap_or_default())
 }
 

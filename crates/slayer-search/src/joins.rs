@@ -45,10 +45,51 @@ pub struct JoinPair {
 }
 
 /// Finds join pairs in one catalog; remembers which models take part in a reference by name,
-/// which a shared bare `id` needs to know.
+/// which a shared bare `id` needs to know, and each datasource's bare names it read for that.
 pub(crate) struct Joins<'c> {
     catalog: &'c Catalog,
     references: RefCell<FxHashMap<String, bool>>,
+    bare_names: RefCell<FxHashMap<String, std::rc::Rc<Vec<BareModel<'c>>>>>,
+}
+
+/// A model's names as a reference by name reads them, computed once per datasource.
+struct BareModel<'c> {
+    model: &'c Model,
+    /// The last (at most) four letters of each stem: every rule of [`referenced_key`] needs
+    /// the referencing column's bare name to hold one of them.
+    tails: Vec<String>,
+    /// The bare names of its visible columns.
+    columns: Vec<String>,
+}
+
+impl<'c> BareModel<'c> {
+    fn new(model: &'c Model) -> BareModel<'c> {
+        let tails = stems(&model.name)
+            .into_iter()
+            .map(|s| {
+                let from = s.char_indices().rev().nth(3).map_or(0, |(at, _)| at);
+                s[from..].to_owned()
+            })
+            .collect();
+        let columns = model
+            .columns
+            .iter()
+            .filter(|c| !c.hidden)
+            .map(|c| bare(&c.name))
+            .collect();
+        BareModel {
+            model,
+            tails,
+            columns,
+        }
+    }
+
+    /// Whether a column of this model could reference `to` (a cheap necessary condition).
+    fn may_reference(&self, to: &BareModel<'_>) -> bool {
+        self.columns
+            .iter()
+            .any(|c| to.tails.iter().any(|t| c.contains(t.as_str())))
+    }
 }
 
 impl<'c> Joins<'c> {
@@ -57,6 +98,7 @@ impl<'c> Joins<'c> {
         Joins {
             catalog,
             references: RefCell::default(),
+            bare_names: RefCell::default(),
         }
     }
 
@@ -137,33 +179,62 @@ impl<'c> Joins<'c> {
     }
 
     fn model(&self, id: &str) -> Option<&'c Model> {
-        let (datasource, name) = id.split_once('.')?;
-        self.catalog.model_in(datasource, name)
+        visible_model(self.catalog, id)
     }
 
     /// Whether the model references, or is referenced by, another model of its datasource by
-    /// name: then its bare `id` is its own surrogate key.
+    /// name: then its bare `id` is its own surrogate key. Only the models whose names pass
+    /// [`BareModel::may_reference`] are read rule by rule, so a datasource of thousands of
+    /// models costs one pass over its column names.
     fn in_reference(&self, model: &Model) -> bool {
         let id = model.canonical_id();
         if let Some(known) = self.references.borrow().get(&id) {
             return *known;
         }
-        let ds = &model.data_source;
-        let start = self
-            .catalog
-            .models
-            .partition_point(|m| m.data_source.as_str() < ds.as_str());
-        let found = self.catalog.models[start..]
-            .iter()
-            .take_while(|m| m.data_source == *ds)
-            .filter(|m| m.name != model.name)
-            .any(|other| {
-                references(model, other).next().is_some()
-                    || references(other, model).next().is_some()
-            });
+        let models = self.datasource(&model.data_source);
+        let found = match models.iter().find(|m| m.model.name == model.name) {
+            Some(this) => models
+                .iter()
+                .filter(|m| m.model.name != model.name)
+                .any(|other| {
+                    (this.may_reference(other) && references(model, other.model).next().is_some())
+                        || (other.may_reference(this)
+                            && references(other.model, model).next().is_some())
+                }),
+            None => false,
+        };
         self.references.borrow_mut().insert(id, found);
         found
     }
+
+    /// The visible models of a datasource with their bare names, read once.
+    fn datasource(&self, ds: &str) -> std::rc::Rc<Vec<BareModel<'c>>> {
+        if let Some(models) = self.bare_names.borrow().get(ds) {
+            return models.clone();
+        }
+        let start = self
+            .catalog
+            .models
+            .partition_point(|m| m.data_source.as_str() < ds);
+        let models: std::rc::Rc<Vec<BareModel<'c>>> = std::rc::Rc::new(
+            self.catalog.models[start..]
+                .iter()
+                .take_while(|m| m.data_source == ds)
+                .filter(|m| !m.hidden)
+                .map(BareModel::new)
+                .collect(),
+        );
+        self.bare_names
+            .borrow_mut()
+            .insert(ds.to_owned(), models.clone());
+        models
+    }
+}
+
+/// The visible model of a `ds.model` id.
+pub(crate) fn visible_model<'c>(catalog: &'c Catalog, id: &str) -> Option<&'c Model> {
+    let (ds, name) = id.split_once('.')?;
+    catalog.model_in(ds, name).filter(|m| !m.hidden)
 }
 
 /// A visible column of the model by name.
@@ -200,8 +271,8 @@ fn referenced_key<'m>(column: &str, to: &'m Model, stems: &[String]) -> Option<&
     for stem in stems {
         // `customer_id` -> customers.id or customers.customer_id.
         for end in KEY_ENDS {
-            if bc.ends_with(&format!("{stem}{end}")) {
-                let own = format!("{stem}{end}");
+            let own = format!("{stem}{end}");
+            if bc.ends_with(&own) {
                 if let Some((k, _)) = keys().find(|(_, bk)| bk == end || *bk == own) {
                     return Some(k);
                 }

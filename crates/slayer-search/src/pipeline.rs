@@ -31,6 +31,7 @@ use crate::output::hits;
 use crate::output::response::{ExpandedMemory, Response};
 use crate::output::warnings::{stale_query_candidates, warn_stale_queries, Warnings};
 use crate::plan::explain::PlanExplain;
+use crate::plan::run::Buried;
 use crate::plan::{PlanAsk, PlanMode, PlanSources};
 use crate::request::{Channel, Request};
 use crate::scoping::MemoryFilter;
@@ -39,8 +40,6 @@ use crate::SearchError;
 
 /// How deep the fused entity order is read for a schema answer, at least.
 const SCHEMA_DEPTH: usize = 200;
-
-use crate::plan::run::Buried;
 
 /// The planner's rankings, memory side and entity side.
 type SideRankings = (Ranking, Ranking);
@@ -106,25 +105,19 @@ impl Context<'_> {
         let mut response = self.search_in_snapshot(&probe)?;
         let decided =
             crate::routing::decide(&response.entities, &self.corpus.datasources, &routing);
-        if let Some(datasource) = &decided.routed {
+        // Each datasource it routes to answers on its own; the schema answer is the first's.
+        let mut lists = Vec::new();
+        for datasource in decided.routed.iter().chain(&decided.split) {
             let mut filtered = req.clone();
             filtered.datasource = Some(datasource.clone());
             let routed = self.search_in_snapshot(&filtered)?;
-            response.entities = routed.entities;
-            response.schema = routed.schema;
-        } else if !decided.split.is_empty() {
-            let mut lists = Vec::new();
-            for datasource in &decided.split {
-                let mut filtered = req.clone();
-                filtered.datasource = Some(datasource.clone());
-                let routed = self.search_in_snapshot(&filtered)?;
-                if response.schema.is_some() && lists.is_empty() {
-                    response.schema = routed.schema;
-                }
-                lists.push(routed.entities);
+            if lists.is_empty() {
+                response.schema = routed.schema;
             }
-            let weights = decided.split_weights();
-            response.entities = crate::routing::merge_by_score(lists, &weights);
+            lists.push(routed.entities);
+        }
+        if !lists.is_empty() {
+            response.entities = crate::routing::merge_by_score(lists, &decided.split_weights());
         }
         response.entities.truncate(req.max_entities);
         if req.explain {
@@ -394,14 +387,10 @@ impl Context<'_> {
             .chain(response.example_queries.iter().map(|h| &h.id));
         let mut tags: Vec<String> = Vec::new();
         for id in ids {
-            if let Some(m) = scope.memory(id)? {
-                tags.extend(
-                    m.tags
-                        .iter()
-                        .filter(|t| !tags.contains(t))
-                        .cloned()
-                        .collect::<Vec<_>>(),
-                );
+            for tag in scope.memory(id)?.iter().flat_map(|m| &m.tags) {
+                if !tags.contains(tag) {
+                    tags.push(tag.clone());
+                }
             }
         }
         Ok(tags)

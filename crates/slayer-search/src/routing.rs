@@ -28,8 +28,12 @@ pub struct RoutingExplain {
 }
 
 impl RoutingExplain {
-    /// The weight of each split datasource's scores: its evidence over the first's.
+    /// The weight of each split datasource's scores: its evidence over the first's (a routed
+    /// answer's one list weighs 1).
     pub(crate) fn split_weights(&self) -> Vec<f64> {
+        if self.split.is_empty() {
+            return vec![1.0];
+        }
         let mass = |name: &str| {
             self.datasources
                 .iter()
@@ -93,13 +97,15 @@ pub(crate) fn decide(
     // A stable sort: equal masses keep the order of first appearance.
     masses.sort_by(|a, b| b.mass.total_cmp(&a.mass));
     masses.truncate(3);
-    let (routed, why) = match masses.as_slice() {
+    let (routed, split, why) = match masses.as_slice() {
         [] => (
             None,
+            Vec::new(),
             "no entity of a known datasource among the first ones".to_owned(),
         ),
         [only] if only.mass > 0.0 => (
             Some(only.name.clone()),
+            Vec::new(),
             format!(
                 "only {} has entities among the first {}",
                 only.name, routing.entities
@@ -107,6 +113,7 @@ pub(crate) fn decide(
         ),
         [first, second, ..] if first.mass > 0.0 && first.mass >= routing.ratio * second.mass => (
             Some(first.name.clone()),
+            Vec::new(),
             format!(
                 "{} has {:.1}× the evidence of {} (at least {} routes)",
                 first.name,
@@ -117,6 +124,7 @@ pub(crate) fn decide(
         ),
         [first, second, ..] if second.mass > 0.0 => (
             None,
+            vec![first.name.clone(), second.name.clone()],
             format!(
                 "no datasource has {}× the evidence of the next: answered under {} and {}, \
                  merged by score",
@@ -125,17 +133,12 @@ pub(crate) fn decide(
         ),
         _ => (
             None,
+            Vec::new(),
             format!(
                 "no datasource has {}× the evidence of the next: answered across datasources",
                 routing.ratio
             ),
         ),
-    };
-    let split = match (&routed, masses.as_slice()) {
-        (None, [first, second, ..]) if second.mass > 0.0 => {
-            vec![first.name.clone(), second.name.clone()]
-        }
-        _ => Vec::new(),
     };
     RoutingExplain {
         datasources: masses,
@@ -148,8 +151,12 @@ pub(crate) fn decide(
 /// The entities of searches under several datasources as one list, each list's scores
 /// weighed by its datasource's share of the evidence (`weights`, the first's 1): by weighed
 /// score, highest first (a stable sort: the first search's entity first on a tie), each id
-/// once. The scores returned are the searches' own.
+/// once. The scores returned are the searches' own; one list is returned as it is (its order
+/// is its search's, which model evidence may have set apart from the scores).
 pub(crate) fn merge_by_score(lists: Vec<Vec<EntityHit>>, weights: &[f64]) -> Vec<EntityHit> {
+    if lists.len() == 1 {
+        return lists.into_iter().flatten().collect();
+    }
     let mut merged: Vec<(f64, EntityHit)> = lists
         .into_iter()
         .zip(weights)

@@ -2,12 +2,13 @@
 //! the question's ranking left unjoined.
 
 use rustc_hash::FxHashSet;
+use slayer_common::canonical::datasource_of;
 use slayer_common::records::Model;
 use slayer_memory::resolve::Catalog;
 
-use super::schema::{model_part, same_datasource, skeleton};
+use super::schema::{model_part, same_datasource};
 use crate::fusion::fuse::Fused;
-use crate::joins::Joins;
+use crate::joins::{visible_model, JoinPair, Joins};
 
 /// At most this many bridges join an answer's models.
 const BRIDGES: usize = 2;
@@ -18,15 +19,16 @@ const BRIDGE_CANDIDATES: usize = 200;
 
 /// Bridges: models not chosen that join two chosen models of their datasource that do not
 /// join each other (a link table the question never names: `hero_power` between `superhero`
-/// and `superpower`), best placed first, each with the chosen models it joins.
+/// and `superpower`), best placed first, each with its join pairs to the chosen models it
+/// joins.
 pub(super) fn bridges(
     ordered: &[Fused],
     catalog: &Catalog,
     joins: &Joins<'_>,
     models: &[(String, f64)],
     mut unjoined: Vec<(usize, usize)>,
-) -> Vec<(String, Vec<usize>)> {
-    let mut found: Vec<(String, Vec<usize>)> = Vec::new();
+) -> Vec<(String, Vec<JoinPair>)> {
+    let mut found: Vec<(String, Vec<JoinPair>)> = Vec::new();
     if unjoined.is_empty() {
         return found;
     }
@@ -38,7 +40,7 @@ pub(super) fn bridges(
         .map(|(m, _)| m.to_owned());
     let datasources: FxHashSet<&str> = unjoined
         .iter()
-        .filter_map(|(i, _)| models[*i].0.split('.').next())
+        .filter_map(|(i, _)| datasource_of(&models[*i].0))
         .collect();
     let catalogued = catalog
         .models
@@ -49,7 +51,7 @@ pub(super) fn bridges(
         if candidates.len() >= BRIDGE_CANDIDATES {
             break;
         }
-        if !chosen(&id) && !candidates.contains(&id) && skeleton(catalog, &id).is_some() {
+        if !chosen(&id) && !candidates.contains(&id) && visible_model(catalog, &id).is_some() {
             candidates.push(id);
         }
     }
@@ -57,11 +59,13 @@ pub(super) fn bridges(
         if found.len() >= BRIDGES || unjoined.is_empty() {
             break;
         }
-        let mut joined: rustc_hash::FxHashMap<usize, bool> = Default::default();
+        // The candidate's pairs with each chosen model, read once.
+        let mut with: rustc_hash::FxHashMap<usize, Vec<JoinPair>> = Default::default();
         let mut joins_to = |m: usize| {
-            *joined
+            !with
                 .entry(m)
-                .or_insert_with(|| !joins.pairs(&candidate, &models[m].0).is_empty())
+                .or_insert_with(|| joins.pairs(&candidate, &models[m].0))
+                .is_empty()
         };
         let mut linked: Vec<usize> = Vec::new();
         unjoined.retain(|&(a, b)| {
@@ -76,7 +80,11 @@ pub(super) fn bridges(
             !bridged
         });
         if !linked.is_empty() {
-            found.push((candidate, linked));
+            let pairs = linked
+                .iter()
+                .flat_map(|m| with.remove(m).unwrap_or_default())
+                .collect();
+            found.push((candidate, pairs));
         }
     }
     found

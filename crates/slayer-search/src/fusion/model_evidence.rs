@@ -74,7 +74,7 @@ fn connecting_keys(
         .filter(|(_, (k, _))| k.contains('.') && model_of(k).is_none())
         .map(|(i, (k, _))| (i, k.as_str()))
         .collect();
-    let datasource = |m: &str| m.split('.').next().map(str::to_owned);
+    let datasource = slayer_common::canonical::datasource_of;
     for (x, (_, a)) in models.iter().enumerate() {
         for (j, b) in &models[x + 1..] {
             if datasource(a) != datasource(b) {
@@ -91,7 +91,7 @@ fn connecting_keys(
 }
 
 /// The model of a leaf id `<ds>.<model>.<leaf>` (names hold no `.`, docs/spec.md §1.2).
-fn model_of(key: &str) -> Option<&str> {
+pub(crate) fn model_of(key: &str) -> Option<&str> {
     let mut dots = key.match_indices('.').map(|(at, _)| at);
     let (_, second) = (dots.next()?, dots.next()?);
     Some(&key[..second])
@@ -111,7 +111,7 @@ fn names(key: &str, name: &str) -> bool {
 const NAMED: &str = "named";
 
 /// Whether an id is a model's `<ds>.<model>`.
-fn is_model(key: &str) -> bool {
+pub(crate) fn is_model(key: &str) -> bool {
     !key.starts_with("memory:") && key.matches('.').count() == 1
 }
 

@@ -18,9 +18,11 @@ use slayer_memory::resolve::Catalog;
 
 use crate::fusion::bridges::bridges;
 use crate::fusion::fuse::Fused;
+use crate::fusion::model_evidence::{is_model, model_of};
 use crate::fusion::named::named_in;
-use crate::joins::{JoinPair, Joins};
+use crate::joins::{visible_model, JoinPair, Joins};
 use crate::SearchError;
+use slayer_common::canonical::{datasource_of, memory_id_of};
 
 /// How big a schema answer may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,23 +126,15 @@ pub(crate) struct Picked {
     pub joins: Vec<JoinPair>,
 }
 
-/// The model of a leaf id `ds.model.leaf`, and whether the id is a model's own.
+/// The model of an entity id (`ds.model` or `ds.model.leaf`), and whether the id is the
+/// model's own.
 pub(super) fn model_part(key: &str) -> Option<(&str, bool)> {
-    if key.starts_with("memory:") {
-        return None;
+    if is_model(key) {
+        return Some((key, true));
     }
-    let mut dots = key.match_indices('.').map(|(at, _)| at);
-    match (dots.next(), dots.next()) {
-        (Some(_), Some(second)) => Some((&key[..second], false)),
-        (Some(_), None) => Some((key, true)),
-        _ => None,
-    }
-}
-
-/// The skeleton of a visible model.
-pub(super) fn skeleton<'c>(catalog: &'c Catalog, id: &str) -> Option<&'c Model> {
-    let (ds, name) = id.split_once('.')?;
-    catalog.model_in(ds, name).filter(|m| !m.hidden)
+    model_of(key)
+        .filter(|_| memory_id_of(key).is_none())
+        .map(|m| (m, false))
 }
 
 /// Whether the model has a visible leaf of that name.
@@ -157,7 +151,7 @@ fn has_leaf(model: &Model, leaf: &str) -> bool {
 fn columns_named_in(question: &str, models: &[(String, f64)], catalog: &Catalog) -> Vec<String> {
     let mut names: Vec<(&str, String)> = Vec::new();
     for (model, _) in models {
-        let Some(m) = skeleton(catalog, model) else {
+        let Some(m) = visible_model(catalog, model) else {
             continue;
         };
         for column in m.columns.iter().filter(|c| !c.hidden) {
@@ -184,7 +178,7 @@ pub(crate) fn pick(
         let Some((model, _)) = model_part(&f.key) else {
             continue;
         };
-        if !models.iter().any(|(m, _)| m == model) && skeleton(catalog, model).is_some() {
+        if !models.iter().any(|(m, _)| m == model) && visible_model(catalog, model).is_some() {
             models.push((model.to_owned(), f.score));
         }
     }
@@ -200,10 +194,8 @@ pub(crate) fn pick(
         }
     }
     let bridges = bridges(ordered, catalog, joins, &models, unjoined);
-    for (bridge, linked) in &bridges {
-        for m in linked {
-            pairs.extend(joins.pairs(bridge, &models[*m].0));
-        }
+    for (_, bridge_pairs) in &bridges {
+        pairs.extend(bridge_pairs.iter().cloned());
     }
     let place: rustc_hash::FxHashMap<&str, usize> = ordered
         .iter()
@@ -228,7 +220,7 @@ pub(crate) fn pick(
     }
     for id in memory_named {
         let known = model_part(id)
-            .and_then(|(m, _)| skeleton(catalog, m))
+            .and_then(|(m, _)| visible_model(catalog, m))
             .is_some_and(|m| has_leaf(m, id.rsplit('.').next().unwrap_or_default()));
         if chosen(id) && known {
             take(id, Why::Memory, &mut leaves);
@@ -271,9 +263,9 @@ pub(crate) fn pick(
     }
 }
 
-/// Whether two ids lie in one datasource (their first segments are equal).
+/// Whether two ids lie in one datasource.
 pub(super) fn same_datasource(a: &str, b: &str) -> bool {
-    a.split('.').next() == b.split('.').next()
+    datasource_of(a) == datasource_of(b)
 }
 
 /// The answer of what was picked, with each chosen model read whole by `full_model`
