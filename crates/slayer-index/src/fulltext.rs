@@ -457,8 +457,13 @@ impl FullText {
             && self.num_docs() as i64 == store.indexed_count()?)
     }
 
+    /// The writer, with the files no commit names cleared first: a writer killed before its
+    /// commit leaves them (a segment, a delete file), and the next writer doing the same
+    /// operations from the same commit would name a file the same and fail on it, every time.
     fn lock_writer(&self) -> Result<IndexWriter<TantivyDocument>, IndexError> {
-        wait_for_writer(&self.index, &self.dir)
+        let writer = wait_for_writer(&self.index, &self.dir)?;
+        writer.garbage_collect_files().wait()?;
+        Ok(writer)
     }
 }
 

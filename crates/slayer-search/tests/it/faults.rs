@@ -51,6 +51,19 @@ fn finish(mut cmd: Command, input: &[u8]) -> (Vec<u8>, bool) {
     (out.stdout, out.status.success())
 }
 
+/// [`finish`], with what the command wrote to stderr (which the caller pipes).
+fn finish_with_stderr(mut cmd: Command, input: &[u8]) -> (Vec<u8>, bool, String) {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.stdout, out.status.success(), stderr)
+}
+
 /// Starts the command, feeds it `input` and SIGKILLs it after `delay`; what it had printed.
 fn kill_after(mut cmd: Command, input: &[u8], delay: Duration) -> Vec<u8> {
     let out_path = tempfile::NamedTempFile::new().unwrap();
@@ -110,9 +123,19 @@ fn printed_ids(stdout: &[u8]) -> BTreeSet<String> {
 }
 
 fn stats_check_passes(store: &Path) {
+    stats_check_passes_after(store, "");
+}
+
+/// `stats --check` passes; a failure shows its report and `before`, what the last writer said.
+fn stats_check_passes_after(store: &Path, before: &str) {
     let mut cmd = command("slayer-index", store, None);
     cmd.args(["stats", "--check"]);
-    assert!(cmd.status().unwrap().success(), "stats --check failed");
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "stats --check failed:\n{}\nafter:\n{before}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 fn catalog(models: usize, columns: usize, variant: &str) -> String {
@@ -164,8 +187,10 @@ fn killed_loads_leave_the_store_whole_and_lose_no_changed_doc() {
             assert_eq!(now.len(), before.len());
         }
     }
-    let (rerun_out, ok) = finish(load(), second.as_bytes());
-    assert!(ok, "a re-run after the kills succeeds");
+    let mut rerun = load();
+    rerun.stderr(Stdio::piped());
+    let (rerun_out, ok, rerun_err) = finish_with_stderr(rerun, second.as_bytes());
+    assert!(ok, "a re-run after the kills succeeds: {rerun_err}");
     printed.extend(printed_ids(&rerun_out));
     let after = doc_hashes(&store);
     let changed: BTreeSet<String> = after
@@ -184,7 +209,7 @@ fn killed_loads_leave_the_store_whole_and_lose_no_changed_doc() {
         "changed docs never printed: {}",
         missing.len()
     );
-    stats_check_passes(&store);
+    stats_check_passes_after(&store, &rerun_err);
 }
 
 #[test]
