@@ -64,6 +64,9 @@ pub struct Corpus<'c> {
     memories: RefCell<FxHashMap<String, Option<Rc<MemoryMeta>>>>,
     with_query: OnceCell<FxHashSet<String>>,
     marked: OnceCell<FxHashMap<String, Standing>>,
+    /// The join pairs found in the catalog so far (a corpus is read again whenever the store
+    /// changes, and this with it).
+    joins: crate::joins::JoinMemo,
 }
 
 /// BM25's view of the memory corpus under a datasource filter.
@@ -85,7 +88,13 @@ impl<'c> Corpus<'c> {
             memories: RefCell::default(),
             with_query: OnceCell::new(),
             marked: OnceCell::new(),
+            joins: Default::default(),
         })
+    }
+
+    /// The catalog's join finder, remembering across this corpus's requests.
+    pub(crate) fn joins(&self) -> Result<crate::joins::Joins<'_>, slayer_memory::MemoryError> {
+        Ok(crate::joins::Joins::new(self.catalog()?, &self.joins))
     }
 
     /// The store connection.

@@ -15,6 +15,7 @@
 //!   part in such a reference.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -44,17 +45,35 @@ pub struct JoinPair {
     pub how: JoinHow,
 }
 
-/// Finds join pairs in one catalog; remembers which models take part in a reference by name,
-/// which a shared bare `id` needs to know, and each datasource's bare names it read for that.
+/// What a [`Joins`] has worked out about one catalog, kept by the corpus for as long as the
+/// catalog it was read from: a long-lived search asks for the same few pairs again and again.
+#[derive(Default)]
+pub(crate) struct JoinMemo {
+    /// Whether a model (`ds.model`) takes part in a reference by name.
+    references: RefCell<FxHashMap<String, bool>>,
+    /// Each datasource's visible models with their bare names.
+    bare_names: RefCell<FxHashMap<String, Rc<Vec<BareModel>>>>,
+    /// The pairs of two models, by their ids in the order asked.
+    pairs: RefCell<FxHashMap<ModelPair, Rc<[JoinPair]>>>,
+}
+
+/// Two model ids, in the order asked.
+type ModelPair = (String, String);
+
+/// The most model pairs a memo keeps; past it, it starts again (a request asks for a few
+/// dozen, so only a process answering questions over thousands of models ever gets there).
+const MEMO_PAIRS: usize = 16_384;
+
+/// Finds join pairs in one catalog, remembering what it read in its own memo or the corpus's.
 pub(crate) struct Joins<'c> {
     catalog: &'c Catalog,
-    references: RefCell<FxHashMap<String, bool>>,
-    bare_names: RefCell<FxHashMap<String, std::rc::Rc<Vec<BareModel<'c>>>>>,
+    memo: &'c JoinMemo,
 }
 
 /// A model's names as a reference by name reads them, computed once per datasource.
-struct BareModel<'c> {
-    model: &'c Model,
+struct BareModel {
+    /// Its place in the catalog's models.
+    index: usize,
     /// The last (at most) four letters of each stem: every rule of [`referenced_key`] needs
     /// the referencing column's bare name to hold one of them.
     tails: Vec<String>,
@@ -62,8 +81,8 @@ struct BareModel<'c> {
     columns: Vec<String>,
 }
 
-impl<'c> BareModel<'c> {
-    fn new(model: &'c Model) -> BareModel<'c> {
+impl BareModel {
+    fn new(index: usize, model: &Model) -> BareModel {
         let tails = stems(&model.name)
             .into_iter()
             .map(|s| {
@@ -78,14 +97,14 @@ impl<'c> BareModel<'c> {
             .map(|c| bare(&c.name))
             .collect();
         BareModel {
-            model,
+            index,
             tails,
             columns,
         }
     }
 
     /// Whether a column of this model could reference `to` (a cheap necessary condition).
-    fn may_reference(&self, to: &BareModel<'_>) -> bool {
+    fn may_reference(&self, to: &BareModel) -> bool {
         self.columns
             .iter()
             .any(|c| to.tails.iter().any(|t| c.contains(t.as_str())))
@@ -93,18 +112,33 @@ impl<'c> BareModel<'c> {
 }
 
 impl<'c> Joins<'c> {
-    /// A finder over this catalog.
-    pub(crate) fn new(catalog: &'c Catalog) -> Joins<'c> {
-        Joins {
-            catalog,
-            references: RefCell::default(),
-            bare_names: RefCell::default(),
-        }
+    /// A finder over this catalog that remembers in `memo`, which must have been filled only
+    /// from this catalog.
+    pub(crate) fn new(catalog: &'c Catalog, memo: &'c JoinMemo) -> Joins<'c> {
+        Joins { catalog, memo }
+    }
+
+    fn memo(&self) -> &JoinMemo {
+        self.memo
     }
 
     /// The join pairs between models `a` and `b` (`ds.model`, one datasource): declared pairs
     /// of either model's joins first, then references by name, then shared names.
     pub(crate) fn pairs(&self, a: &str, b: &str) -> Vec<JoinPair> {
+        let key = (a.to_owned(), b.to_owned());
+        if let Some(pairs) = self.memo().pairs.borrow().get(&key) {
+            return pairs.to_vec();
+        }
+        let pairs = self.find_pairs(a, b);
+        let mut memo = self.memo().pairs.borrow_mut();
+        if memo.len() >= MEMO_PAIRS {
+            memo.clear();
+        }
+        memo.insert(key, pairs.clone().into());
+        pairs
+    }
+
+    fn find_pairs(&self, a: &str, b: &str) -> Vec<JoinPair> {
         let (Some(ma), Some(mb)) = (self.model(a), self.model(b)) else {
             return Vec::new();
         };
@@ -188,43 +222,46 @@ impl<'c> Joins<'c> {
     /// models costs one pass over its column names.
     fn in_reference(&self, model: &Model) -> bool {
         let id = model.canonical_id();
-        if let Some(known) = self.references.borrow().get(&id) {
+        if let Some(known) = self.memo().references.borrow().get(&id) {
             return *known;
         }
         let models = self.datasource(&model.data_source);
-        let found = match models.iter().find(|m| m.model.name == model.name) {
+        let of = |m: &BareModel| &self.catalog.models[m.index];
+        let found = match models.iter().find(|m| of(m).name == model.name) {
             Some(this) => models
                 .iter()
-                .filter(|m| m.model.name != model.name)
+                .filter(|m| of(m).name != model.name)
                 .any(|other| {
-                    (this.may_reference(other) && references(model, other.model).next().is_some())
+                    (this.may_reference(other) && references(model, of(other)).next().is_some())
                         || (other.may_reference(this)
-                            && references(other.model, model).next().is_some())
+                            && references(of(other), model).next().is_some())
                 }),
             None => false,
         };
-        self.references.borrow_mut().insert(id, found);
+        self.memo().references.borrow_mut().insert(id, found);
         found
     }
 
     /// The visible models of a datasource with their bare names, read once.
-    fn datasource(&self, ds: &str) -> std::rc::Rc<Vec<BareModel<'c>>> {
-        if let Some(models) = self.bare_names.borrow().get(ds) {
+    fn datasource(&self, ds: &str) -> Rc<Vec<BareModel>> {
+        if let Some(models) = self.memo().bare_names.borrow().get(ds) {
             return models.clone();
         }
         let start = self
             .catalog
             .models
             .partition_point(|m| m.data_source.as_str() < ds);
-        let models: std::rc::Rc<Vec<BareModel<'c>>> = std::rc::Rc::new(
+        let models: Rc<Vec<BareModel>> = Rc::new(
             self.catalog.models[start..]
                 .iter()
-                .take_while(|m| m.data_source == ds)
-                .filter(|m| !m.hidden)
-                .map(BareModel::new)
+                .enumerate()
+                .take_while(|(_, m)| m.data_source == ds)
+                .filter(|(_, m)| !m.hidden)
+                .map(|(i, m)| BareModel::new(start + i, m))
                 .collect(),
         );
-        self.bare_names
+        self.memo()
+            .bare_names
             .borrow_mut()
             .insert(ds.to_owned(), models.clone());
         models
@@ -394,7 +431,8 @@ mod tests {
             model("db", "customers", &["customer_id", "name", "Country Code"]),
             model("db", "notes", &["text"]),
         ]);
-        let joins = Joins::new(&c);
+        let memo = JoinMemo::default();
+        let joins = Joins::new(&c, &memo);
         assert_eq!(
             joins.keys("db.orders", "db.customers"),
             [
@@ -418,6 +456,32 @@ mod tests {
         }
     }
 
+    /// A memo shared by two finders answers the second from what the first read, the same
+    /// pairs in the same order; past its bound it starts again and still answers right.
+    #[test]
+    fn a_shared_memo_answers_again_with_the_same_pairs() {
+        let c = catalog(vec![
+            model("db", "orders", &["id", "customer_id"]),
+            model("db", "customers", &["id", "name"]),
+        ]);
+        let memo = JoinMemo::default();
+        let first = Joins::new(&c, &memo).pairs("db.orders", "db.customers");
+        assert_eq!(memo.pairs.borrow().len(), 1);
+        // The shared bare `id` needed to know who takes part in a reference.
+        assert!(!memo.references.borrow().is_empty());
+        let again = Joins::new(&c, &memo).pairs("db.orders", "db.customers");
+        assert_eq!(first, again);
+        assert_eq!(first[0].from, "db.orders.customer_id");
+        for i in 0..MEMO_PAIRS {
+            memo.pairs
+                .borrow_mut()
+                .insert((format!("x{i}"), String::new()), Rc::from(Vec::new()));
+        }
+        let after = Joins::new(&c, &memo).pairs("db.customers", "db.orders");
+        assert_eq!(memo.pairs.borrow().len(), 1);
+        assert_eq!(after[0].from, "db.orders.customer_id");
+    }
+
     #[test]
     fn declared_pairs_come_first_from_either_side() {
         let notes: Model = serde_json::from_value(serde_json::json!({
@@ -427,7 +491,8 @@ mod tests {
         }))
         .unwrap();
         let c = catalog(vec![model("db", "orders", &["id", "serial"]), notes]);
-        let joins = Joins::new(&c);
+        let memo = JoinMemo::default();
+        let joins = Joins::new(&c, &memo);
         assert_eq!(
             pairs(&joins, "db.orders", "db.notes"),
             [
@@ -462,7 +527,8 @@ mod tests {
             model("db", "items", &["category_id"]),
             model("db", "votes", &["id"]),
         ]);
-        let joins = Joins::new(&c);
+        let memo = JoinMemo::default();
+        let joins = Joins::new(&c, &memo);
         let reference = JoinHow::Reference;
         assert_eq!(
             pairs(&joins, "db.users", "db.posts"),
@@ -525,7 +591,8 @@ mod tests {
             model("db", "race", &["id", "race"]),
             model("db", "hero", &["id", "gender_id", "race_id"]),
         ]);
-        let joins = Joins::new(&surrogate);
+        let memo = JoinMemo::default();
+        let joins = Joins::new(&surrogate, &memo);
         assert!(pairs(&joins, "db.gender", "db.race").is_empty());
         assert_eq!(
             pairs(&joins, "db.hero", "db.race"),
@@ -537,7 +604,11 @@ mod tests {
             model("db", "laboratory", &["id", "date", "got"]),
         ]);
         assert_eq!(
-            pairs(&Joins::new(&shared), "db.laboratory", "db.patient"),
+            pairs(
+                &Joins::new(&shared, &JoinMemo::default()),
+                "db.laboratory",
+                "db.patient"
+            ),
             [pair("db.laboratory.id", "db.patient.id", JoinHow::SameName)]
         );
         // Other datasources never join.
@@ -545,7 +616,12 @@ mod tests {
             model("a", "patient", &["id"]),
             model("b", "patient_visit", &["patient_id"]),
         ]);
-        assert!(pairs(&Joins::new(&two), "a.patient", "b.patient_visit").is_empty());
+        assert!(pairs(
+            &Joins::new(&two, &JoinMemo::default()),
+            "a.patient",
+            "b.patient_visit"
+        )
+        .is_empty());
     }
 
     #[test]

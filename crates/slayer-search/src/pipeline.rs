@@ -26,7 +26,6 @@ use crate::fusion::deepening::Deepening;
 use crate::fusion::fuse::Fused;
 use crate::fusion::schema;
 use crate::inputs::{named_entities, resolve_inputs, warn_off_datasource_memories, Inputs};
-use crate::joins::Joins;
 use crate::output::hits;
 use crate::output::response::{ExpandedMemory, Response};
 use crate::output::warnings::{stale_query_candidates, warn_stale_queries, Warnings};
@@ -193,7 +192,10 @@ impl Context<'_> {
         } else {
             None
         };
-        let joins = catalog.map(Joins::new);
+        let joins = match catalog {
+            Some(_) => Some(self.corpus.joins()?),
+            None => None,
+        };
         let connecting = |a: &str, b: &str| match &joins {
             Some(joins) if keys => joins.keys(a, b),
             _ => Vec::new(),

@@ -374,7 +374,7 @@ fn leaf_of(model: &Model, name: &str, id: &str, why: Why) -> Option<SchemaColumn
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::joins::JoinHow;
+    use crate::joins::{JoinHow, JoinMemo};
 
     fn model(name: &str, columns: &[&str]) -> Model {
         let columns: Vec<serde_json::Value> = columns
@@ -418,7 +418,8 @@ mod tests {
     #[test]
     fn models_come_by_their_best_entry_and_columns_by_need_then_rank() {
         let c = catalog();
-        let joins = Joins::new(&c);
+        let memo = JoinMemo::default();
+        let joins = Joins::new(&c, &memo);
         let order = fused(&[
             "db",
             "db.orders.amount",
@@ -504,7 +505,8 @@ mod tests {
     #[test]
     fn a_model_gone_takes_its_joins_with_it() {
         let c = catalog();
-        let joins = Joins::new(&c);
+        let memo = JoinMemo::default();
+        let joins = Joins::new(&c, &memo);
         let order = fused(&["db.orders", "db.customers"]);
         let size = SchemaSize {
             models: 5,
@@ -536,7 +538,8 @@ mod tests {
             datasources: ["db".to_owned()].into(),
             models,
         };
-        let joins = Joins::new(&c);
+        let memo = JoinMemo::default();
+        let joins = Joins::new(&c, &memo);
         let order = fused(&["db.superhero.superhero_name", "db.superpower.power_name"]);
         let size = SchemaSize {
             models: 5,
