@@ -6,6 +6,7 @@
 
 use slayer_common::canonical::{check_memory_id, memory_ref};
 use slayer_common::limits::Limits;
+use slayer_common::records::Standing;
 use slayer_common::store::{Store, StoreRead, StoreWrite};
 use slayer_index::fulltext::FullText;
 use slayer_index::IndexError;
@@ -47,8 +48,13 @@ pub fn save(
     } else {
         Saver::Person
     };
-    save_by(store, req, limits, embed, saver)
+    save_by(store, req, limits, embed, saver, &|_| Ok(()))
 }
+
+/// What a change must pass on the memory it replaces or removes, read inside the change's own
+/// transaction (writers serialize), so that no other writer can swap the memory between the
+/// check and the change: a session's scope. `Err` is the refusal's message.
+pub type Guard<'g> = &'g dyn Fn(&Standing) -> Result<(), String>;
 
 /// [`save`] by a known saver: an agent's memory is saved as proposed while the store requires
 /// review (read inside the save's transaction, so a setting changed meanwhile is obeyed).
@@ -58,6 +64,7 @@ pub fn save_by(
     limits: &Limits,
     embed: bool,
     saver: Saver,
+    guard: Guard<'_>,
 ) -> Result<Saved, MemoryError> {
     req.check_limits(limits)?;
     // Into an absent store, a save that would be refused creates no file.
@@ -65,6 +72,9 @@ pub fn save_by(
         service::save(&rehearsal, req.clone())?;
     }
     let tx = store.write()?;
+    if let Some(id) = &req.id {
+        guarded(&tx, id, guard)?;
+    }
     if saver == Saver::Agent && crate::review::required(&tx)? {
         req.standing.proposed = true;
     }
@@ -89,8 +99,18 @@ pub fn save_by(
 /// Forgets one memory (docs/spec.md §4.2), cascading to its doc, tags and embeddings; the
 /// index warning, if the index could not be updated.
 pub fn forget(store: &mut Store, id: &str) -> Result<Option<String>, MemoryError> {
+    forget_guarded(store, id, &|_| Ok(()))
+}
+
+/// [`forget`], refused when the memory does not pass `guard`.
+pub fn forget_guarded(
+    store: &mut Store,
+    id: &str,
+    guard: Guard<'_>,
+) -> Result<Option<String>, MemoryError> {
     check_memory_id(id).map_err(MemoryError::Invalid)?;
     let tx = store.write()?;
+    guarded(&tx, id, guard)?;
     forget_in(&tx, id)?;
     tx.commit().map_err(|source| MemoryError::Commit {
         what: "deletion",
@@ -101,6 +121,15 @@ pub fn forget(store: &mut Store, id: &str) -> Result<Option<String>, MemoryError
         (Some(a), Some(b)) => Some(format!("{a}; {b}")),
         (a, b) => a.or(b),
     })
+}
+
+/// The memory `id` as the transaction sees it passes `guard` (an absent one is the change's
+/// own business).
+fn guarded(tx: &dyn StoreWrite, id: &str, guard: Guard<'_>) -> Result<(), MemoryError> {
+    match tx.memory(id)? {
+        Some(memory) => guard(&memory.standing).map_err(MemoryError::Invalid),
+        None => Ok(()),
+    }
 }
 
 /// Forget's work inside the caller's transaction: the memory, its doc, its embedding rows and
@@ -181,5 +210,83 @@ pub fn embed_memories(store: &mut Store, ids: &[String]) -> Vec<String> {
     ) {
         Ok(reports) => reports.into_iter().filter_map(|r| r.warning).collect(),
         Err(e) => vec![format!("not embedded: {e}")],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slayer_common::store::OpenMode;
+
+    fn owned_by(project: &str) -> Standing {
+        Standing {
+            project: Some(project.to_owned()),
+            ..Standing::default()
+        }
+    }
+
+    fn note(id: &str, learning: &str, standing: Standing) -> SaveRequest {
+        SaveRequest {
+            learning: learning.to_owned(),
+            entities: Some(vec!["shop".to_owned()]),
+            query: None,
+            id: Some(id.to_owned()),
+            description: None,
+            standing,
+        }
+    }
+
+    /// The guard reads the memory inside the change's transaction and a refusal changes
+    /// nothing; an absent memory is not the guard's to refuse.
+    #[test]
+    fn a_refused_guard_leaves_the_memory_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+        let tx = store.write().unwrap();
+        let shop: slayer_common::records::Datasource =
+            serde_json::from_value(serde_json::json!({"name": "shop"})).unwrap();
+        tx.put_datasource(&shop).unwrap();
+        tx.commit().unwrap();
+        let limits = Limits::default();
+        save(
+            &mut store,
+            note("m1", "first", owned_by("a")),
+            &limits,
+            false,
+        )
+        .unwrap();
+        let only_b = |s: &Standing| match s.project.as_deref() {
+            Some("b") => Ok(()),
+            _ => Err("not this session's".to_owned()),
+        };
+        let refused = forget_guarded(&mut store, "m1", &only_b).unwrap_err();
+        assert_eq!(refused.to_string(), "not this session's");
+        let replaced = save_by(
+            &mut store,
+            note("m1", "second", owned_by("b")),
+            &limits,
+            false,
+            Saver::Person,
+            &only_b,
+        )
+        .unwrap_err();
+        assert_eq!(replaced.to_string(), "not this session's");
+        let kept = store.reader().memory("m1").unwrap().unwrap();
+        assert_eq!(
+            (kept.learning.as_str(), kept.standing.project.as_deref()),
+            ("first", Some("a"))
+        );
+        // A new id passes whatever the guard says; a memory the guard accepts is forgotten.
+        save_by(
+            &mut store,
+            note("m2", "new", owned_by("b")),
+            &limits,
+            false,
+            Saver::Person,
+            &only_b,
+        )
+        .unwrap();
+        forget_guarded(&mut store, "m2", &only_b).unwrap();
+        assert!(store.reader().memory("m2").unwrap().is_none());
     }
 }

@@ -14,7 +14,7 @@ use super::results::{flatten, render_flat_text};
 use serde_json::{json, Value};
 use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_common::cli::error_message_on;
-use slayer_common::records::Tier;
+use slayer_common::records::{Standing, Tier};
 use slayer_common::store::{OpenMode, Store};
 use slayer_memory::service::{self, SaveRequest};
 use slayer_memory::write;
@@ -274,9 +274,6 @@ impl Worker<'_> {
                 )
             }
         };
-        if let Some(id) = &args.id {
-            self.refuse_outside_scope(id)?;
-        }
         // A link to a memory the session cannot see would tell it that memory exists.
         for reference in entities.iter().flatten() {
             if let Some(id) = memory_id_of(reference) {
@@ -327,21 +324,28 @@ impl Worker<'_> {
         limits: &slayer_common::limits::Limits,
     ) -> Result<write::Saved, String> {
         request.standing.proposed |= self.review;
-        write::save_by(self.writer()?, request, limits, true, write::Saver::Agent).map_err(message)
-    }
-
-    /// A memory that exists outside the session's scope is not changed (an absent one is the
-    /// save's or forget's own business).
-    fn refuse_outside_scope(&self, id: &str) -> Result<(), String> {
-        match self.ctx.conn.memory(id).map_err(message)? {
-            Some(memory) => self.scope.may_change(id, &memory.standing),
-            None => Ok(()),
-        }
+        // A memory the save replaces must be the session's, as the save's own transaction
+        // reads it.
+        let scope = self.scope.clone();
+        let id = request.id.clone().unwrap_or_default();
+        let guard = move |standing: &Standing| scope.may_change(&id, standing);
+        write::save_by(
+            self.writer()?,
+            request,
+            limits,
+            true,
+            write::Saver::Agent,
+            &guard,
+        )
+        .map_err(message)
     }
 
     fn forget(&mut self, id: &str) -> Outcome {
-        self.refuse_outside_scope(id)?;
-        let warning = write::forget(self.writer()?, id).map_err(message)?;
+        // Checked inside the deletion's transaction: no other writer can hand the id to
+        // another scope between the check and the deletion.
+        let scope = self.scope.clone();
+        let guard = |standing: &Standing| scope.may_change(id, standing);
+        let warning = write::forget_guarded(self.writer()?, id, &guard).map_err(message)?;
         Ok(Reply {
             structured: json!({"deleted_id": id}),
             text: service::forgotten_text(id, warning.as_deref()),
