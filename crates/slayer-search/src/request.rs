@@ -287,7 +287,7 @@ impl Default for Request {
             agent: None,
             expand_ids: vec![],
             schema: false,
-            schema_models: 5,
+            schema_models: 7,
             schema_columns: 40,
         }
     }
