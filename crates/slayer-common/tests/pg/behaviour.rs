@@ -183,6 +183,69 @@ fn a_version_1_store_migrates_to_hold_proposed_memories() {
 
 /// A version 2 store's skeletons (no join pairs, no primary keys) are rewritten from the full
 /// models when a writer opens it, so search reads the keys that join two models.
+/// The change log keeps each key's latest change only, and answers readers as before: a
+/// reader synced before a run of writes to one key still sees the key; a version-3 store's
+/// log, one row per write, is compacted by the migration.
+#[test]
+fn the_change_log_keeps_one_row_per_key_and_answers_as_before() {
+    let (mut store, schema) = new_store("compact");
+    let placeholder = |id: &str| StoredDoc::placeholder(id, "model", Some("db"));
+    let write = |store: &mut PgStore, ids: &[&str]| {
+        let tx = store.write().unwrap();
+        for id in ids {
+            tx.upsert_doc(&placeholder(id)).unwrap();
+        }
+        tx.commit().unwrap();
+    };
+    write(&mut store, &["db.a", "db.b"]);
+    let v1 = store.docs_version().unwrap();
+    for _ in 0..5 {
+        write(&mut store, &["db.a"]);
+    }
+    let server = server();
+    let rows = |key: &str| {
+        server.query(
+            DB,
+            &format!(
+                "SELECT count(*) FROM {s}.changes WHERE stream = 'docs' AND key = '{key}'",
+                s = quote_ident(&schema)
+            ),
+        )
+    };
+    assert_eq!((rows("db.a").trim(), rows("db.b").trim()), ("1", "1"));
+    let since_v1: Vec<String> = store
+        .docs_changed_since(&v1)
+        .unwrap()
+        .unwrap()
+        .upserts
+        .into_iter()
+        .map(|d| d.doc.canonical_id)
+        .collect();
+    assert_eq!(since_v1, ["db.a"]);
+    let all = store.docs_changed_since("0").unwrap().unwrap();
+    assert_eq!(all.upserts.len(), 2);
+    // A version-3 log: every write a row of its own, until the migration compacts it.
+    server.psql(
+        DB,
+        &format!(
+            "SET search_path = {s};
+             DROP TRIGGER changes_replace ON changes;
+             INSERT INTO changes (stream, key) VALUES ('docs', 'db.b'), ('docs', 'db.b');
+             UPDATE schema_version SET version = 3;",
+            s = quote_ident(&schema)
+        ),
+    );
+    assert_eq!(rows("db.b").trim(), "3");
+    let top = store.docs_version().unwrap();
+    drop(store);
+    let mut store = open_admin(server, &schema, OpenMode::MustExist).unwrap();
+    assert_eq!(store.schema_version().unwrap(), PG_SCHEMA_VERSION);
+    assert_eq!(rows("db.b").trim(), "1");
+    assert_eq!(store.docs_version().unwrap(), top, "the latest seq is kept");
+    write(&mut store, &["db.b"]);
+    assert_eq!(rows("db.b").trim(), "1", "the trigger is back");
+}
+
 #[test]
 fn a_version_2_store_rewrites_its_skeletons_with_join_pairs_and_keys() {
     let (mut store, schema) = new_store("v2");

@@ -53,8 +53,10 @@ pub(super) fn vectors_state(s: &mut Session) -> PgResult<Option<VectorsState>> {
 }
 
 /// The docs whose rows or tags changed after `since`, as they are now: the change log's
-/// `embeddings` stream (keyed by doc) and `memory_tags` stream (keyed by memory id) are never
-/// pruned, so any state of this store is covered.
+/// `embeddings` stream (keyed by doc) and `memory_tags` stream (keyed by memory id) keep each
+/// key's latest change (migration 0004), so any state of this store is covered. The rows are
+/// read with no upper bound: a key changed before `to` and again since has only its later row
+/// left, and is read now rather than missed; what changed after `to` is read again next time.
 pub(super) fn vector_changes(
     s: &mut Session,
     since: &VectorsState,
@@ -75,23 +77,21 @@ pub(super) fn vector_changes(
         "WITH c AS (SELECT DISTINCT CASE stream WHEN 'memory_tags' THEN 'memory:' || key
                                               ELSE key END AS key
                     FROM changes
-                    WHERE (stream = 'embeddings' AND seq > $1 AND seq <= $2)
-                       OR (stream = 'memory_tags' AND seq > $3 AND seq <= $4))
-         SELECT c.key, d.doc_kind, e.model_revision = $6, e.vector,
+                    WHERE (stream = 'embeddings' AND seq > $1)
+                       OR (stream = 'memory_tags' AND seq > $2))
+         SELECT c.key, d.doc_kind, e.model_revision = $4, e.vector,
                 CASE WHEN c.key LIKE 'memory:%' THEN
                     ARRAY(SELECT entity FROM memory_entities
                           WHERE memory_id = substr(c.key, 8) ORDER BY entity)
                 END
          FROM c
          LEFT JOIN docs d ON d.canonical_id = c.key
-         LEFT JOIN embeddings e ON e.canonical_id = c.key AND e.model_name = $5
+         LEFT JOIN embeddings e ON e.canonical_id = c.key AND e.model_name = $3
              AND d.canonical_id IS NOT NULL
-         ORDER BY c.key LIMIT $7",
+         ORDER BY c.key LIMIT $5",
         &[
             &since.embeddings_changes,
-            &to.embeddings_changes,
             &since.memory_tags_changes,
-            &to.memory_tags_changes,
             &model,
             &revision,
             &(limit as i64 + 1),
