@@ -220,13 +220,16 @@ mod x86 {
     }
 
     /// A linear layer's block kernel ([`super::dot_rows_by_tokens`]) for one vector width and
-    /// weight type: `$driver` walks blocks of two rows by four tokens (eight accumulators,
-    /// enough to keep both FMA ports busy), then the leftover tokens and row; `$block` is one
+    /// weight type: `$driver` walks blocks of two rows by `tokens` tokens (four: eight
+    /// accumulators, enough to keep both FMA ports busy; eight where AVX-512's 32 registers
+    /// hold sixteen, so each pair of weight rows is read once for a short question's tokens),
+    /// then the leftover tokens and row; `$block` is one
     /// block of rows `r0..r0 + R` by tokens `t0..t0 + T`. `load_w` turns a pointer to `$lanes`
     /// weights into a vector of f32s, `reduce` sums a vector's lanes, `widen` one weight.
     macro_rules! rows_by_tokens {
         (
             $driver:ident, $block:ident, $features:literal, $weight:ty, $lanes:literal,
+            tokens: $tb:literal,
             zero: $zero:ident, load_x: $load_x:ident, fma: $fma:ident,
             load_w: |$p:ident| $load_w:expr,
             reduce: |$v:ident| $reduce:expr,
@@ -243,6 +246,11 @@ mod x86 {
                 let mut r = 0;
                 while r + 2 <= row_count {
                     let mut t = 0;
+                    while t + $tb <= tokens {
+                        let s = $block::<2, $tb>(rows, xs, n, r, t);
+                        put(r, t, &[&s[0], &s[1]]);
+                        t += $tb;
+                    }
                     while t + 4 <= tokens {
                         let s = $block::<2, 4>(rows, xs, n, r, t);
                         put(r, t, &[&s[0], &s[1]]);
@@ -329,6 +337,7 @@ mod x86 {
 
     rows_by_tokens!(
         dot_rows_by_tokens, block, "avx2,fma", f32, 8,
+        tokens: 4,
         zero: _mm256_setzero_ps, load_x: _mm256_loadu_ps, fma: _mm256_fmadd_ps,
         load_w: |p| unsafe { _mm256_loadu_ps(p) },
         reduce: |v| sum_256(v),
@@ -336,6 +345,7 @@ mod x86 {
     );
     rows_by_tokens!(
         dot_rows_by_tokens_512, block_512, "avx512f,avx512bw", f32, 16,
+        tokens: 8,
         zero: _mm512_setzero_ps, load_x: _mm512_loadu_ps, fma: _mm512_fmadd_ps,
         load_w: |p| unsafe { _mm512_loadu_ps(p) },
         reduce: |v| _mm512_reduce_add_ps(v),
@@ -343,6 +353,7 @@ mod x86 {
     );
     rows_by_tokens!(
         dot_half_rows_by_tokens, half_block, "avx2,fma,f16c", u16, 8,
+        tokens: 4,
         zero: _mm256_setzero_ps, load_x: _mm256_loadu_ps, fma: _mm256_fmadd_ps,
         load_w: |p| _mm256_cvtph_ps(unsafe { _mm_loadu_si128(p.cast()) }),
         reduce: |v| sum_256(v),
@@ -350,6 +361,7 @@ mod x86 {
     );
     rows_by_tokens!(
         dot_half_rows_by_tokens_512, half_block_512, "avx512f,avx512bw", u16, 16,
+        tokens: 8,
         zero: _mm512_setzero_ps, load_x: _mm512_loadu_ps, fma: _mm512_fmadd_ps,
         load_w: |p| _mm512_cvtph_ps(unsafe { _mm256_loadu_si256(p.cast()) }),
         reduce: |v| _mm512_reduce_add_ps(v),
@@ -443,13 +455,13 @@ mod tests {
         );
     }
 
-    /// Every block shape (row and token counts on both sides of the 2 × 4 block, widths with
-    /// and without a tail) against one dot product per pair.
+    /// Every block shape (row and token counts on both sides of the 2 × 4 and 2 × 8 blocks,
+    /// widths with and without a tail) against one dot product per pair.
     #[test]
     fn rows_by_tokens_is_a_dot_product_per_pair() {
         for inputs in [1usize, 8, 13, 384] {
             for row_count in [1usize, 2, 3, 5] {
-                for tokens in [1usize, 3, 4, 5, 9] {
+                for tokens in [1usize, 3, 4, 5, 8, 9, 13, 17] {
                     let (rows, _, _) = vectors((row_count * inputs) as i32);
                     let (_, xs, _) = vectors((tokens * inputs) as i32);
                     let mut out = vec![0f32; row_count * tokens];
@@ -474,7 +486,7 @@ mod tests {
     fn half_rows_by_tokens_is_the_f32_kernel_on_rounded_weights() {
         for inputs in [1usize, 13, 16, 384] {
             for row_count in [1usize, 2, 3] {
-                for tokens in [1usize, 4, 5] {
+                for tokens in [1usize, 4, 5, 8, 13] {
                     let (rows, _, _) = vectors((row_count * inputs) as i32);
                     let (_, xs, _) = vectors((tokens * inputs) as i32);
                     let mut halves = vec![0u16; rows.len()];

@@ -306,6 +306,14 @@ impl Bert {
 
     /// [`Bert::embed`], reading the layers' weights at `precision`.
     pub fn embed_in(&self, ids: &[u32], precision: Precision) -> Result<Vec<f32>, BertError> {
+        // On a pool thread, each layer's products split across the pool and the calling
+        // thread takes its share; called from outside, every one of the forty-odd products
+        // would hand its work over and sleep until it came back (measured: 7.3 against
+        // 3.2 ms a question on one thread, 3.4 against 2.8 on two).
+        rayon::scope(|_| self.forward(ids, precision))
+    }
+
+    fn forward(&self, ids: &[u32], precision: Precision) -> Result<Vec<f32>, BertError> {
         let w = self.floats();
         let h = self.config.hidden_size;
         let tokens = ids.len();

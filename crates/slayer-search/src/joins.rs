@@ -285,44 +285,66 @@ fn references<'m>(
     from: &'m Model,
     to: &'m Model,
 ) -> impl Iterator<Item = (&'m Column, &'m Column)> {
-    let stems = stems(&to.name);
+    let target = Target::of(to);
     from.columns
         .iter()
         .filter(|c| !c.hidden)
         .filter_map(move |c| {
-            referenced_key(&c.name, to, &stems)
+            referenced_key(&c.name, &target)
                 .filter(|k| k.name != c.name)
                 .map(|k| (c, k))
         })
 }
 
+/// A model as references to it are read: its stems and its visible columns' bare names (each
+/// read once per pair of models, not once per column asking).
+struct Target<'m> {
+    stems: Vec<String>,
+    /// Visible columns, their bare names, and whether each reads as a key.
+    keys: Vec<(&'m Column, String, bool)>,
+}
+
+impl<'m> Target<'m> {
+    fn of(to: &'m Model) -> Target<'m> {
+        Target {
+            stems: stems(&to.name),
+            keys: to
+                .columns
+                .iter()
+                .filter(|k| !k.hidden)
+                .map(|k| {
+                    let bk = bare(&k.name);
+                    let key = KEY_ENDS.iter().any(|end| bk.ends_with(end));
+                    (k, bk, key)
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The key of `to` a column named `column` references, if its name says so.
-fn referenced_key<'m>(column: &str, to: &'m Model, stems: &[String]) -> Option<&'m Column> {
+fn referenced_key<'m>(column: &str, to: &Target<'m>) -> Option<&'m Column> {
     let bc = bare(column);
-    let keys = || {
-        to.columns
-            .iter()
-            .filter(|k| !k.hidden)
-            .map(|k| (k, bare(&k.name)))
-    };
-    for stem in stems {
+    for stem in &to.stems {
         // `customer_id` -> customers.id or customers.customer_id.
         for end in KEY_ENDS {
-            let own = format!("{stem}{end}");
-            if bc.ends_with(&own) {
-                if let Some((k, _)) = keys().find(|(_, bk)| bk == end || *bk == own) {
+            if bc.ends_with(end) && bc[..bc.len() - end.len()].ends_with(stem.as_str()) {
+                let own = format!("{stem}{end}");
+                if let Some((k, _, _)) = to.keys.iter().find(|(_, bk, _)| bk == end || *bk == own) {
                     return Some(k);
                 }
             }
         }
         // The key spelled with the model's name: `home_team_api_id` -> team.team_api_id, and
         // `link_to_event` -> event.event_id.
-        for (k, bk) in keys() {
-            if !reads_as_key(&k.name) || !bk.starts_with(stem.as_str()) || bk == bc {
+        for (k, bk, key) in &to.keys {
+            if !key || !bk.starts_with(stem.as_str()) || *bk == bc {
                 continue;
             }
-            let own = KEY_ENDS.iter().any(|end| bk == format!("{stem}{end}"));
-            if bc.ends_with(&bk) || (own && bc.ends_with(stem.as_str()) && bc != *stem) {
+            let own = KEY_ENDS
+                .iter()
+                .any(|end| bk.len() == stem.len() + end.len() && bk.ends_with(end));
+            if bc.ends_with(bk.as_str()) || (own && bc.ends_with(stem.as_str()) && bc != *stem) {
                 return Some(k);
             }
         }
@@ -332,9 +354,13 @@ fn referenced_key<'m>(column: &str, to: &'m Model, stems: &[String]) -> Option<&
     if let [.., word, end] = words.as_slice() {
         if word.len() >= 4
             && KEY_ENDS.contains(&end.as_str())
-            && stems.iter().any(|s| s.ends_with(word.as_str()))
+            && to.stems.iter().any(|s| s.ends_with(word.as_str()))
         {
-            return keys().find(|(_, bk)| bk == end).map(|(k, _)| k);
+            return to
+                .keys
+                .iter()
+                .find(|(_, bk, _)| bk == end)
+                .map(|(k, _, _)| *k);
         }
     }
     None

@@ -124,13 +124,20 @@ pub(crate) fn run<'c>(
             let job = embedding.map(|embedder| {
                 threads.spawn(move || {
                     let started = std::time::Instant::now();
-                    (dense::embed_one(embedder, q), started.elapsed())
+                    (dense::embed_beside(embedder, q), started.elapsed())
                 })
             });
             let started = std::time::Instant::now();
             let memories = side(Side::Memories);
             let entities = side(Side::Entities);
             sources.timings.add("text", started.elapsed());
+            if job.is_some() {
+                // The embedding takes longer: rank the matches whole meanwhile, as fusion
+                // would first thing.
+                for ranking in [&memories, &entities].into_iter().flatten() {
+                    ranking.prepare();
+                }
+            }
             (memories, entities, job.map(|j| j.join()))
         });
         match embedded {
