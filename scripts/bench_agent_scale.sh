@@ -34,6 +34,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 question="refund amount by customer region"
 gen_bin=${BASE_BIN:-$bin}
+# bench_dense.sh reads its binaries from $CARGO_TARGET_DIR/release: a base folder of another
+# name is reached through a link.
+gen_target=$(dirname "$gen_bin")
+if [ "$(basename "$gen_bin")" != release ]; then
+    gen_target="$work/base-target"
+    mkdir -p "$gen_target"
+    ln -s "$(cd "$gen_bin" && pwd)" "$gen_target/release"
+fi
 
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 median() { sort -n "$1" | awk '{a[NR]=$1} END {printf "%.0f", a[int((NR+1)/2)]}'; }
@@ -75,7 +83,7 @@ printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' "-----------" "--------" "-----------" "
     "---------------" "---------------" "------------------------" "---------------"
 for n in $sizes; do
     # The stores come from bench_dense.sh's cache (generated there when missing).
-    SKIP_BUILD=1 STORES_ONLY=1 CARGO_TARGET_DIR="$(dirname "$gen_bin")" scripts/bench_dense.sh "$n" > /dev/null
+    SKIP_BUILD=1 STORES_ONLY=1 CARGO_TARGET_DIR="$gen_target" scripts/bench_dense.sh "$n" > /dev/null
     [ -n "${BASE_BIN:-}" ] && measure base "$BASE_BIN" "$n"
     measure this "$bin" "$n"
 done
