@@ -288,3 +288,62 @@ fn an_index_built_with_the_previous_analyzer_is_rebuilt_on_open() {
         .unwrap();
     assert!(!hits.is_empty());
 }
+
+/// A writer killed after tantivy wrote a delete file but before its commit leaves the file
+/// behind; the next sync of the same changes from the same commit names its delete file the
+/// same. It must clear the leftover and catch up, not fail on it every time.
+#[test]
+fn a_killed_writers_leftover_file_does_not_stop_the_next_sync() {
+    let s = TempStore::new();
+    s.cmd(&["load", fixture("catalog.jsonl").to_str().unwrap()])
+        .assert()
+        .success();
+    // Deletes behind the index's back: the sync that follows writes a delete file for the
+    // segment that holds them.
+    {
+        let mut store = s.open();
+        let tx = store.write().unwrap();
+        slayer_common::store::catalog::delete_model(&tx, "warehouse", "customers").unwrap();
+        slayer_index::catalog::refresh_datasource_docs(&tx, "warehouse").unwrap();
+        tx.commit().unwrap();
+    }
+    // What that sync writes, learned on a copy: the files it adds there are the ones a killed
+    // run would have left here (the same segment, the same operations, the same names).
+    let index = std::path::PathBuf::from(format!("{}.index", s.store.display()));
+    let copy = TempStore::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let from = format!("{}{suffix}", s.store.display());
+        if Path::new(&from).exists() {
+            std::fs::copy(&from, format!("{}{suffix}", copy.store.display())).unwrap();
+        }
+    }
+    let copied = std::path::PathBuf::from(format!("{}.index", copy.store.display()));
+    std::fs::create_dir(&copied).unwrap();
+    let names = |dir: &Path| -> std::collections::BTreeSet<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect()
+    };
+    for name in names(&index) {
+        std::fs::copy(index.join(&name), copied.join(&name)).unwrap();
+    }
+    let before = names(&copied);
+    copy.cmd(&["load"]).write_stdin("").assert().success();
+    let leftovers: Vec<String> = names(&copied)
+        .difference(&before)
+        .filter(|n| n.ends_with(".del"))
+        .cloned()
+        .collect();
+    assert!(!leftovers.is_empty(), "the sync wrote no delete file");
+    for name in &leftovers {
+        std::fs::copy(copied.join(name), index.join(name)).unwrap();
+    }
+    // tantivy registers a file as its own before writing it.
+    std::fs::copy(copied.join(".managed.json"), index.join(".managed.json")).unwrap();
+    let out = s.cmd(&["load"]).write_stdin("").output().unwrap();
+    assert_success(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("was not updated"), "{stderr}");
+    s.cmd(&["stats", "--check"]).assert().success();
+}
