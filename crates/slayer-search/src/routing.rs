@@ -221,14 +221,10 @@ mod tests {
             decide(&dotted, &names, &routing).routed.as_deref(),
             Some("a.b")
         );
-        let late = [
-            hit("hr.a", 0.1),
-            hit("hr.b", 0.1),
-            hit("hr.c", 0.1),
-            hit("hr.d", 0.1),
-            hit("hr.e", 0.1),
-            hit("shop.x", 5.0),
-        ];
+        let mut late: Vec<_> = (0..routing.entities)
+            .map(|i| hit(&format!("hr.t{i}"), 0.1))
+            .collect();
+        late.push(hit("shop.x", 5.0));
         assert_eq!(
             decide(&late, &names, &routing).routed.as_deref(),
             Some("hr")

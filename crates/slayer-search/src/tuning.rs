@@ -132,7 +132,7 @@ pub struct Routing {
 impl Default for Routing {
     fn default() -> Self {
         Routing {
-            entities: 5,
+            entities: 10,
             ratio: 2.0,
         }
     }

@@ -226,7 +226,7 @@ fn a_question_without_a_datasource_is_routed_when_one_clearly_leads() {
     assert_eq!(routed["routing"]["routed"], "mydb", "{routed}");
     assert_eq!(
         routed["routing"]["why"],
-        "only mydb has entities among the first 5"
+        "only mydb has entities among the first 10"
     );
     let filtered = f.search(&["--question", "order amount", "--datasource", "mydb"]);
     assert_eq!(ids(&routed, "entities"), ids(&filtered, "entities"));
