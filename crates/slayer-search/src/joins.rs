@@ -118,19 +118,15 @@ impl<'c> Joins<'c> {
         Joins { catalog, memo }
     }
 
-    fn memo(&self) -> &JoinMemo {
-        self.memo
-    }
-
     /// The join pairs between models `a` and `b` (`ds.model`, one datasource): declared pairs
     /// of either model's joins first, then references by name, then shared names.
     pub(crate) fn pairs(&self, a: &str, b: &str) -> Vec<JoinPair> {
         let key = (a.to_owned(), b.to_owned());
-        if let Some(pairs) = self.memo().pairs.borrow().get(&key) {
+        if let Some(pairs) = self.memo.pairs.borrow().get(&key) {
             return pairs.to_vec();
         }
         let pairs = self.find_pairs(a, b);
-        let mut memo = self.memo().pairs.borrow_mut();
+        let mut memo = self.memo.pairs.borrow_mut();
         if memo.len() >= MEMO_PAIRS {
             memo.clear();
         }
@@ -222,7 +218,7 @@ impl<'c> Joins<'c> {
     /// models costs one pass over its column names.
     fn in_reference(&self, model: &Model) -> bool {
         let id = model.canonical_id();
-        if let Some(known) = self.memo().references.borrow().get(&id) {
+        if let Some(known) = self.memo.references.borrow().get(&id) {
             return *known;
         }
         let models = self.datasource(&model.data_source);
@@ -238,13 +234,13 @@ impl<'c> Joins<'c> {
                 }),
             None => false,
         };
-        self.memo().references.borrow_mut().insert(id, found);
+        self.memo.references.borrow_mut().insert(id, found);
         found
     }
 
     /// The visible models of a datasource with their bare names, read once.
     fn datasource(&self, ds: &str) -> Rc<Vec<BareModel>> {
-        if let Some(models) = self.memo().bare_names.borrow().get(ds) {
+        if let Some(models) = self.memo.bare_names.borrow().get(ds) {
             return models.clone();
         }
         let start = self
@@ -260,7 +256,7 @@ impl<'c> Joins<'c> {
                 .map(|(i, m)| BareModel::new(start + i, m))
                 .collect(),
         );
-        self.memo()
+        self.memo
             .bare_names
             .borrow_mut()
             .insert(ds.to_owned(), models.clone());

@@ -11,6 +11,16 @@ use tantivy::schema::Value;
 use crate::kit::assert_success;
 use crate::support::{fixture, json_lines, TempStore};
 
+/// Deletes `warehouse.customers` in the store alone, as a crash between the store's commit and
+/// the index's leaves it.
+fn delete_customers_behind_the_index(s: &TempStore) {
+    let mut store = s.open();
+    let tx = store.write().unwrap();
+    slayer_common::store::catalog::delete_model(&tx, "warehouse", "customers").unwrap();
+    slayer_index::catalog::refresh_datasource_docs(&tx, "warehouse").unwrap();
+    tx.commit().unwrap();
+}
+
 fn index_meta(store: &TempStore) -> String {
     std::fs::read_to_string(
         Path::new(&format!("{}.index", store.store.display())).join("meta.json"),
@@ -150,13 +160,7 @@ fn a_lagging_or_missing_index_is_caught_up_by_the_next_command() {
         .assert()
         .success();
     // The store changes behind the index's back (as after a crash between the two commits).
-    {
-        let mut store = s.open();
-        let tx = store.write().unwrap();
-        slayer_common::store::catalog::delete_model(&tx, "warehouse", "customers").unwrap();
-        slayer_index::catalog::refresh_datasource_docs(&tx, "warehouse").unwrap();
-        tx.commit().unwrap();
-    }
+    delete_customers_behind_the_index(&s);
     let stats = s.stats_json();
     assert_eq!(stats["index"]["agrees_with_store"], false);
     assert_eq!(stats["index"]["pending_deletes"], 4);
@@ -300,13 +304,7 @@ fn a_killed_writers_leftover_file_does_not_stop_the_next_sync() {
         .success();
     // Deletes behind the index's back: the sync that follows writes a delete file for the
     // segment that holds them.
-    {
-        let mut store = s.open();
-        let tx = store.write().unwrap();
-        slayer_common::store::catalog::delete_model(&tx, "warehouse", "customers").unwrap();
-        slayer_index::catalog::refresh_datasource_docs(&tx, "warehouse").unwrap();
-        tx.commit().unwrap();
-    }
+    delete_customers_behind_the_index(&s);
     // What that sync writes, learned on a copy: the files it adds there are the ones a killed
     // run would have left here (the same segment, the same operations, the same names).
     let index = std::path::PathBuf::from(format!("{}.index", s.store.display()));

@@ -40,18 +40,12 @@ fn command(name: &str, store: &Path, models: Option<&Path>) -> Command {
 }
 
 /// Runs to the end; stdout, and whether it succeeded.
-fn finish(mut cmd: Command, input: &[u8]) -> (Vec<u8>, bool) {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (out.stdout, out.status.success())
+fn finish(cmd: Command, input: &[u8]) -> (Vec<u8>, bool) {
+    let (stdout, ok, _) = finish_with_stderr(cmd, input);
+    (stdout, ok)
 }
 
-/// [`finish`], with what the command wrote to stderr (which the caller pipes).
+/// [`finish`], with what the command wrote to stderr (empty unless the caller pipes it).
 fn finish_with_stderr(mut cmd: Command, input: &[u8]) -> (Vec<u8>, bool, String) {
     let mut child = cmd
         .stdin(Stdio::piped())
