@@ -10,7 +10,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 use serde::Deserialize;
-use slayer_common::mapped::MappedFile;
+use slayer_common::mapped::{HugePageBuffer, MappedFile};
 use slayer_common::simd::{dot_f32 as dot, dot_half_rows_by_tokens, dot_rows_by_tokens, to_half};
 
 /// The `config.json` fields the encoder reads.
@@ -90,8 +90,31 @@ pub struct Bert {
     layers: Vec<Layer>,
     /// Every span the layers read.
     encoder: Span,
-    /// The layers' weights in half precision, made on the first question.
-    halves: std::sync::OnceLock<Vec<u16>>,
+    /// The layers' weights in half precision, made on the first question, in large pages
+    /// (21 MB read whole by every question: [`HugePageBuffer`]).
+    halves: std::sync::OnceLock<Halves>,
+}
+
+/// The half-precision weights: in large pages, or on the heap where the kernel refused a map.
+enum Halves {
+    Paged(HugePageBuffer),
+    Heap(Vec<u16>),
+}
+
+impl Halves {
+    fn as_slice(&self) -> &[u16] {
+        match self {
+            Halves::Paged(buffer) => bytemuck::cast_slice(buffer.bytes()),
+            Halves::Heap(halves) => halves,
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u16] {
+        match self {
+            Halves::Paged(buffer) => bytemuck::cast_slice_mut(buffer.bytes_mut()),
+            Halves::Heap(halves) => halves,
+        }
+    }
 }
 
 /// Which copy of the layers' weights a forward pass reads.
@@ -286,16 +309,21 @@ impl Bert {
 
     /// The layers' weights in half precision, converted on the first call (on every core).
     fn halves(&self) -> &[u16] {
-        self.halves.get_or_init(|| {
+        let halves = self.halves.get_or_init(|| {
             const CHUNK: usize = 1 << 16;
             let floats = &self.floats()[self.encoder.clone()];
-            let mut halves = vec![0u16; floats.len()];
+            let mut halves = match HugePageBuffer::zeroed(floats.len() * 2) {
+                Ok(buffer) => Halves::Paged(buffer),
+                Err(_) => Halves::Heap(vec![0u16; floats.len()]),
+            };
             halves
+                .as_mut_slice()
                 .par_chunks_mut(CHUNK)
                 .zip(floats.par_chunks(CHUNK))
                 .for_each(|(to, from)| to_half(from, to));
             halves
-        })
+        });
+        halves.as_slice()
     }
 
     /// The unit-length mean of the last hidden states of one text's token ids (special tokens

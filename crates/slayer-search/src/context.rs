@@ -76,6 +76,12 @@ impl<'a> Context<'a> {
         Ok(true)
     }
 
+    /// For a process that answers many requests (`--batch`, MCP): keeps what every question
+    /// reads in memory of its own ([`Dense::serve`]).
+    pub fn serve(&mut self) {
+        self.dense.serve();
+    }
+
     /// Makes the next [`Context::refresh_if_changed`] read everything afresh (after a call
     /// that stopped half way through filling the caches).
     pub fn forget_caches(&mut self) {

@@ -129,6 +129,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
         let batch = cli.batch.as_deref().unwrap_or(std::path::Path::new("-"));
         let mut out = BufWriter::new(io::stdout().lock());
         let _reembed = slayer_search::reembed::start(store_path);
+        ctx.serve();
         let status = run_batch(&mut ctx, batch, &settings, &mut out)?;
         out.flush()?;
         report_timings(&output, &ctx, opened, started);

@@ -79,6 +79,7 @@ impl Sidecar {
             overlay: Overlay::default(),
             path: path.to_owned(),
             rebuilt: false,
+            hot: Default::default(),
         };
         sidecar.replay();
         Some(sidecar)
@@ -249,6 +250,7 @@ fn rebuild(
         overlay: Overlay::default(),
         path,
         rebuilt: true,
+        hot: Default::default(),
     })
 }
 

@@ -33,11 +33,12 @@ mod overlay;
 
 use slayer_common::store::StoreRead;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
-use slayer_common::mapped::MappedFile;
-use slayer_common::simd::dot_i16_i8;
+use slayer_common::mapped::{HugePageBuffer, MappedFile};
+use slayer_common::simd::{dot_i16_i8, prefetch};
 use slayer_common::store::rows::VectorsState;
 use slayer_common::store::StoreError;
 
@@ -48,6 +49,10 @@ pub use follow::follow;
 
 /// Rows past which a scan is split across the cores.
 const PARALLEL_ROWS: usize = 16_384;
+/// How many rows ahead of the one it scores a scan asks the CPU for: at 100k rows the codes
+/// (38 MB at 384 dimensions) come from memory, not cache, and a scan that waits for each row
+/// in turn took 20% longer (4.6 against 3.8 ms a core, measured with the caches flushed).
+const PREFETCH_ROWS: usize = 8;
 
 enum Bytes {
     Mapped(MappedFile),
@@ -72,7 +77,14 @@ pub struct Sidecar {
     path: PathBuf,
     /// Whether this open rebuilt it (for timings and tests).
     pub rebuilt: bool,
+    /// The base's codes copied into large pages, for a process that scans them on every
+    /// question ([`Sidecar::keep_hot`]); `None` inside when too large or refused.
+    hot: OnceLock<Option<HugePageBuffer>>,
 }
+
+/// The largest codes section [`Sidecar::keep_hot`] copies: 1 GiB (2.7M rows of 384
+/// dimensions); past it a scan reads the map.
+const HOT_CODES_MAX: usize = 1 << 30;
 
 /// What a datasource filter keeps of a sidecar's rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,6 +172,34 @@ impl Sidecar {
     /// How many changes it holds over its base (dead rows and rows written since).
     pub fn journaled(&self) -> usize {
         self.overlay.weight()
+    }
+
+    /// For a process that answers many questions (`--batch`, MCP): copies the base's codes,
+    /// once, into memory of its own backed by large pages, which every later scan reads
+    /// instead of the map ([`HugePageBuffer`]: at 100k rows a served scan took 2.7 ms
+    /// through the map's 4 KiB pages). The copy costs what one scan does and holds the codes'
+    /// size again (38 MB at 100k rows of 384 dimensions); the page cache may drop its pages
+    /// meanwhile. A one-shot search scans once and keeps the map.
+    pub fn keep_hot(&self) {
+        self.hot.get_or_init(|| {
+            let len = self.header.rows * self.header.dim;
+            if len == 0 || len > HOT_CODES_MAX {
+                return None;
+            }
+            let start = self.header.sections.codes;
+            HugePageBuffer::copy_of(&self.bytes()[start..start + len]).ok()
+        });
+    }
+
+    /// The base's codes: the hot copy where there is one.
+    fn codes(&self) -> &[i8] {
+        match self.hot.get().and_then(Option::as_ref) {
+            Some(hot) => bytemuck::cast_slice(hot.bytes()),
+            None => self.section(
+                self.header.sections.codes,
+                self.header.rows * self.header.dim,
+            ),
+        }
     }
 
     fn section<T: bytemuck::Pod>(&self, start: usize, count: usize) -> &[T] {
@@ -273,12 +313,17 @@ impl Sidecar {
         let kinds: &[u8] = self.section(s.kinds, rows);
         let sets: &[u32] = self.section(s.sets, rows);
         let scales: &[f32] = self.section(s.scales, rows);
-        let codes: &[i8] = self.section(s.codes, rows * dim);
+        let codes = self.codes();
         let (q, q_scale) = quantize_query(query);
         let dead = &self.overlay.dead;
         let score_chunk = |first: usize, chunk: &[i8]| -> (Scored, Scored) {
-            let mut sides = (Vec::new(), Vec::new());
+            let mut sides = (Vec::with_capacity(chunk.len() / dim.max(1)), Vec::new());
             for (i, code) in chunk.chunks_exact(dim).enumerate() {
+                if let Some(ahead) =
+                    chunk.get((i + PREFETCH_ROWS) * dim..(i + PREFETCH_ROWS + 1) * dim)
+                {
+                    prefetch(ahead);
+                }
                 let row = first + i;
                 if dead.get(row).copied().unwrap_or(false)
                     || keep.is_some_and(|k| !kept(k, sets[row]))

@@ -348,7 +348,9 @@ fn a_followed_sidecar_ranks_as_a_rebuilt_one_and_its_journal_survives_a_torn_app
         (5, 1, 6)
     );
     same_as_rebuilt(&followed);
-    // A long-lived reader follows in place.
+    // A long-lived reader keeps its codes hot, and follows in place.
+    served.keep_hot();
+    assert!(served.hot.get().unwrap().is_some());
     assert!(served.follow(conn).unwrap());
     same_as_rebuilt(&served);
     // The journal holds the catch-up: the next open replays it and reads no change.

@@ -73,6 +73,9 @@ pub struct Dense {
     /// Time per stage: sidecar, model load, question embedding, scan (a handle to the
     /// context's laps).
     timings: Timings,
+    /// The process answers many questions: the sidecar's codes are kept hot
+    /// ([`Sidecar::keep_hot`]).
+    serving: bool,
 }
 
 impl Dense {
@@ -80,6 +83,12 @@ impl Dense {
     /// (the store's count of embedding changes; if it moved, each row's version), and only
     /// new and rewritten rows are read again. The loaded model and the question embeddings
     /// stay.
+    /// For a process that answers many questions (`--batch`, MCP): keeps what every question
+    /// reads in memory of its own ([`Sidecar::keep_hot`]).
+    pub fn serve(&mut self) {
+        self.serving = true;
+    }
+
     pub fn forget_rows(&mut self) {
         if let Some(sidecar) = self.sidecar.take().flatten() {
             *self.followed.get_mut() = Some(sidecar);
@@ -125,6 +134,7 @@ impl Dense {
             coverage: Cell::new(None),
             warning: RefCell::default(),
             timings: Default::default(),
+            serving: false,
         }
     }
 
@@ -320,6 +330,9 @@ impl Dense {
                 query.len(),
                 sidecar.dim(),
             )));
+        }
+        if self.serving {
+            self.timings.time("hot codes", || sidecar.keep_hot());
         }
         let (memories, entities) = self.timings.time("scan", || {
             sidecar.scan(&normalized(&query), keep.as_deref(), admit)

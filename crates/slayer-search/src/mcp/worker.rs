@@ -103,6 +103,7 @@ pub fn start(
             };
             let mut worker = match Context::on(&store, planner) {
                 Ok(mut ctx) => {
+                    ctx.serve();
                     ctx.limits = limits;
                     ctx.memory_defaults = memory_defaults;
                     Worker {
