@@ -506,11 +506,19 @@ pub(crate) fn embed_one(embedder: &Embedder, question: &str) -> Result<Vec<f32>,
     embedder.embed_question(question)
 }
 
-/// [`embed_one`] on one core, beside the text channel on the other: on a pool of its own one
-/// thread, so the encoder's products neither hand work to the shared pool and wait for it nor
-/// take the core the text channel runs on (2 cores, 100,000 memories, served: the channels'
-/// stage went from 11.1 to 9.4 ms a question, the embedding from 6.1 to 5.3 ms).
-pub(crate) fn embed_beside(embedder: &Embedder, question: &str) -> Result<Vec<f32>, String> {
+/// Runs `work` on this thread while [`embed_one`] embeds the question on one other core: on
+/// a pool of its own one thread, so the encoder's products neither hand work to the shared
+/// pool and wait for it nor take the core `work` (the text channel) runs on (2 cores,
+/// 100,000 memories, served: the channels' stage went from 11.1 to 9.4 ms a question, the
+/// embedding from 6.1 to 5.3 ms). The pool's thread lives as long as the process: a thread
+/// spawned for each question started 1.0 ms after it was asked for (waking the pool's takes
+/// 0.1 ms). The embedding and its time come back with `work`'s result; an embedding that
+/// panics is an `Err`, and the search goes on without it.
+pub(crate) fn embed_beside<T>(
+    embedder: &Embedder,
+    question: &str,
+    work: impl FnOnce() -> T,
+) -> (T, (Result<Vec<f32>, String>, std::time::Duration)) {
     static ONE_THREAD: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     let pool = ONE_THREAD.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()
@@ -519,10 +527,25 @@ pub(crate) fn embed_beside(embedder: &Embedder, question: &str) -> Result<Vec<f3
             .build()
             .ok()
     });
-    match pool {
-        Some(pool) => pool.install(|| embed_one(embedder, question)),
-        None => embed_one(embedder, question),
-    }
+    let embed = || {
+        let started = std::time::Instant::now();
+        let embedded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            embed_one(embedder, question)
+        }))
+        .unwrap_or_else(|_| Err("the question's embedding thread panicked".to_owned()));
+        (embedded, started.elapsed())
+    };
+    let Some(pool) = pool else {
+        let out = work();
+        return (out, embed());
+    };
+    let mut embedded = None;
+    let out = pool.in_place_scope(|scope| {
+        scope.spawn(|_| embedded = Some(embed()));
+        work()
+    });
+    // The scope waited for the spawned job, which always sets it.
+    (out, embedded.unwrap_or_else(embed))
 }
 
 /// The question embeddings a long-lived search keeps: the latest [`QUESTIONS_KEPT`], so an

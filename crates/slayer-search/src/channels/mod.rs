@@ -120,36 +120,30 @@ pub(crate) fn run<'c>(
         let embedding = on(Channel::Dense)
             .then(|| sources.dense.pending_question(q))
             .flatten();
-        let (memories, entities, embedded) = std::thread::scope(|threads| {
-            let job = embedding.map(|embedder| {
-                threads.spawn(move || {
-                    let started = std::time::Instant::now();
-                    (dense::embed_beside(embedder, q), started.elapsed())
-                })
-            });
+        let text_channel = || {
             let started = std::time::Instant::now();
             let memories = side(Side::Memories);
             let entities = side(Side::Entities);
             sources.timings.add("text", started.elapsed());
-            if job.is_some() {
-                // The embedding takes longer: rank the matches whole meanwhile, as fusion
-                // would first thing.
-                for ranking in [&memories, &entities].into_iter().flatten() {
-                    ranking.prepare();
-                }
+            (memories, entities)
+        };
+        let (memories, entities) = match embedding {
+            Some(embedder) => {
+                let ((memories, entities), (embedding, took)) =
+                    dense::embed_beside(embedder, q, || {
+                        let (memories, entities) = text_channel();
+                        // The embedding takes longer: rank the matches whole meanwhile, as
+                        // fusion would first thing.
+                        for ranking in [&memories, &entities].into_iter().flatten() {
+                            ranking.prepare();
+                        }
+                        (memories, entities)
+                    });
+                sources.dense.remember_question(q, embedding, took);
+                (memories, entities)
             }
-            (memories, entities, job.map(|j| j.join()))
-        });
-        match embedded {
-            Some(Ok((embedding, took))) => sources.dense.remember_question(q, embedding, took),
-            Some(Err(_)) => {
-                let why = "the question's embedding thread panicked".to_owned();
-                sources
-                    .dense
-                    .remember_question(q, Err(why), Default::default());
-            }
-            None => {}
-        }
+            None => text_channel(),
+        };
         rankings.text_memories = Some(memories?);
         rankings.text_entities = Some(entities?);
     }
