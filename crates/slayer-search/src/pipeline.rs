@@ -175,12 +175,11 @@ impl Context<'_> {
         if req.explain {
             response.plan = plan_explain;
         }
-        // 5 and 6. Fuse and fill the buckets.
+        // 5 and 6. Fuse and fill the buckets. The entity side first, while another core ranks
+        // the memory side's dense scores whole, which the memory side reads first: the two
+        // sides share nothing, and the memory side waited for that ranking alone (1.1 ms of a
+        // served question at 100k memories).
         let caps = Caps::of(req);
-        self.timings.time("fuse memories", || {
-            let buckets = self.fuse_memories(&rankings, fusion.0, &caps, &scope, &buried)?;
-            self.memory_hits(req, buckets, &inputs, &scope, &mut response)
-        })?;
         let evidence = if rankings.question_ranked_entities() {
             req.tuning.model_evidence
         } else {
@@ -201,17 +200,27 @@ impl Context<'_> {
             _ => Vec::new(),
         };
         let depth = schema_size.map_or(0, |size| SCHEMA_DEPTH.max(5 * size.columns));
-        let (entities, ordered) = self.timings.time("fuse entities", || {
-            fill_entity_bucket(
-                &mut Deepening::entities(&rankings, caps.entity_depth().max(depth), fusion.1)?
-                    .burying(&buried),
-                caps.entities,
-                depth,
-                &evidence,
-                inputs.question,
-                connecting,
-                |fused| hits::entities(self.conn, fused, req.explain),
-            )
+        let weighed = scope.weighed()?;
+        let (entities, ordered) = rayon::in_place_scope(|threads| {
+            if !weighed {
+                threads.spawn(|_| rankings.dense_memories.prepare());
+            }
+            self.timings.time("fuse entities", || {
+                fill_entity_bucket(
+                    &mut Deepening::entities(&rankings, caps.entity_depth().max(depth), fusion.1)?
+                        .burying(&buried),
+                    caps.entities,
+                    depth,
+                    &evidence,
+                    inputs.question,
+                    connecting,
+                    |fused| hits::entities(self.conn, fused, req.explain),
+                )
+            })
+        })?;
+        self.timings.time("fuse memories", || {
+            let buckets = self.fuse_memories(&rankings, fusion.0, &caps, &scope, &buried)?;
+            self.memory_hits(req, buckets, &inputs, &scope, &mut response)
         })?;
         response.entities = entities;
         if let (Some(size), Some(catalog), Some(joins)) = (schema_size, catalog, &joins) {

@@ -71,6 +71,11 @@ impl<'s> TextRanking<'s> {
         self.places();
     }
 
+    /// Whether [`TextRanking::prepare`] ran.
+    pub(crate) fn is_prepared(&self) -> bool {
+        self.places.get().is_some()
+    }
+
     fn places(&self) -> &[u32] {
         self.places.get_or_init(|| rank_keys::places(self.ranked()))
     }

@@ -21,6 +21,8 @@ use crate::SearchError;
 pub(crate) const FIRST_DEPTH: usize = 64;
 /// The growth factor of the depth.
 pub(crate) const DEEPER: usize = 4;
+/// How long both rankings must be before they are ranked on two cores at once.
+const PARALLEL_PREPARE: usize = 16_384;
 
 /// One side's three rankings, the text and dense ones read only as deep as the buckets need.
 /// Fusion order (and so tie order) is channel 1 (BM25 for memories, the named refs for
@@ -91,9 +93,20 @@ impl<'t, 's> Deepening<'t, 's> {
         depth: usize,
         fusion: Fusion,
     ) -> Result<Self, SearchError> {
-        // Both long rankings are ranked whole on their first read: on two cores at once.
-        if let Some(text) = text {
-            rayon::join(|| text.prepare(), || dense.prepare());
+        // Both long rankings are ranked whole on their first read: on two cores at once when
+        // both are long (handing work to the pool and waiting for it costs more than ranking
+        // a few thousand scores, and a served search ranked the text matches already).
+        match text {
+            Some(text)
+                if !text.is_prepared() && text.len().min(dense.len()) >= PARALLEL_PREPARE =>
+            {
+                rayon::join(|| text.prepare(), || dense.prepare());
+            }
+            Some(text) => {
+                text.prepare();
+                dense.prepare();
+            }
+            None => {}
         }
         let mut d = Deepening {
             channel1: Partial::whole(channel1, fusion.weights.entities),
