@@ -20,7 +20,7 @@ use crate::SearchError;
 /// fusion cannot yet vouch for enough entries.
 pub(crate) const FIRST_DEPTH: usize = 64;
 /// The growth factor of the depth.
-pub(crate) const DEEPER: usize = 4;
+pub(crate) const DEEPER: usize = 2;
 /// How long both rankings must be before they are ranked on two cores at once.
 const PARALLEL_PREPARE: usize = 16_384;
 
