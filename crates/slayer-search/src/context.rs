@@ -77,9 +77,10 @@ impl<'a> Context<'a> {
     }
 
     /// For a process that answers many requests (`--batch`, MCP): keeps what every question
-    /// reads in memory of its own ([`Dense::serve`]).
+    /// reads in memory of its own ([`Dense::serve`], [`TextIndex::serve`]).
     pub fn serve(&mut self) {
         self.dense.serve();
+        self.text.serve();
     }
 
     /// Makes the next [`Context::refresh_if_changed`] read everything afresh (after a call

@@ -17,6 +17,9 @@ use slayer_common::canonical::memory_ref;
 use slayer_common::store::StoreRead;
 use slayer_index::fulltext::{Fields, FullText};
 
+use std::sync::Arc;
+
+use crate::channels::doc_ids::{DocIdCache, DocIds, ID_COLUMN};
 pub(crate) use crate::channels::text_ranking::TextRanking;
 use crate::channels::text_ranking::{hit_key, key_hit};
 use crate::corpus::Admission;
@@ -31,6 +34,10 @@ pub struct TextIndex {
     /// A server store's cache folder of the index.
     cache: Option<std::path::PathBuf>,
     opened: std::cell::OnceCell<(FullText, tantivy::Searcher)>,
+    /// A long-lived search's tables of the segments' doc ids (`None`: not kept), kept across
+    /// reopens, and the opened searcher's.
+    doc_id_cache: std::cell::RefCell<Option<DocIdCache>>,
+    doc_ids: std::cell::OnceCell<Option<Arc<DocIds>>>,
 }
 
 impl TextIndex {
@@ -40,12 +47,40 @@ impl TextIndex {
             store,
             cache,
             opened: std::cell::OnceCell::new(),
+            doc_id_cache: Default::default(),
+            doc_ids: Default::default(),
         }
     }
 
-    /// The same index, to be opened afresh on the next question.
+    /// The same index, to be opened afresh on the next question (the doc id tables of the
+    /// segments it still has are kept).
     pub fn reopened(&self) -> TextIndex {
-        TextIndex::new(self.store.clone(), self.cache.clone())
+        let index = TextIndex::new(self.store.clone(), self.cache.clone());
+        *index.doc_id_cache.borrow_mut() = self.doc_id_cache.take();
+        index
+    }
+
+    /// For a process that answers many questions: the index's doc ids are read into tables
+    /// once per segment ([`crate::channels::doc_ids`]).
+    pub fn serve(&mut self) {
+        self.doc_id_cache
+            .get_mut()
+            .get_or_insert_with(DocIdCache::default);
+    }
+
+    /// The opened searcher's doc id tables, in a long-lived search.
+    pub(crate) fn doc_ids(
+        &self,
+        searcher: &tantivy::Searcher,
+    ) -> Result<Option<Arc<DocIds>>, SearchError> {
+        if let Some(tables) = self.doc_ids.get() {
+            return Ok(tables.clone());
+        }
+        let tables = match self.doc_id_cache.borrow_mut().as_mut() {
+            Some(cache) => Some(Arc::new(cache.tables(searcher)?)),
+            None => None,
+        };
+        Ok(self.doc_ids.get_or_init(|| tables).clone())
     }
 
     /// The store this index belongs to.
@@ -379,7 +414,7 @@ pub(super) fn ids_of(
     let readers = searcher.segment_readers();
     let mut columns = Vec::with_capacity(readers.len());
     for reader in readers {
-        columns.push(reader.fast_fields().str("id")?);
+        columns.push(reader.fast_fields().str(ID_COLUMN)?);
     }
     for (i, (_, addr)) in hits.iter().enumerate() {
         let ord = columns[addr.segment_ord as usize]

@@ -4,6 +4,7 @@
 
 pub(crate) mod bm25;
 pub(crate) mod dense;
+pub(crate) mod doc_ids;
 pub(crate) mod lexical;
 pub(crate) mod rank_keys;
 pub(crate) mod ranked;
@@ -104,6 +105,7 @@ pub(crate) fn run<'c>(
         let ds = scope.datasource();
         let name_weight = req.tuning.name_weight;
         let admission = scope.admission();
+        let doc_ids = sources.text.doc_ids(searcher)?;
         let side = |side| {
             lexical::rank(
                 fulltext,
@@ -114,6 +116,7 @@ pub(crate) fn run<'c>(
                 admission,
                 name_weight,
             )
+            .map(|ranking| ranking.with_doc_ids(doc_ids.clone()))
         };
         // A long-lived search embeds the question for channel 3 on another thread meanwhile:
         // the text channel runs on one core.

@@ -2,12 +2,13 @@
 //! whole once as integer keys (`rank_keys`) the first time it is read, and any doc's place
 //! found by its address, not by a table of every doc in the index.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocAddress, DocSet, Searcher, Term, TERMINATED};
 
+use crate::channels::doc_ids::DocIds;
 use crate::channels::lexical::ids_of;
 use crate::channels::rank_keys::{self, index_of, score_key, score_of, score_of_key};
 
@@ -22,6 +23,8 @@ pub(crate) struct TextRanking<'s> {
     ranked: OnceLock<Vec<u64>>,
     /// Each match's 0-based place, by its index in `hits`; made on the first lookup.
     places: OnceLock<Vec<u32>>,
+    /// A long-lived search's doc id tables: ids read and found without the index.
+    doc_ids: Option<Arc<DocIds>>,
 }
 
 /// A match as one integer that orders as the ranking does (best score first, then address):
@@ -57,7 +60,37 @@ impl<'s> TextRanking<'s> {
             hits,
             ranked: OnceLock::new(),
             places: OnceLock::new(),
+            doc_ids: None,
         }
+    }
+
+    /// The same ranking, reading ids through a long-lived search's tables.
+    pub(crate) fn with_doc_ids(mut self, doc_ids: Option<Arc<DocIds>>) -> Self {
+        self.doc_ids = doc_ids;
+        self
+    }
+
+    /// The ids of these matches, in their order: from the tables where there are some.
+    fn ids_of(&self, hits: &[(f32, DocAddress)]) -> tantivy::Result<Vec<String>> {
+        let Some(tables) = &self.doc_ids else {
+            return ids_of(self.searcher, self.id_field, hits);
+        };
+        let mut ids: Vec<Option<String>> = hits
+            .iter()
+            .map(|(_, at)| tables.id(*at).map(str::to_owned))
+            .collect();
+        // A doc without a value in the column: read as the index reads it.
+        let missing: Vec<(f32, DocAddress)> = hits
+            .iter()
+            .zip(&ids)
+            .filter(|(_, id)| id.is_none())
+            .map(|(hit, _)| *hit)
+            .collect();
+        let mut read = ids_of(self.searcher, self.id_field, &missing)?.into_iter();
+        Ok(ids
+            .iter_mut()
+            .map(|id| id.take().or_else(|| read.next()).unwrap_or_default())
+            .collect())
     }
 
     fn ranked(&self) -> &[u64] {
@@ -93,7 +126,10 @@ impl<'s> TextRanking<'s> {
             hits[group_of(hit.1)].push(*hit);
         }
         hits.into_iter()
-            .map(|hits| TextRanking::new(self.searcher, self.id_field, hits))
+            .map(|hits| {
+                TextRanking::new(self.searcher, self.id_field, hits)
+                    .with_doc_ids(self.doc_ids.clone())
+            })
             .collect()
     }
 
@@ -142,7 +178,7 @@ impl<'s> TextRanking<'s> {
         end: usize,
     ) -> tantivy::Result<Vec<(String, Option<f64>)>> {
         let hits = self.hits_in(start, end);
-        let ids = ids_of(self.searcher, self.id_field, &hits)?;
+        let ids = self.ids_of(&hits)?;
         Ok(hits
             .iter()
             .zip(ids)
@@ -153,7 +189,7 @@ impl<'s> TextRanking<'s> {
     /// Every match's address and id, in ranking order.
     pub(crate) fn ids(&self) -> tantivy::Result<Vec<(DocAddress, String)>> {
         let hits = self.hits_in(0, self.len());
-        let ids = ids_of(self.searcher, self.id_field, &hits)?;
+        let ids = self.ids_of(&hits)?;
         Ok(hits.into_iter().map(|(_, at)| at).zip(ids).collect())
     }
 
@@ -178,6 +214,14 @@ impl<'s> TextRanking<'s> {
         let readers = self.searcher.segment_readers();
         let mut out = Vec::new();
         for id in ids {
+            if let Some(docs) = self.doc_ids.as_ref().and_then(|t| t.docs(id)) {
+                for at in docs {
+                    if let Ok(i) = self.hits.binary_search_by_key(&at, |(_, a)| *a) {
+                        out.push((id.to_owned(), i));
+                    }
+                }
+                continue;
+            }
             let term = Term::from_field_text(self.id_field, id);
             for (segment, reader) in readers.iter().enumerate() {
                 let inverted = reader.inverted_index(self.id_field)?;
