@@ -175,10 +175,11 @@ impl Context<'_> {
         if req.explain {
             response.plan = plan_explain;
         }
-        // 5 and 6. Fuse and fill the buckets. The entity side first, while another core ranks
-        // the memory side's dense scores whole, which the memory side reads first: the two
-        // sides share nothing, and the memory side waited for that ranking alone (1.1 ms of a
-        // served question at 100k memories).
+        // 5 and 6. Fuse and fill the buckets: the two sides share nothing, so the memory side
+        // is fused on another core (its dense scores ranked whole first, 1 ms at 100k
+        // memories) while this thread fuses the entity side and reads its hits; the memory
+        // side's hits are read here after (the store's connection is this thread's). A
+        // tiered scope's memory side is fused here too, after the entity side.
         let caps = Caps::of(req);
         let evidence = if rankings.question_ranked_entities() {
             req.tuning.model_evidence
@@ -200,10 +201,28 @@ impl Context<'_> {
             _ => Vec::new(),
         };
         let depth = schema_size.map_or(0, |size| SCHEMA_DEPTH.max(5 * size.columns));
-        let weighed = scope.weighed()?;
+        let with_query = match scope.weighed()? {
+            false => Some(self.corpus.with_query()?),
+            true => None,
+        };
+        let mut memory_side = None;
         let (entities, ordered) = rayon::in_place_scope(|threads| {
-            if !weighed {
-                threads.spawn(|_| rankings.dense_memories.prepare());
+            if let Some(with_query) = with_query {
+                let (rankings, buried, caps) = (&rankings, &buried, &caps);
+                let memory_side = &mut memory_side;
+                threads.spawn(move |_| {
+                    let started = std::time::Instant::now();
+                    let fused = Deepening::memories(rankings, caps.memory_depth(), fusion.0)
+                        .and_then(|d| {
+                            fill_memory_buckets(
+                                &mut d.burying(buried),
+                                with_query,
+                                caps,
+                                EXACT_BUCKET,
+                            )
+                        });
+                    *memory_side = Some((fused, started.elapsed()));
+                });
             }
             self.timings.time("fuse entities", || {
                 fill_entity_bucket(
@@ -218,8 +237,16 @@ impl Context<'_> {
                 )
             })
         })?;
-        self.timings.time("fuse memories", || {
-            let buckets = self.fuse_memories(&rankings, fusion.0, &caps, &scope, &buried)?;
+        let buckets = match memory_side {
+            Some((fused, took)) => {
+                self.timings.add("fuse memories", took);
+                fused?
+            }
+            None => self.timings.time("fuse memories", || {
+                self.fuse_memories_by_tier(&rankings, fusion.0, &caps, &scope, &buried)
+            })?,
+        };
+        self.timings.time("memory hits", || {
             self.memory_hits(req, buckets, &inputs, &scope, &mut response)
         })?;
         response.entities = entities;
@@ -305,9 +332,8 @@ impl Context<'_> {
         }
     }
 
-    /// Stages 5 and 6, memory side: fused per tier group where tier weights apply, else in
-    /// one list, and the memories and example queries the caps keep.
-    fn fuse_memories(
+    /// A tiered scope's memory side: each tier fused apart, then merged in tier order.
+    fn fuse_memories_by_tier(
         &self,
         rankings: &Rankings<'_>,
         fusion: Fusion,
@@ -315,26 +341,17 @@ impl Context<'_> {
         scope: &Scope<'_, '_>,
         buried: &Buried,
     ) -> Result<MemoryBuckets<Fused>, SearchError> {
-        if scope.weighed()? {
-            let tiers = &self.planner.config.memory_tiers;
-            let merged = self.timings.time("tiers", || {
-                crate::fusion::tiers::fuse_by_tier(rankings, scope, fusion, tiers, buried)
-            })?;
-            let with_query = self.corpus.with_query()?;
-            Ok(walk_memory_buckets(
-                merged,
-                with_query,
-                caps.memories,
-                caps.example_queries,
-            ))
-        } else {
-            fill_memory_buckets(
-                &mut Deepening::memories(rankings, caps.memory_depth(), fusion)?.burying(buried),
-                self.corpus.with_query()?,
-                caps,
-                EXACT_BUCKET,
-            )
-        }
+        let tiers = &self.planner.config.memory_tiers;
+        let merged = self.timings.time("tiers", || {
+            crate::fusion::tiers::fuse_by_tier(rankings, scope, fusion, tiers, buried)
+        })?;
+        let with_query = self.corpus.with_query()?;
+        Ok(walk_memory_buckets(
+            merged,
+            with_query,
+            caps.memories,
+            caps.example_queries,
+        ))
     }
 
     /// Stage 1: an unknown datasource is a request error, raised before any work.
