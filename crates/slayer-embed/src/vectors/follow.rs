@@ -80,6 +80,7 @@ impl Sidecar {
             path: path.to_owned(),
             rebuilt: false,
             hot: Default::default(),
+            rows_by_hash: Default::default(),
         };
         sidecar.replay();
         Some(sidecar)
@@ -251,6 +252,7 @@ fn rebuild(
         path,
         rebuilt: true,
         hot: Default::default(),
+        rows_by_hash: Default::default(),
     })
 }
 

@@ -36,6 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 use slayer_common::mapped::{HugePageBuffer, MappedFile};
 use slayer_common::simd::{dot_i16_i8, prefetch};
@@ -80,6 +81,16 @@ pub struct Sidecar {
     /// The base's codes copied into large pages, for a process that scans them on every
     /// question ([`Sidecar::keep_hot`]); `None` inside when too large or refused.
     hot: OnceLock<Option<HugePageBuffer>>,
+    /// A served process's index of the base's ids by hash ([`Sidecar::keep_hot`]).
+    rows_by_hash: OnceLock<FxHashMap<u64, u32>>,
+}
+
+/// In [`Sidecar::rows_by_hash`], the mark of a hash two ids share (their rows are searched).
+const SHARED_HASH: u32 = u32::MAX;
+
+fn hash_of(id: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(id)
 }
 
 /// The largest codes section [`Sidecar::keep_hot`] copies: 1 GiB (2.7M rows of 384
@@ -181,6 +192,19 @@ impl Sidecar {
     /// size again (38 MB at 100k rows of 384 dimensions); the page cache may drop its pages
     /// meanwhile. A one-shot search scans once and keeps the map.
     pub fn keep_hot(&self) {
+        // Fusion looks a thousand or so ids up per question; a binary search of the sorted
+        // ids touches 17 scattered ones each.
+        self.rows_by_hash.get_or_init(|| {
+            let bytes = self.bytes();
+            let mut rows =
+                FxHashMap::with_capacity_and_hasher(self.header.rows, Default::default());
+            for row in 0..self.header.rows {
+                rows.entry(hash_of(base_id_bytes(&self.header, bytes, row)))
+                    .and_modify(|shared| *shared = SHARED_HASH)
+                    .or_insert(row as u32);
+            }
+            rows
+        });
         self.hot.get_or_init(|| {
             let len = self.header.rows * self.header.dim;
             if len == 0 || len > HOT_CODES_MAX {
@@ -226,7 +250,18 @@ impl Sidecar {
         if let Some(&row) = self.overlay.by_id.get(id) {
             return Some((self.header.rows + row as usize) as u32);
         }
-        base_row_of(&self.header, self.bytes(), id).filter(|r| !self.overlay.is_dead(*r as usize))
+        let row = match self.rows_by_hash.get() {
+            None => base_row_of(&self.header, self.bytes(), id),
+            Some(rows) => match rows.get(&hash_of(id.as_bytes())) {
+                // Every base id's hash is in the table: another hash is no base id.
+                None => None,
+                Some(&SHARED_HASH) => base_row_of(&self.header, self.bytes(), id),
+                Some(&row) => (base_id_bytes(&self.header, self.bytes(), row as usize)
+                    == id.as_bytes())
+                .then_some(row),
+            },
+        };
+        row.filter(|r| !self.overlay.is_dead(*r as usize))
     }
 
     /// Ranking order of two scored rows: higher score first, then canonical id (row order

@@ -353,6 +353,16 @@ fn a_followed_sidecar_ranks_as_a_rebuilt_one_and_its_journal_survives_a_torn_app
     assert!(served.hot.get().unwrap().is_some());
     assert!(served.follow(conn).unwrap());
     same_as_rebuilt(&served);
+    // Its ids are found by hash as a fresh open finds them by search, dead rows included.
+    let fresh = open();
+    let mut asked: Vec<String> = (0..fresh.len() as u32)
+        .map(|row| fresh.id(row).to_owned())
+        .collect();
+    asked.extend(["shop.orders.amount", "memory:3", "no.such.doc", ""].map(String::from));
+    for id in &asked {
+        assert_eq!(served.row_of(id), fresh.row_of(id), "{id}");
+    }
+    assert_eq!(served.row_of("shop.orders.amount"), None);
     // The journal holds the catch-up: the next open replays it and reads no change.
     let journal = journal::path_for(&path_for(&folder, MODEL));
     let whole = std::fs::metadata(&journal).unwrap().len();
