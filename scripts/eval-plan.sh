@@ -79,7 +79,9 @@ echo "SciFact (memories)"
 if $quick; then work="${SLAYER_EVAL_DIR_SCIFACT:-$root/target/eval-smoke}"; else work="${SLAYER_EVAL_DIR_SCIFACT:-$root/target/eval}"; fi
 store="$work/scifact.db"
 if [ ! -f "$store" ]; then
-    if $quick; then SLAYER_BIN="$bin" scripts/eval-scifact.sh --smoke > /dev/null; else SLAYER_BIN="$bin" scripts/eval-scifact.sh > /dev/null; fi
+    # Built where this part reads it: SLAYER_EVAL_DIR (the schema part's folder) would send
+    # eval-scifact.sh elsewhere.
+    if $quick; then SLAYER_EVAL_DIR="$work" SLAYER_BIN="$bin" scripts/eval-scifact.sh --smoke > /dev/null; else SLAYER_EVAL_DIR="$work" SLAYER_BIN="$bin" scripts/eval-scifact.sh > /dev/null; fi
 fi
 py="python3 scripts/eval_scifact.py"
 qrels="$scifact/qrels/test.tsv"
