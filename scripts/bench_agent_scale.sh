@@ -7,9 +7,9 @@
 #     (median of 7 pairs; the search pays whatever the save left the vector sidecar);
 #   - one long-lived `--batch -` and `mcp` answering REQUESTS requests (half distinct questions,
 #     half entity lookups; scripts/bench_agent.py), all channels: per-request median / p95,
-#     the batch also with another process saving a memory every 100 ms, and the batch asked
-#     only the distinct questions (the all-channel search itself). The MCP column is a whole
-#     `tools/call search` round trip.
+#     the batch also with another process saving a memory every 100 ms, and the batch and
+#     `mcp` asked only the distinct questions (the all-channel search itself). The MCP columns
+#     are whole `tools/call search` round trips.
 #
 #   scripts/bench_agent_scale.sh [SIZES]      (default "100000 1000000"; REQUESTS=300,
 #                                             WRITER_REQUESTS=REQUESTS for the run with a writer)
@@ -69,18 +69,21 @@ measure() { # label bindir n
     read -r ask_m ask_p _ < <(python3 scripts/bench_agent.py "$b" batch entities,text,dense 0 "$requests" questions)
     read -r writer_m writer_p writes < <(python3 scripts/bench_agent.py "$b" batch entities,text,dense 1 "$writer_requests")
     read -r mcp_m mcp_p _ < <(python3 scripts/bench_agent.py "$b" mcp entities,text,dense 0 "$requests")
-    printf '| %9s | %-6s | %9s | %7s | %10s | %-13s | %-13s | %-22s | %-13s |\n' "$n" "$label" \
+    read -r mcq_m mcq_p _ < <(python3 scripts/bench_agent.py "$b" mcp entities,text,dense 0 "$requests" questions)
+    printf '| %9s | %-6s | %9s | %7s | %10s | %-13s | %-13s | %-22s | %-13s | %-13s |\n' "$n" "$label" \
         "$(median "$work/plain")" "$(median "$work/save")" "$(median "$work/after")" \
-        "$batch_m / $batch_p" "$ask_m / $ask_p" "$writer_m / $writer_p ($writes)" "$mcp_m / $mcp_p"
+        "$batch_m / $batch_p" "$ask_m / $ask_p" "$writer_m / $writer_p ($writes)" "$mcp_m / $mcp_p" \
+        "$mcq_m / $mcq_p"
     rm -rf "$copy"*
 }
 
 echo "The agent's loop at scale: 200 models x 20 columns, 384-dim rows for every doc, $requests served requests, $(nproc) cores"
 echo
-printf '| %9s | %-6s | %9s | %7s | %10s | %-13s | %-13s | %-22s | %-13s |\n' "memories" "build" "search ms" \
-    "save ms" "save+search" "batch med/p95" "questions m/p95" "batch + writer (saves)" "mcp med/p95"
-printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' "-----------" "--------" "-----------" "---------" "------------" \
-    "---------------" "---------------" "------------------------" "---------------"
+printf '| %9s | %-6s | %9s | %7s | %10s | %-13s | %-13s | %-22s | %-13s | %-13s |\n' "memories" "build" \
+    "search ms" "save ms" "save+search" "batch med/p95" "questions m/p95" "batch + writer (saves)" \
+    "mcp med/p95" "mcp questions"
+printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' "-----------" "--------" "-----------" "---------" "------------" \
+    "---------------" "---------------" "------------------------" "---------------" "---------------"
 for n in $sizes; do
     # The stores come from bench_dense.sh's cache (generated there when missing).
     SKIP_BUILD=1 STORES_ONLY=1 CARGO_TARGET_DIR="$gen_target" scripts/bench_dense.sh "$n" > /dev/null
