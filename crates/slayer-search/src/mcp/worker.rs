@@ -79,6 +79,7 @@ pub fn start(
     let handle = std::thread::Builder::new()
         .name("slayer-store".into())
         .spawn(move || {
+            crate::join_the_pool();
             let store = match Store::open(&path, OpenMode::ReadOnly) {
                 Ok(store) => store,
                 Err(e) => {
