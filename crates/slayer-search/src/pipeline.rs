@@ -175,11 +175,44 @@ impl Context<'_> {
         if req.explain {
             response.plan = plan_explain;
         }
-        // 5 and 6. Fuse and fill the buckets: the two sides share nothing, so the memory side
-        // is fused on another core (its dense scores ranked whole first, 1 ms at 100k
-        // memories) while this thread fuses the entity side and reads its hits; the memory
-        // side's hits are read here after (the store's connection is this thread's). A
-        // tiered scope's memory side is fused here too, after the entity side.
+        // 5 and 6.
+        self.fuse_and_fill(
+            req,
+            &inputs,
+            &scope,
+            &rankings,
+            fusion,
+            &buried,
+            schema_size,
+            &mut response,
+        )?;
+        // 7. Respond.
+        let returned = response.example_queries.iter().map(|h| h.id.clone());
+        let stale = stale_query_candidates(returned, &inputs.canonical, &scope)?;
+        warn_stale_queries(&self.corpus, &stale, &mut warnings)?;
+        response.warnings = warnings.into_vec();
+        Ok(response)
+    }
+
+    /// Stages 5 and 6: both sides fused and their buckets filled (the memories and example
+    /// queries, the entities), and the schema answer where asked.
+    #[allow(clippy::too_many_arguments)]
+    fn fuse_and_fill(
+        &self,
+        req: &Request,
+        inputs: &Inputs<'_>,
+        scope: &Scope<'_, '_>,
+        rankings: &Rankings<'_>,
+        fusion: (Fusion, Fusion),
+        buried: &Buried,
+        schema_size: Option<schema::SchemaSize>,
+        response: &mut Response,
+    ) -> Result<(), SearchError> {
+        // The two sides share nothing, so the memory side is fused on another core (its
+        // dense scores ranked whole first, 1 ms at 100k memories) while this thread fuses
+        // the entity side and reads its hits; the memory side's hits are read here after
+        // (the store's connection is this thread's). A tiered scope's memory side is fused
+        // here too, after the entity side.
         let caps = Caps::of(req);
         let evidence = if rankings.question_ranked_entities() {
             req.tuning.model_evidence
@@ -208,7 +241,7 @@ impl Context<'_> {
         let mut memory_side = None;
         let (entities, ordered) = rayon::in_place_scope(|threads| {
             if let Some(with_query) = with_query {
-                let (rankings, buried, caps) = (&rankings, &buried, &caps);
+                let caps = &caps;
                 let memory_side = &mut memory_side;
                 threads.spawn(move |_| {
                     let started = std::time::Instant::now();
@@ -226,8 +259,8 @@ impl Context<'_> {
             }
             self.timings.time("fuse entities", || {
                 fill_entity_bucket(
-                    &mut Deepening::entities(&rankings, caps.entity_depth().max(depth), fusion.1)?
-                        .burying(&buried),
+                    &mut Deepening::entities(rankings, caps.entity_depth().max(depth), fusion.1)?
+                        .burying(buried),
                     caps.entities,
                     depth,
                     &evidence,
@@ -243,26 +276,21 @@ impl Context<'_> {
                 fused?
             }
             None => self.timings.time("fuse memories", || {
-                self.fuse_memories_by_tier(&rankings, fusion.0, &caps, &scope, &buried)
+                self.fuse_memories_by_tier(rankings, fusion.0, &caps, scope, buried)
             })?,
         };
         self.timings.time("memory hits", || {
-            self.memory_hits(req, buckets, &inputs, &scope, &mut response)
+            self.memory_hits(req, buckets, inputs, scope, response)
         })?;
         response.entities = entities;
         if let (Some(size), Some(catalog), Some(joins)) = (schema_size, catalog, &joins) {
             response.schema = Some(self.timings.time("schema", || {
-                let named = self.memory_tags(&response, &scope)?;
+                let named = self.memory_tags(response, scope)?;
                 let picked = schema::pick(&ordered, catalog, joins, size, inputs.question, &named);
                 schema::fill(picked, |ds, name| Ok(self.conn.model(ds, name)?))
             })?);
         }
-        // 7. Respond.
-        let returned = response.example_queries.iter().map(|h| h.id.clone());
-        let stale = stale_query_candidates(returned, &inputs.canonical, &scope)?;
-        warn_stale_queries(&self.corpus, &stale, &mut warnings)?;
-        response.warnings = warnings.into_vec();
-        Ok(response)
+        Ok(())
     }
 
     /// Stage 3: a question planned (`--plan auto`): its explanation, and the rankings that
