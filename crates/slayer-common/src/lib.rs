@@ -11,6 +11,7 @@
 //! - [`exit`]: the exit codes every binary uses.
 //! - [`env`]: the registry of every environment variable slayer reads.
 //! - [`limits`]: what one request may carry, and `slayer.toml`'s `[limits]`.
+//! - [`hash_index`]: positions of ids by hash, for ids looked up many times a question.
 //! - [`secrets`]: URLs shown with their secrets masked, and messages scrubbed of them.
 //! - [`mapped`] and [`simd`]: read-only memory maps and the dense search's AVX2 kernels, the
 //!   workspace's only (audited) uses of `unsafe`.
@@ -24,6 +25,7 @@ pub mod canonical;
 pub mod cli;
 pub mod env;
 pub mod exit;
+pub mod hash_index;
 pub mod jsonl;
 pub mod limits;
 pub mod mapped;

@@ -36,8 +36,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
+use slayer_common::hash_index::{Found, HashIndex};
 use slayer_common::mapped::{HugePageBuffer, MappedFile};
 use slayer_common::simd::{dot_i16_i8, prefetch};
 use slayer_common::store::rows::VectorsState;
@@ -82,15 +82,7 @@ pub struct Sidecar {
     /// question ([`Sidecar::keep_hot`]); `None` inside when too large or refused.
     hot: OnceLock<Option<HugePageBuffer>>,
     /// A served process's index of the base's ids by hash ([`Sidecar::keep_hot`]).
-    rows_by_hash: OnceLock<FxHashMap<u64, u32>>,
-}
-
-/// In [`Sidecar::rows_by_hash`], the mark of a hash two ids share (their rows are searched).
-const SHARED_HASH: u32 = u32::MAX;
-
-fn hash_of(id: &[u8]) -> u64 {
-    use std::hash::{BuildHasher, BuildHasherDefault};
-    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(id)
+    rows_by_hash: OnceLock<HashIndex>,
 }
 
 /// The largest codes section [`Sidecar::keep_hot`] copies: 1 GiB (2.7M rows of 384
@@ -196,14 +188,7 @@ impl Sidecar {
         // ids touches 17 scattered ones each.
         self.rows_by_hash.get_or_init(|| {
             let bytes = self.bytes();
-            let mut rows =
-                FxHashMap::with_capacity_and_hasher(self.header.rows, Default::default());
-            for row in 0..self.header.rows {
-                rows.entry(hash_of(base_id_bytes(&self.header, bytes, row)))
-                    .and_modify(|shared| *shared = SHARED_HASH)
-                    .or_insert(row as u32);
-            }
-            rows
+            HashIndex::of((0..self.header.rows).map(|row| base_id_bytes(&self.header, bytes, row)))
         });
         self.hot.get_or_init(|| {
             let len = self.header.rows * self.header.dim;
@@ -250,15 +235,15 @@ impl Sidecar {
         if let Some(&row) = self.overlay.by_id.get(id) {
             return Some((self.header.rows + row as usize) as u32);
         }
+        let search = || base_row_of(&self.header, self.bytes(), id);
         let row = match self.rows_by_hash.get() {
-            None => base_row_of(&self.header, self.bytes(), id),
-            Some(rows) => match rows.get(&hash_of(id.as_bytes())) {
-                // Every base id's hash is in the table: another hash is no base id.
-                None => None,
-                Some(&SHARED_HASH) => base_row_of(&self.header, self.bytes(), id),
-                Some(&row) => (base_id_bytes(&self.header, self.bytes(), row as usize)
-                    == id.as_bytes())
-                .then_some(row),
+            None => search(),
+            Some(rows) => match rows.find(id.as_bytes(), |row| {
+                base_id_bytes(&self.header, self.bytes(), row as usize) == id.as_bytes()
+            }) {
+                Found::At(row) => Some(row),
+                Found::Absent => None,
+                Found::Search => search(),
             },
         };
         row.filter(|r| !self.overlay.is_dead(*r as usize))

@@ -79,16 +79,16 @@ pub struct Dense {
 }
 
 impl Dense {
-    /// The store changed: the rows read so far are checked against it on the next question
-    /// (the store's count of embedding changes; if it moved, each row's version), and only
-    /// new and rewritten rows are read again. The loaded model and the question embeddings
-    /// stay.
     /// For a process that answers many questions (`--batch`, MCP): keeps what every question
     /// reads in memory of its own ([`Sidecar::keep_hot`]).
     pub fn serve(&mut self) {
         self.serving = true;
     }
 
+    /// The store changed: the rows read so far are checked against it on the next question
+    /// (the store's count of embedding changes; if it moved, each row's version), and only
+    /// new and rewritten rows are read again. The loaded model and the question embeddings
+    /// stay.
     pub fn forget_rows(&mut self) {
         if let Some(sidecar) = self.sidecar.take().flatten() {
             *self.followed.get_mut() = Some(sidecar);

@@ -79,6 +79,9 @@ impl<'s> TextRanking<'s> {
             .iter()
             .map(|(_, at)| tables.id(*at).map(str::to_owned))
             .collect();
+        if ids.iter().all(Option::is_some) {
+            return Ok(ids.into_iter().flatten().collect());
+        }
         // A doc without a value in the column: read as the index reads it.
         let missing: Vec<(f32, DocAddress)> = hits
             .iter()
