@@ -13,6 +13,12 @@
 //!   `schools.cdscode`). A bare `id` on both sides is each table's own surrogate key where the
 //!   schema names its references (`<table>_id`), so it joins only where neither model takes
 //!   part in such a reference.
+//!
+//! The surest kind of pair found for two models decides how they join: declared pairs where
+//! the catalog declares any between them, else references by name, else shared names. A
+//! shared key-like name beside a reference is two keys of the same kind, not the join
+//! (`cards.mcmid` and `sets.mcmid` are each table's own marketplace id; the cards of a set
+//! are `cards.setcode` = `sets.code`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -119,7 +125,8 @@ impl<'c> Joins<'c> {
     }
 
     /// The join pairs between models `a` and `b` (`ds.model`, one datasource): declared pairs
-    /// of either model's joins first, then references by name, then shared names.
+    /// of either model's joins; where there are none, references by name; where there are
+    /// none either, shared names.
     pub(crate) fn pairs(&self, a: &str, b: &str) -> Vec<JoinPair> {
         let key = (a.to_owned(), b.to_owned());
         if let Some(pairs) = self.memo.pairs.borrow().get(&key) {
@@ -142,7 +149,7 @@ impl<'c> Joins<'c> {
             return Vec::new();
         }
         let mut pairs: Vec<JoinPair> = Vec::new();
-        let mut push = |from: String, to: String, how: JoinHow| {
+        let push = |pairs: &mut Vec<JoinPair>, from: String, to: String, how: JoinHow| {
             let seen = pairs
                 .iter()
                 .any(|p| (p.from == from && p.to == to) || (p.from == to && p.to == from));
@@ -155,6 +162,7 @@ impl<'c> Joins<'c> {
                 for (x, y) in &join.join_pairs {
                     if visible(from, x).is_some() && visible(to, y).is_some() {
                         push(
+                            &mut pairs,
                             format!("{from_id}.{x}"),
                             format!("{to_id}.{y}"),
                             JoinHow::Declared,
@@ -163,14 +171,21 @@ impl<'c> Joins<'c> {
                 }
             }
         }
+        if !pairs.is_empty() {
+            return pairs;
+        }
         for (from, to, from_id, to_id) in [(ma, mb, a, b), (mb, ma, b, a)] {
             for (column, key) in references(from, to) {
                 push(
+                    &mut pairs,
                     format!("{from_id}.{}", column.name),
                     format!("{to_id}.{}", key.name),
                     JoinHow::Reference,
                 );
             }
+        }
+        if !pairs.is_empty() {
+            return pairs;
         }
         for column in ma.columns.iter().filter(|c| !c.hidden) {
             let Some(other) = visible(mb, &column.name) else {
@@ -187,6 +202,7 @@ impl<'c> Joins<'c> {
                 continue;
             }
             push(
+                &mut pairs,
                 format!("{a}.{}", column.name),
                 format!("{b}.{}", column.name),
                 JoinHow::SameName,
@@ -485,15 +501,20 @@ mod tests {
         let c = catalog(vec![
             model("db", "orders", &["id", "customer_id"]),
             model("db", "customers", &["id", "name"]),
+            model("db", "patient", &["id", "sex"]),
+            model("db", "laboratory", &["id", "date"]),
         ]);
         let memo = JoinMemo::default();
         let first = Joins::new(&c, &memo).pairs("db.orders", "db.customers");
         assert_eq!(memo.pairs.borrow().len(), 1);
-        // The shared bare `id` needed to know who takes part in a reference.
-        assert!(!memo.references.borrow().is_empty());
         let again = Joins::new(&c, &memo).pairs("db.orders", "db.customers");
         assert_eq!(first, again);
         assert_eq!(first[0].from, "db.orders.customer_id");
+        // A shared bare `id` needs to know who takes part in a reference: remembered.
+        let ids = Joins::new(&c, &memo).pairs("db.patient", "db.laboratory");
+        assert_eq!(ids[0].from, "db.patient.id");
+        assert!(!memo.references.borrow().is_empty());
+        memo.pairs.borrow_mut().clear();
         for i in 0..MEMO_PAIRS {
             memo.pairs
                 .borrow_mut()
@@ -504,8 +525,10 @@ mod tests {
         assert_eq!(after[0].from, "db.orders.customer_id");
     }
 
+    /// Declared from either side, and then the only pairs: the shared primary key `serial`
+    /// would have joined the two without the declaration.
     #[test]
-    fn declared_pairs_come_first_from_either_side() {
+    fn declared_pairs_are_read_from_either_side_and_decide_alone() {
         let notes: Model = serde_json::from_value(serde_json::json!({
             "name": "notes", "data_source": "db",
             "columns": [{"name": "text"}, {"name": "order_ref"}, {"name": "serial", "primary_key": true}],
@@ -517,10 +540,32 @@ mod tests {
         let joins = Joins::new(&c, &memo);
         assert_eq!(
             pairs(&joins, "db.orders", "db.notes"),
-            [
-                pair("db.notes.order_ref", "db.orders.id", JoinHow::Declared),
-                pair("db.orders.serial", "db.notes.serial", JoinHow::SameName),
-            ]
+            [pair(
+                "db.notes.order_ref",
+                "db.orders.id",
+                JoinHow::Declared
+            )]
+        );
+        let undeclared_notes: Model = serde_json::from_value(serde_json::json!({
+            "name": "notes", "data_source": "db",
+            "columns": [{"name": "text"}, {"name": "serial", "primary_key": true}]
+        }))
+        .unwrap();
+        let undeclared = catalog(vec![
+            model("db", "orders", &["id", "serial"]),
+            undeclared_notes,
+        ]);
+        assert_eq!(
+            pairs(
+                &Joins::new(&undeclared, &JoinMemo::default()),
+                "db.orders",
+                "db.notes"
+            ),
+            [pair(
+                "db.orders.serial",
+                "db.notes.serial",
+                JoinHow::SameName
+            )]
         );
     }
 
@@ -533,8 +578,8 @@ mod tests {
                 "posts",
                 &["id", "owneruserid", "lasteditoruserid", "score"],
             ),
-            model("db", "sets", &["id", "code"]),
-            model("db", "cards", &["id", "setcode", "upvotes"]),
+            model("db", "sets", &["id", "code", "mcmid"]),
+            model("db", "cards", &["id", "setcode", "upvotes", "mcmid"]),
             model("db", "event", &["event_id", "name"]),
             model("db", "budget", &["budget_id", "link_to_event"]),
             model("db", "superpower", &["id", "power_name"]),
@@ -559,6 +604,7 @@ mod tests {
                 pair("db.posts.lasteditoruserid", "db.users.id", reference),
             ]
         );
+        // Both have an `mcmid`, each its own key: the reference is the join.
         assert_eq!(
             pairs(&joins, "db.cards", "db.sets"),
             [pair("db.cards.setcode", "db.sets.code", reference)]

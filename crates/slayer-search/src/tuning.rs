@@ -80,7 +80,8 @@ pub struct ModelEvidence {
     /// The derived ranking's weight for the leaves of a model that takes part.
     pub leaf_weight: f64,
     /// The weight for a key column that connects two models taking part (of one
-    /// datasource): the columns a join between them would use (0: off).
+    /// datasource): the columns a join between them would use; the first two models' keys
+    /// add `key_weight / 61`, a later pair's less (docs/spec.md §8.6; 0: off).
     pub key_weight: f64,
     /// The weight for a leaf of a model taking part whose name the question holds as whole
     /// words (0: off).
@@ -95,7 +96,7 @@ impl Default for ModelEvidence {
             models: 3,
             model_weight: 2.0,
             leaf_weight: 0.2,
-            key_weight: 0.5,
+            key_weight: 0.75,
             question_weight: 0.5,
         }
     }

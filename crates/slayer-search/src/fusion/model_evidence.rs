@@ -9,8 +9,8 @@
 //! that takes part draw on it a little (`leaf_weight`): a column of the right table is likelier
 //! the right column.
 
-use crate::fusion::fuse::{rebury, Contribution, Fused, K};
-use crate::fusion::named::named_in;
+use crate::fusion::fuse::{rebury, Contribution, Fused, BURIED, K};
+use crate::fusion::named::{named_in, words_of};
 use crate::inputs::bare_name;
 use crate::tuning::ModelEvidence;
 use crate::SearchError;
@@ -25,7 +25,8 @@ pub(crate) const KEY_CHANNEL: &str = "join";
 pub(crate) const QUESTION_CHANNEL: &str = "question";
 
 /// The leaves of the window, of models taking part, whose names the question holds as whole
-/// words ([`named_in`]), each with its 0-based place among them (fused order).
+/// words ([`named_in`]), each with its 0-based place among them (fused order). A name several
+/// models share names one thing: only its first leaf in fused order counts.
 fn question_named(
     window: &[Fused],
     taking_part: &[(String, Option<f64>)],
@@ -49,6 +50,15 @@ fn question_named(
     let mut named: Vec<&str> = named_in(question, leaves);
     // Back in fused order: the window's.
     named.sort_by_key(|key| window.iter().position(|f| f.key == *key));
+    let mut names: Vec<String> = Vec::new();
+    named.retain(|key| {
+        let name = model_of(key).map_or(String::new(), |m| words_of(&key[m.len() + 1..]));
+        let first = !names.contains(&name);
+        if first {
+            names.push(name);
+        }
+        first
+    });
     named
         .into_iter()
         .enumerate()
@@ -56,15 +66,22 @@ fn question_named(
         .collect()
 }
 
+/// A key column connecting two models that take part.
+struct ConnectingKey {
+    key: String,
+    /// The 0-based evidence place of the later of the two models (at least 1).
+    place: usize,
+}
+
 /// The key columns connecting each two models that take part and share a datasource, with
-/// the 0-based place of the later of the two (so the best-placed pair's keys weigh most):
-/// the columns a join between them would use.
+/// the place of the later of the two (so the best-placed pair's keys weigh most): the columns
+/// a join between them would use. A key of several pairs is its first pair's.
 fn connecting_keys(
     taking_part: &[(String, Option<f64>)],
     ev: &ModelEvidence,
     connecting: impl Fn(&str, &str) -> Vec<String>,
-) -> Vec<(String, usize)> {
-    let mut keys: Vec<(String, usize)> = Vec::new();
+) -> Vec<ConnectingKey> {
+    let mut keys: Vec<ConnectingKey> = Vec::new();
     if ev.key_weight <= 0.0 {
         return keys;
     }
@@ -81,8 +98,8 @@ fn connecting_keys(
                 continue;
             }
             for key in connecting(a, b) {
-                if !keys.iter().any(|(k, _)| *k == key) {
-                    keys.push((key, *j));
+                if !keys.iter().any(|k| k.key == key) {
+                    keys.push(ConnectingKey { key, place: *j });
                 }
             }
         }
@@ -210,7 +227,7 @@ pub(crate) fn apply(
     for key in taking_part
         .iter()
         .map(|(m, _)| m)
-        .chain(keys.iter().map(|(k, _)| k))
+        .chain(keys.iter().map(|k| &k.key))
     {
         if !missing.contains(&key.as_str()) && !window.iter().any(|f| f.key == *key) {
             missing.push(key);
@@ -234,16 +251,22 @@ pub(crate) fn apply(
     for f in window.iter_mut() {
         // Scores become RRF sums throughout, so that evidence and channels add up.
         f.score = contribution_sum(f);
-        for (ranked, weight, channel) in [
-            (&keys, ev.key_weight, KEY_CHANNEL),
-            (&question_named, ev.question_weight, QUESTION_CHANNEL),
-        ] {
-            if let Some((_, rank)) = ranked.iter().find(|(k, _)| *k == f.key) {
-                let contribution = weight / (K + (rank + 1) as f64);
+        // A pair's keys weigh by its place: the first two models' the most, each later pair
+        // less, as the likelihood that the question needs both of its models falls.
+        let key = keys
+            .iter()
+            .find(|k| k.key == f.key)
+            .map(|k| (k.place, ev.key_weight / ((K + 1.0) * k.place as f64)));
+        let named = question_named
+            .iter()
+            .find(|(k, _)| *k == f.key)
+            .map(|(_, place)| (*place, ev.question_weight / (K + (place + 1) as f64)));
+        for (found, channel) in [(key, KEY_CHANNEL), (named, QUESTION_CHANNEL)] {
+            if let Some((place, contribution)) = found {
                 f.score += contribution;
                 f.contributions.push(Contribution {
                     channel,
-                    rank: rank + 1,
+                    rank: place + 1,
                     raw_score: None,
                     contribution,
                 });
@@ -274,6 +297,7 @@ pub(crate) fn apply(
         // A soft negative takes its fraction of the evidence too.
         rebury(f);
     }
+    cap_keys_below_the_models(&mut window, &taking_part, &keys);
     // A stable sort: equal scores keep the fused order.
     window.sort_by(|a, b| b.score.total_cmp(&a.score));
     for f in rest.iter_mut() {
@@ -281,6 +305,64 @@ pub(crate) fn apply(
     }
     window.extend(rest);
     Ok(window)
+}
+
+/// The models taking part come first, then the keys that join them: what a key gains by the
+/// join never lifts it above a model taking part (a key is evidence only for a join of two of
+/// them). Its `join` contribution is cut to what keeps it below the lowest (never under 0; a
+/// key the channels alone place higher stays there).
+fn cap_keys_below_the_models(
+    window: &mut [Fused],
+    taking_part: &[(String, Option<f64>)],
+    keys: &[ConnectingKey],
+) {
+    let lowest = window
+        .iter()
+        .filter(|f| is_model(&f.key) && taking_part.iter().any(|(t, _)| *t == f.key))
+        .map(|f| f.score)
+        .min_by(f64::total_cmp);
+    let Some(cap) = lowest else {
+        return;
+    };
+    for f in window.iter_mut() {
+        if keys.iter().any(|k| k.key == f.key) {
+            cap_join(f, cap);
+        }
+    }
+}
+
+/// Cuts a `join` contribution so that the score stays below `cap` (see
+/// [`cap_keys_below_the_models`]).
+fn cap_join(f: &mut Fused, cap: f64) {
+    let Some(at) = f
+        .contributions
+        .iter()
+        .position(|c| c.channel == KEY_CHANNEL)
+    else {
+        return;
+    };
+    let target = cap.next_down();
+    // The score before a soft negative's share: burying only lowers a positive score.
+    let others: f64 = f
+        .contributions
+        .iter()
+        .filter(|c| c.channel != BURIED)
+        .map(|c| c.contribution)
+        .sum();
+    if others <= target {
+        return;
+    }
+    let join = f.contributions[at].contribution;
+    let cut = (others - target).min(join);
+    f.contributions[at].contribution = join - cut;
+    if f.contributions.iter().any(|c| c.channel == BURIED) {
+        rebury(f);
+    } else {
+        f.score = others - cut;
+    }
+    if cut < join {
+        f.score = f.score.min(target);
+    }
 }
 
 #[cfg(test)]
@@ -399,7 +481,7 @@ mod tests {
             let join = f.contributions.iter().find(|c| c.channel == KEY_CHANNEL);
             let join = join.unwrap_or_else(|| panic!("{f:?}"));
             assert_eq!(join.rank, 2);
-            assert!((join.contribution - 0.5 / 62.0).abs() < 1e-15);
+            assert!((join.contribution - 0.75 / 61.0).abs() < 1e-15);
         }
         // Keys are off at weight 0.
         let off = ModelEvidence {
@@ -417,6 +499,99 @@ mod tests {
         assert!(out
             .iter()
             .all(|f| f.contributions.iter().all(|c| c.channel != KEY_CHANNEL)));
+    }
+
+    /// The first two models' keys weigh `key_weight / 61`, a pair whose later model is third
+    /// half that; a key found by two pairs keeps its first pair's weight.
+    #[test]
+    fn a_later_pair_s_keys_weigh_less() {
+        let fused = list(&["db.a", "db.b", "db.c", "db.a.x", "db.b.y", "db.c.z"]);
+        let ev = ModelEvidence {
+            leaf_weight: 0.0,
+            ..ModelEvidence::default()
+        };
+        let out = apply(fused, &ev, None, no_exact, |a, b| match (a, b) {
+            ("db.a", "db.b") => vec!["db.a.x".into(), "db.b.y".into()],
+            ("db.a", "db.c") => vec!["db.a.x".into(), "db.c.z".into()],
+            _ => Vec::new(),
+        })
+        .unwrap();
+        let join = |key: &str| {
+            let f = out.iter().find(|f| f.key == key).unwrap();
+            let c = f.contributions.iter().find(|c| c.channel == KEY_CHANNEL);
+            c.map(|c| (c.rank, c.contribution)).unwrap()
+        };
+        assert_eq!(join("db.a.x"), (2, 0.75 / 61.0));
+        assert_eq!(join("db.b.y"), (2, 0.75 / 61.0));
+        assert_eq!(join("db.c.z"), (3, 0.75 / 122.0));
+    }
+
+    /// What the join adds never lifts a key above a model taking part; the channels alone
+    /// may place it higher.
+    #[test]
+    fn keys_stay_below_the_models_taking_part() {
+        // `db.b` and `db.c` come in last: their evidence alone puts them just above the keys'
+        // channels; `db.b` takes part without being joined.
+        let fused = list(&["db.a.k", "db.c.k", "db.a", "db.b.m", "db.c", "db.b"]);
+        let ev = ModelEvidence {
+            leaf_weight: 0.0,
+            key_weight: 5.0,
+            models: 3,
+            ..ModelEvidence::default()
+        };
+        let connecting = |a: &str, b: &str| match (a, b) {
+            ("db.a", "db.c") | ("db.c", "db.a") => vec!["db.a.k".into(), "db.c.k".into()],
+            _ => Vec::new(),
+        };
+        let out = apply(fused.clone(), &ev, None, no_exact, connecting).unwrap();
+        assert_eq!(keys(&out)[..3], ["db.a", "db.c", "db.b"]);
+        let lowest = out[2].score;
+        for key in ["db.a.k", "db.c.k"] {
+            let f = out.iter().find(|f| f.key == key).unwrap();
+            assert!(f.score < lowest, "{f:?}");
+            // The explanation still adds up to the score.
+            let sum: f64 = f.contributions.iter().map(|x| x.contribution).sum();
+            assert!((sum - f.score).abs() < 1e-12, "{f:?}");
+            let join = f.contributions.iter().find(|x| x.channel == KEY_CHANNEL);
+            assert!(join.unwrap().contribution > 0.0);
+        }
+        // Without the cap's need (a small weight), the join adds in full.
+        let small = ModelEvidence {
+            key_weight: 0.1,
+            ..ev
+        };
+        let out = apply(fused, &small, None, no_exact, connecting).unwrap();
+        let f = out.iter().find(|f| f.key == "db.a.k").unwrap();
+        let join = f.contributions.iter().find(|x| x.channel == KEY_CHANNEL);
+        assert_eq!(join.unwrap().contribution, 0.1 / 61.0);
+    }
+
+    /// A name two models share names one thing: only its first leaf in fused order gains.
+    #[test]
+    fn a_name_shared_by_two_models_counts_for_its_first_leaf() {
+        let fused = list(&["db.o", "db.p", "db.p.name", "db.o.name", "db.o.year"]);
+        let ev = ModelEvidence {
+            models: 2,
+            ..ModelEvidence::default()
+        };
+        let out = apply(
+            fused,
+            &ev,
+            Some("Name and year of each?"),
+            no_exact,
+            no_keys,
+        )
+        .unwrap();
+        let named = |key: &str| {
+            let f = out.iter().find(|f| f.key == key).unwrap();
+            f.contributions
+                .iter()
+                .find(|c| c.channel == QUESTION_CHANNEL)
+                .map(|c| c.rank)
+        };
+        assert_eq!(named("db.p.name"), Some(1));
+        assert_eq!(named("db.o.name"), None);
+        assert_eq!(named("db.o.year"), Some(2));
     }
 
     /// A leaf of a model taking part whose name the question holds gains evidence, by its

@@ -3,7 +3,7 @@
 
 /// Lowercase words joined by one space, padded (` free meal count k 12 `), so that a name is
 /// found in a text as whole words.
-fn words_of(text: &str) -> String {
+pub(crate) fn words_of(text: &str) -> String {
     let mut out = String::from(" ");
     for word in text
         .to_lowercase()

@@ -205,3 +205,59 @@ fn a_batch_line_asks_for_it_too_and_its_text_form_is_the_golden_one() {
         .unwrap_or_else(|_| panic!("missing {}; run with UPDATE_GOLDENS=1", path.display()));
     assert_eq!(out.stdout, golden, "UPDATE_GOLDENS=1 rewrites it");
 }
+
+/// Two tables that each keep their own marketplace id (`mcmid`) and join by a reference
+/// (`cards.setcode` = `sets.code`): the answer joins them by the reference alone, and in the
+/// flat list the connecting-key evidence goes to the reference's columns, not to the ids.
+#[test]
+fn a_shared_key_name_beside_a_reference_is_not_the_join() {
+    let store = store_with_catalog(
+        r#"{"kind":"datasource","name":"cg"}
+{"kind":"model","name":"cards","data_source":"cg","columns":[{"name":"id","type":"INT"},{"name":"name","type":"TEXT"},{"name":"manacost","type":"TEXT","description":"Mana cost of the card."},{"name":"setcode","type":"TEXT"},{"name":"mcmid","type":"INT"}]}
+{"kind":"model","name":"sets","data_source":"cg","columns":[{"name":"id","type":"INT"},{"name":"code","type":"TEXT"},{"name":"name","type":"TEXT","description":"Name of the set."},{"name":"mcmid","type":"INT"}]}
+"#,
+    );
+    let r = search(
+        &store,
+        &[
+            "--question",
+            "mana cost of the cards in the set named Coldsnap",
+            "--schema",
+            "--explain",
+            "--max-entities",
+            "20",
+        ],
+    );
+    let joins: Vec<(&str, &str, &str)> = r["schema"]["joins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["from"].as_str().unwrap(),
+                j["to"].as_str().unwrap(),
+                j["how"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        joins,
+        [("cg.cards.setcode", "cg.sets.code", "reference")],
+        "{r}"
+    );
+    let joined: Vec<&str> = r["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["explain"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["channel"] == "join")
+        })
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(joined.len(), 2, "{r}");
+    assert!(joined.contains(&"cg.cards.setcode") && joined.contains(&"cg.sets.code"));
+}
