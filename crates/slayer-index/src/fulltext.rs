@@ -30,8 +30,9 @@ use crate::error::IndexError;
 
 /// The settings key holding the generation token the index must carry.
 const GENERATION_KEY: &str = "fulltext_generation";
-/// The settings key holding the docs change counter the index last caught up with.
-const SYNCED_VERSION_KEY: &str = "fulltext_docs_version";
+/// The settings key holding the docs change counter the index last caught up with (the
+/// store's change log reads it to compare only the docs changed since).
+const SYNCED_VERSION_KEY: &str = slayer_common::store::sqlite::docs::FULLTEXT_SYNCED_VERSION;
 /// What a server store's cached index writes before the docs change counter it holds, in its
 /// commit's payload.
 const CACHE_PAYLOAD: &str = "docs-version ";

@@ -151,14 +151,68 @@ pub fn memory_datasources(conn: &Connection, memory_id: &str) -> Result<Vec<Stri
     Ok(roots)
 }
 
-/// Computes the index's lag behind `docs`.
+/// The setting holding the `docs_version` the full-text index last synced to (written by
+/// slayer-index in the transaction that records `index_state`).
+pub const FULLTEXT_SYNCED_VERSION: &str = "fulltext_docs_version";
+
+/// Computes the index's lag behind `docs`. Where the index synced to a `docs_version` the
+/// change log still covers (schema 12), only the docs logged since are compared; otherwise
+/// every doc is. Both give the same lag: a doc changed at or before the synced version was
+/// compared by that sync, and `index_state` was written in the same transaction.
 pub fn index_lag(conn: &Connection) -> Result<IndexLag, StoreError> {
-    let cols = COLUMNS
+    match logged_index_lag(conn)? {
+        Some(lag) => Ok(lag),
+        None => full_index_lag(conn),
+    }
+}
+
+/// The `d.`-prefixed doc columns.
+fn doc_columns() -> String {
+    COLUMNS
         .split(", ")
         .map(|c| format!("d.{c}"))
         .collect::<Vec<_>>()
-        .join(", ");
-    let order = rebuild_order("d.");
+        .join(", ")
+}
+
+/// The lag from the docs the change log names since the synced version, where it still
+/// covers them.
+pub(super) fn logged_index_lag(conn: &Connection) -> Result<Option<IndexLag>, StoreError> {
+    let (cols, order) = (doc_columns(), rebuild_order("d."));
+    if let Some(since) = logged_since(conn)? {
+        let upserts = collect(
+            conn,
+            &format!(
+                "SELECT {cols} FROM docs d
+                 JOIN (SELECT DISTINCT key FROM docs_changes WHERE n > ?1) c
+                     ON c.key = d.canonical_id
+                 LEFT JOIN index_state s ON s.canonical_id = d.canonical_id
+                 WHERE s.content_hash IS NULL OR s.content_hash <> d.content_hash {order}"
+            ),
+            [since],
+        )?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT s.canonical_id FROM index_state s
+             JOIN (SELECT DISTINCT key FROM docs_changes WHERE n > ?1) c
+                 ON c.key = s.canonical_id
+             LEFT JOIN docs d ON d.canonical_id = s.canonical_id
+             WHERE d.canonical_id IS NULL ORDER BY s.canonical_id",
+        )?;
+        let deletes = stmt
+            .query_map([since], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        // Outside a snapshot another writer may have pruned the log meanwhile: pruning only
+        // moves its start forward, so reading it again tells.
+        if logged_from(conn)?.is_some_and(|from| from <= since) {
+            return Ok(Some(IndexLag { upserts, deletes }));
+        }
+    }
+    Ok(None)
+}
+
+/// The lag from every doc and every `index_state` row.
+pub(super) fn full_index_lag(conn: &Connection) -> Result<IndexLag, StoreError> {
+    let (cols, order) = (doc_columns(), rebuild_order("d."));
     let upserts = collect(
         conn,
         &format!(
@@ -175,6 +229,55 @@ pub fn index_lag(conn: &Connection) -> Result<IndexLag, StoreError> {
         .query_map([], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
     Ok(IndexLag { upserts, deletes })
+}
+
+/// The first `docs_version` whose changes the log may lack (schema 12; none before).
+fn logged_from(conn: &Connection) -> Result<Option<i64>, StoreError> {
+    Ok(super::settings::get(conn, "docs_changes_from")?.and_then(|v| v.parse().ok()))
+}
+
+/// The `docs_version` the index synced to, where the change log holds every change since.
+fn logged_since(conn: &Connection) -> Result<Option<i64>, StoreError> {
+    let synced: Option<i64> =
+        super::settings::get(conn, FULLTEXT_SYNCED_VERSION)?.and_then(|v| v.parse().ok());
+    Ok(match (synced, logged_from(conn)?) {
+        (Some(synced), Some(from)) if from <= synced => Some(synced),
+        _ => None,
+    })
+}
+
+/// How many changes the `docs_changes` log keeps: an index further behind compares every doc.
+/// Pruned when a write commits with twice as many, so the log stays small.
+const DOCS_CHANGES_KEPT: i64 = 50_000;
+
+/// Drops the oldest `docs_changes` once the log holds twice [`DOCS_CHANGES_KEPT`], moving
+/// `docs_changes_from` past them (one index read when there is nothing to do).
+pub fn prune_docs_changes(conn: &Connection) -> Result<(), StoreError> {
+    prune_docs_changes_keeping(conn, DOCS_CHANGES_KEPT)
+}
+
+pub(super) fn prune_docs_changes_keeping(conn: &Connection, keep: i64) -> Result<(), StoreError> {
+    if super::migrations::schema_version(conn)? < 12 {
+        return Ok(());
+    }
+    let (first, last): (Option<i64>, Option<i64>) = conn
+        .prepare_cached("SELECT min(n), max(n) FROM docs_changes")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let (Some(first), Some(last)) = (first, last) else {
+        return Ok(());
+    };
+    if last - first < 2 * keep {
+        return Ok(());
+    }
+    let upto = last - keep;
+    conn.prepare_cached("DELETE FROM docs_changes WHERE n <= ?1")?
+        .execute([upto])?;
+    conn.prepare_cached(
+        "UPDATE settings SET value = CAST(max(CAST(value AS INTEGER), ?1) AS TEXT)
+         WHERE key = 'docs_changes_from'",
+    )?
+    .execute([upto])?;
+    Ok(())
 }
 
 /// Records that the index now holds `lag`'s changes.

@@ -6,7 +6,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::{catalog, StoreError};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// The triggers that keep `tag_counts` and the `memory_count` setting exact: one text for the
 /// version 4 migration and for [`super::memories::resume_counts`].
@@ -33,6 +33,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // Version 11: skeletons keep join pairs and primary keys (search gives the keys that
     // connect two models evidence); the rows are rewritten as for version 5.
     "",
+    include_str!("migrations/0012_docs_changes.sql"),
 ];
 
 /// The versions whose migration rewrites every model skeleton (they gained join names, then

@@ -277,6 +277,7 @@ impl SqliteWriteTx<'_> {
     /// Commits every write of the transaction, or none.
     pub fn commit(self) -> Result<(), CommitError> {
         embeddings::prune_vector_changes(&self.tx).map_err(CommitError)?;
+        docs::prune_docs_changes(&self.tx).map_err(CommitError)?;
         Ok(self.tx.commit()?)
     }
 }

@@ -396,3 +396,68 @@ fn index_dir_sits_beside_the_store() {
     let store = SqliteStore::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
     assert_eq!(store.index_dir(), dir.path().join("s.db.index"));
 }
+
+/// An index synced to a `docs_version` the change log covers is compared with the docs logged
+/// since, and that gives exactly the full comparison's lag: new, rewritten and deleted docs,
+/// not a doc written again unchanged. Once the log is pruned past the synced version, the
+/// full comparison answers.
+#[test]
+fn the_index_lag_read_from_the_change_log_is_the_full_comparison_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
+    let conn = store.conn();
+    let doc = |id: &str, hash: &str| docs::StoredDoc {
+        doc: crate::records::Doc {
+            content_hash: hash.into(),
+            ..docs::StoredDoc::placeholder(id, "column", Some("db")).doc
+        },
+        model: Some("m".into()),
+        position: 0,
+    };
+    for id in ["db.m.a", "db.m.b", "db.m.c", "db.m.z"] {
+        docs::upsert(conn, &doc(id, "h1")).unwrap();
+    }
+    let sync = || {
+        let lag = docs::index_lag(conn).unwrap();
+        docs::mark_indexed(conn, &lag).unwrap();
+        let version = docs::version(conn).unwrap();
+        settings::set(conn, docs::FULLTEXT_SYNCED_VERSION, &version).unwrap();
+    };
+    // Before any sync the log cannot say: every doc is compared.
+    assert!(docs::logged_index_lag(conn).unwrap().is_none());
+    sync();
+    assert!(docs::index_lag(conn).unwrap().is_empty());
+    assert_eq!(
+        docs::logged_index_lag(conn).unwrap(),
+        Some(docs::IndexLag::default())
+    );
+    docs::upsert(conn, &doc("db.m.c", "h2")).unwrap();
+    docs::upsert(conn, &doc("db.m.b", "h1")).unwrap();
+    docs::delete(conn, "db.m.z").unwrap();
+    docs::upsert(conn, &doc("db.m.d", "h1")).unwrap();
+    let logged = docs::logged_index_lag(conn)
+        .unwrap()
+        .expect("the log covers the sync");
+    assert_eq!(logged, docs::full_index_lag(conn).unwrap());
+    let upserts: Vec<&str> = logged
+        .upserts
+        .iter()
+        .map(|d| d.doc.canonical_id.as_str())
+        .collect();
+    assert_eq!(upserts, ["db.m.c", "db.m.d"]);
+    assert_eq!(logged.deletes, ["db.m.z"]);
+    // Pruned past the synced version: the full comparison, with the same answer.
+    for _ in 0..3 {
+        docs::upsert(conn, &doc("db.m.e", "h3")).unwrap();
+        docs::delete(conn, "db.m.e").unwrap();
+    }
+    docs::prune_docs_changes_keeping(conn, 1).unwrap();
+    assert!(docs::logged_index_lag(conn).unwrap().is_none());
+    assert_eq!(
+        docs::index_lag(conn).unwrap(),
+        docs::full_index_lag(conn).unwrap()
+    );
+    sync();
+    assert!(docs::index_lag(conn).unwrap().is_empty());
+    assert!(docs::logged_index_lag(conn).unwrap().is_some());
+}
