@@ -355,11 +355,9 @@ fn cap_join(f: &mut Fused, cap: f64) {
     let join = f.contributions[at].contribution;
     let cut = (others - target).min(join);
     f.contributions[at].contribution = join - cut;
-    if f.contributions.iter().any(|c| c.channel == BURIED) {
-        rebury(f);
-    } else {
-        f.score = others - cut;
-    }
+    f.score = others - cut;
+    // A soft negative's share, taken again of the lowered sum (nothing without one).
+    rebury(f);
     if cut < join {
         f.score = f.score.min(target);
     }

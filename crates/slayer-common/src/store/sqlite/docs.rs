@@ -5,7 +5,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use super::{under_sql, StoreError};
+use super::{settings, under_sql, StoreError};
 use crate::canonical::datasource_of;
 use crate::records::Doc;
 pub use crate::store::rows::{IndexLag, StoredDoc};
@@ -233,13 +233,12 @@ pub(super) fn full_index_lag(conn: &Connection) -> Result<IndexLag, StoreError> 
 
 /// The first `docs_version` whose changes the log may lack (schema 12; none before).
 fn logged_from(conn: &Connection) -> Result<Option<i64>, StoreError> {
-    Ok(super::settings::get(conn, "docs_changes_from")?.and_then(|v| v.parse().ok()))
+    settings::get_count(conn, "docs_changes_from")
 }
 
 /// The `docs_version` the index synced to, where the change log holds every change since.
 fn logged_since(conn: &Connection) -> Result<Option<i64>, StoreError> {
-    let synced: Option<i64> =
-        super::settings::get(conn, FULLTEXT_SYNCED_VERSION)?.and_then(|v| v.parse().ok());
+    let synced = settings::get_count(conn, FULLTEXT_SYNCED_VERSION)?;
     Ok(match (synced, logged_from(conn)?) {
         (Some(synced), Some(from)) if from <= synced => Some(synced),
         _ => None,
@@ -251,7 +250,7 @@ fn logged_since(conn: &Connection) -> Result<Option<i64>, StoreError> {
 const DOCS_CHANGES_KEPT: i64 = 50_000;
 
 /// Drops the oldest `docs_changes` once the log holds twice [`DOCS_CHANGES_KEPT`], moving
-/// `docs_changes_from` past them (one index read when there is nothing to do).
+/// `docs_changes_from` past them.
 pub fn prune_docs_changes(conn: &Connection) -> Result<(), StoreError> {
     prune_docs_changes_keeping(conn, DOCS_CHANGES_KEPT)
 }
@@ -260,24 +259,7 @@ pub(super) fn prune_docs_changes_keeping(conn: &Connection, keep: i64) -> Result
     if super::migrations::schema_version(conn)? < 12 {
         return Ok(());
     }
-    let (first, last): (Option<i64>, Option<i64>) = conn
-        .prepare_cached("SELECT min(n), max(n) FROM docs_changes")?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    let (Some(first), Some(last)) = (first, last) else {
-        return Ok(());
-    };
-    if last - first < 2 * keep {
-        return Ok(());
-    }
-    let upto = last - keep;
-    conn.prepare_cached("DELETE FROM docs_changes WHERE n <= ?1")?
-        .execute([upto])?;
-    conn.prepare_cached(
-        "UPDATE settings SET value = CAST(max(CAST(value AS INTEGER), ?1) AS TEXT)
-         WHERE key = 'docs_changes_from'",
-    )?
-    .execute([upto])?;
-    Ok(())
+    settings::prune_change_log(conn, "docs_changes", None, "docs_changes_from", keep)
 }
 
 /// Records that the index now holds `lag`'s changes.

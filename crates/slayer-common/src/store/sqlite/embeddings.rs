@@ -199,7 +199,7 @@ pub fn live_row_versions(
 /// (kept by triggers since schema 6); `None` on an older store. Equal counts mean nothing
 /// changed, so a long-lived reader keeps its vectors after one indexed read.
 pub fn change_count(conn: &Connection) -> Result<Option<i64>, StoreError> {
-    Ok(super::settings::get(conn, "embeddings_changes")?.and_then(|v| v.parse().ok()))
+    super::settings::get_count(conn, "embeddings_changes")
 }
 
 /// One row's vector and version, if the row exists and this revision wrote it.
@@ -271,9 +271,7 @@ pub fn vector_changes(
     let Some(to) = vectors_state(conn)? else {
         return Ok(None);
     };
-    let logged_from = |key: &str| -> Result<Option<i64>, StoreError> {
-        Ok(super::settings::get(conn, key)?.and_then(|v| v.parse().ok()))
-    };
+    let logged_from = |key: &str| super::settings::get_count(conn, key);
     let (Some(from_e), Some(from_m)) = (
         logged_from("vector_changes_from_e")?,
         logged_from("vector_changes_from_m")?,
@@ -364,22 +362,7 @@ fn prune_vector_changes_keeping(conn: &Connection, keep: i64) -> Result<(), Stor
         ("e", "vector_changes_from_e"),
         ("m", "vector_changes_from_m"),
     ] {
-        let (first, last): (Option<i64>, Option<i64>) = conn
-            .prepare_cached("SELECT min(n), max(n) FROM vector_changes WHERE stream = ?1")?
-            .query_row([stream], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        let (Some(first), Some(last)) = (first, last) else {
-            continue;
-        };
-        if last - first < 2 * keep {
-            continue;
-        }
-        let upto = last - keep;
-        conn.prepare_cached("DELETE FROM vector_changes WHERE stream = ?1 AND n <= ?2")?
-            .execute(params![stream, upto])?;
-        conn.prepare_cached(
-            "UPDATE settings SET value = CAST(max(CAST(value AS INTEGER), ?2) AS TEXT) WHERE key = ?1",
-        )?
-        .execute(params![from, upto])?;
+        super::settings::prune_change_log(conn, "vector_changes", Some(stream), from, keep)?;
     }
     Ok(())
 }
