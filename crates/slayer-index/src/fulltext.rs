@@ -500,9 +500,14 @@ fn document(
     }
     if let Some(name) = entity_name(stored) {
         doc.add_text(f.name, name);
-        // The renderer's `Label:` line (docs/spec.md §2.4, §2.5).
+        // The renderer's `Label:` line (docs/spec.md §2.4, §2.5), and the synonyms an importer
+        // wrote into the description (`Synonyms: a, b.`, Apache Ossie's `ai_context`): a
+        // synonym names the object as much as its name does.
         if let Some(label) = d.text.lines().find_map(|l| l.strip_prefix("Label: ")) {
             doc.add_text(f.name, label);
+        }
+        if let Some(synonyms) = d.text.lines().find_map(|l| l.strip_prefix("Synonyms: ")) {
+            doc.add_text(f.name, synonyms);
         }
     }
     Ok(doc)

@@ -168,6 +168,45 @@ pub fn column_text(model: &Model, column: &Column) -> String {
     lines.join("\n")
 }
 
+/// What the embedder reads of a measure's or an aggregation's doc: the doc with its first line
+/// (`Measure: <ds>.<model>.<name>`) naming the object in words (`Measure: min stringency
+/// index (measures)`). A sentence encoder reads `minStringencyIndex` or `total_sales_qty` as
+/// code; split into words, the name is what a metric question paraphrases (docs/spec.md §2.5).
+pub fn named_in_words(text: &str, name: &str, model: &str) -> String {
+    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let kind = first.split_once(": ").map_or(first, |(kind, _)| kind);
+    let mut out = format!("{kind}: {} ({})", words(name), words(model));
+    if !rest.is_empty() {
+        out.push('\n');
+        out.push_str(rest);
+    }
+    out
+}
+
+/// A code name as lowercase words: `_`, `-`, `.` and spaces split, and so does a lowercase
+/// letter or digit followed by a capital (`minStringencyIndex` → `min stringency index`).
+pub fn words(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut prev: Option<char> = None;
+    for c in name.chars() {
+        if matches!(c, '_' | '-' | '.' | ' ') {
+            if !out.ends_with(' ') && !out.is_empty() {
+                out.push(' ');
+            }
+        } else {
+            if c.is_uppercase()
+                && prev.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit())
+                && !out.ends_with(' ')
+            {
+                out.push(' ');
+            }
+            out.extend(c.to_lowercase());
+        }
+        prev = Some(c);
+    }
+    out.trim_end().to_owned()
+}
+
 /// `Measure: …` for a named measure.
 pub fn measure_text(model: &Model, name: &str, measure: &Measure) -> String {
     let mut lines = vec![
@@ -306,26 +345,30 @@ pub fn model_docs(model: &Model) -> Vec<StoredDoc> {
     for measure in &model.measures {
         if let Some(mname) = measure.name.as_deref() {
             let pos = docs.len() as i64;
-            docs.push(entity_doc(
+            let mut doc = entity_doc(
                 ds,
                 name,
                 pos,
                 "measure",
                 leaf(mname),
                 measure_text(model, mname, measure),
-            ));
+            );
+            doc.doc.embedding_text = Some(named_in_words(&doc.doc.text, mname, &model.name));
+            docs.push(doc);
         }
     }
     for agg in &model.aggregations {
         let pos = docs.len() as i64;
-        docs.push(entity_doc(
+        let mut doc = entity_doc(
             ds,
             name,
             pos,
             "aggregation",
             leaf(&agg.name),
             aggregation_text(model, agg),
-        ));
+        );
+        doc.doc.embedding_text = Some(named_in_words(&doc.doc.text, &agg.name, &model.name));
+        docs.push(doc);
     }
     docs
 }
@@ -344,5 +387,26 @@ pub fn memory_doc(memory: &Memory) -> StoredDoc {
         },
         model: None,
         position: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_measure_is_embedded_by_its_name_in_words() {
+        assert_eq!(words("minStringencyIndex"), "min stringency index");
+        assert_eq!(words("total_sales_qty"), "total sales qty");
+        assert_eq!(words("p99Spend2x-ratio"), "p99 spend2x ratio");
+        assert_eq!(words("CDSCode"), "cdscode");
+        assert_eq!(
+            named_in_words(
+                "Measure: covid.Measures.minStringencyIndex\nFormula: min(stringency_index)",
+                "minStringencyIndex",
+                "Measures"
+            ),
+            "Measure: min stringency index (measures)\nFormula: min(stringency_index)"
+        );
     }
 }

@@ -28,6 +28,7 @@ pub mod context;
 pub(crate) mod corpus;
 pub(crate) mod fusion;
 pub(crate) mod inputs;
+pub mod intent;
 pub mod joins;
 pub mod output;
 pub mod pipeline;

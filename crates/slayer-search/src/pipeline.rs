@@ -14,19 +14,23 @@ use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_common::limits::Limits;
 use slayer_common::store::StoreRead;
 use slayer_index::pyfmt::repr_str as py_repr;
+use slayer_memory::resolve::Catalog;
 
 use crate::channels::ranked::{DenseRanking, Ranking};
 use crate::channels::{self, ChannelSources, Rankings};
 use crate::context::Context;
 use crate::corpus::Scope;
+use crate::fusion::answer_first::Kind;
 use crate::fusion::buckets::{
-    fill_entity_bucket, fill_memory_buckets, walk_memory_buckets, Caps, MemoryBuckets, EXACT_BUCKET,
+    fill_entity_bucket, fill_memory_buckets, walk_memory_buckets, Caps, EntityOrder, MemoryBuckets,
+    EXACT_BUCKET,
 };
 use crate::fusion::deepening::Deepening;
 use crate::fusion::fuse::Fused;
 use crate::fusion::schema;
 use crate::inputs::{named_entities, resolve_inputs, warn_off_datasource_memories, Inputs};
 use crate::output::hits;
+use crate::output::measure_card::answer_card;
 use crate::output::response::{ExpandedMemory, Response};
 use crate::output::warnings::{stale_query_candidates, warn_stale_queries, Warnings};
 use crate::plan::explain::PlanExplain;
@@ -76,7 +80,13 @@ impl Context<'_> {
     /// Runs one search, on one snapshot of the store.
     pub fn search(&self, req: &Request) -> Result<Response, SearchError> {
         let snapshot = Snapshot::begin(self.conn)?;
-        let response = self.routed(req);
+        let response = self.routed(req).and_then(|mut response| {
+            // The answer card of a measure that leads, read in the same snapshot.
+            if let Some(first) = response.entities.first().filter(|e| e.kind == "measure") {
+                response.answer = answer_card(self.conn, &first.id)?;
+            }
+            Ok(response)
+        });
         snapshot.end()?;
         response
     }
@@ -101,6 +111,10 @@ impl Context<'_> {
         }
         let mut probe = req.clone();
         probe.max_entities = req.max_entities.max(routing.entities);
+        // Routing weighs the evidence's own scores: an answer-first lift (§8.9) would lend a
+        // datasource the score of the entity it passed. A question routed nowhere ranked no
+        // entity, and then nothing is arranged anyway.
+        probe.tuning.answer_head = 0;
         let mut response = self.search_in_snapshot(&probe)?;
         let decided =
             crate::routing::decide(&response.entities, &self.corpus.datasources, &routing);
@@ -220,14 +234,19 @@ impl Context<'_> {
             ModelEvidence::OFF
         };
         let keys = evidence.is_on() && evidence.key_weight > 0.0;
-        let catalog = if keys || schema_size.is_some() {
+        // The answer-first head arranges what a question ranked (docs/spec.md §8.9).
+        let answer_head = match rankings.question_ranked_entities() {
+            true => req.tuning.answer_head,
+            false => 0,
+        };
+        let catalog = if keys || answer_head > 0 || schema_size.is_some() {
             Some(self.corpus.catalog()?)
         } else {
             None
         };
         let joins = match catalog {
-            Some(_) => Some(self.corpus.joins()?),
-            None => None,
+            Some(_) if keys || schema_size.is_some() => Some(self.corpus.joins()?),
+            _ => None,
         };
         let connecting = |a: &str, b: &str| match &joins {
             Some(joins) if keys => joins.keys(a, b),
@@ -239,7 +258,7 @@ impl Context<'_> {
             true => None,
         };
         let mut memory_side = None;
-        let (entities, ordered) = rayon::in_place_scope(|threads| {
+        let (entities, ordered, intent) = rayon::in_place_scope(|threads| {
             if let Some(with_query) = with_query {
                 let caps = &caps;
                 let memory_side = &mut memory_side;
@@ -263,9 +282,14 @@ impl Context<'_> {
                         .burying(buried),
                     caps.entities,
                     depth,
-                    &evidence,
-                    inputs.question,
-                    connecting,
+                    &EntityOrder {
+                        evidence,
+                        question: inputs.question,
+                        connecting,
+                        answer_head,
+                        kind_of: |key: &str| kind_in(catalog, key),
+                        formulas: |ids: &[&str]| formulas(self.conn, ids),
+                    },
                     |fused| hits::entities(self.conn, fused, req.explain),
                 )
             })
@@ -283,6 +307,9 @@ impl Context<'_> {
             self.memory_hits(req, buckets, inputs, scope, response)
         })?;
         response.entities = entities;
+        if req.explain {
+            response.intent = intent;
+        }
         if let (Some(size), Some(catalog), Some(joins)) = (schema_size, catalog, &joins) {
             response.schema = Some(self.timings.time("schema", || {
                 let named = self.memory_tags(response, scope)?;
@@ -573,4 +600,45 @@ mod tests {
         again.end().unwrap();
         assert!(conn.is_autocommit(), "no transaction left open");
     }
+}
+
+/// What an entity of the catalog is, for the answer-first arrangement: a measure, a model, or
+/// anything else (a column, an aggregation, a datasource, or an id the catalog lacks).
+fn kind_in(catalog: Option<&Catalog>, key: &str) -> Kind {
+    let mut parts = key.splitn(3, '.');
+    let (Some(ds), Some(name), leaf) = (parts.next(), parts.next(), parts.next()) else {
+        return Kind::Other;
+    };
+    let Some(model) = catalog.and_then(|c| c.model_in(ds, name)) else {
+        return Kind::Other;
+    };
+    match leaf {
+        None => Kind::Model,
+        Some(leaf)
+            if model
+                .measures
+                .iter()
+                .any(|m| m.name.as_deref() == Some(leaf)) =>
+        {
+            Kind::Measure
+        }
+        Some(_) => Kind::Other,
+    }
+}
+
+/// The formulas of these measures, read from their docs' `Formula:` lines (the catalog the
+/// search holds keeps names only); empty for an id without one.
+fn formulas(conn: &dyn StoreRead, ids: &[&str]) -> Result<Vec<String>, SearchError> {
+    let wanted: Vec<String> = ids.iter().map(|id| (*id).to_owned()).collect();
+    let docs = conn.docs(&wanted)?;
+    Ok(ids
+        .iter()
+        .map(|id| {
+            docs.iter()
+                .find(|d| d.doc.canonical_id == *id)
+                .and_then(|d| d.doc.text.lines().find_map(|l| l.strip_prefix("Formula: ")))
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect())
 }

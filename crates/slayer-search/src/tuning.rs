@@ -158,6 +158,9 @@ pub struct Tuning {
     pub model_evidence: ModelEvidence,
     /// Routing across datasources when the request names none.
     pub routing: Routing,
+    /// How many of the entity list's first places are arranged for what the question asks
+    /// (docs/spec.md §8.9; 0 turns it off).
+    pub answer_head: usize,
 }
 
 impl Default for Tuning {
@@ -173,6 +176,7 @@ impl Default for Tuning {
             name_weight: 1.0,
             model_evidence: ModelEvidence::default(),
             routing: Routing::default(),
+            answer_head: 5,
         }
     }
 }
@@ -212,6 +216,12 @@ impl Tuning {
             ("model_evidence.question_weight", ev.question_weight),
             ("routing.ratio", self.routing.ratio),
         ];
+        if self.answer_head > MAX_ANSWER_HEAD {
+            return Err(SearchError::Request(format!(
+                "tuning.answer_head must be a number from 0 to {MAX_ANSWER_HEAD}, not {}",
+                self.answer_head
+            )));
+        }
         if self.routing.entities > MAX_ROUTING_ENTITIES {
             return Err(SearchError::Request(format!(
                 "tuning.routing.entities must be a number from 0 to {MAX_ROUTING_ENTITIES}, not {}",
@@ -232,6 +242,9 @@ impl Tuning {
 
 /// The most entities routing may read as evidence.
 pub const MAX_ROUTING_ENTITIES: usize = 100;
+
+/// The most places the answer-first arrangement may arrange.
+pub const MAX_ANSWER_HEAD: usize = 50;
 
 /// The largest weight a tuning may give.
 pub const MAX_WEIGHT: f64 = 1000.0;

@@ -9,9 +9,11 @@
 use rustc_hash::FxHashSet;
 use slayer_common::canonical::{memory_id_of, memory_ref};
 
+use crate::fusion::answer_first::{self, Kind};
 use crate::fusion::deepening::{Deepening, DEEPER, FIRST_DEPTH};
 use crate::fusion::fuse::Fused;
 use crate::fusion::model_evidence;
+use crate::intent::Intent;
 use crate::request::Request;
 use crate::tuning::ModelEvidence;
 use crate::SearchError;
@@ -143,23 +145,45 @@ pub(crate) fn walk_memory_buckets(
     buckets
 }
 
+/// How the entity side's fused list is reordered before the bucket is filled: model-level
+/// evidence, then the answer-first head (docs/spec.md §8.6, §8.9).
+pub(crate) struct EntityOrder<'q, C, K, F> {
+    /// Model-level evidence.
+    pub evidence: ModelEvidence,
+    /// The question, when there is one.
+    pub question: Option<&'q str>,
+    /// The key columns joining two models.
+    pub connecting: C,
+    /// How many first places are arranged for the question (0: none).
+    pub answer_head: usize,
+    /// What an entity is.
+    pub kind_of: K,
+    /// The formulas of measures, by id.
+    pub formulas: F,
+}
+
 /// Fills the entity bucket from the entity side's fusion, up to `cap` hits, after model-level
-/// evidence reorders the fused list's first entries; `hit` builds one (`None`: its doc is gone,
-/// and the next entry takes the place). Also gives the fused order itself, at least `depth`
-/// entries deep where the fusion has them (the schema answer reads it); a deeper read never
-/// changes the bucket.
-pub(crate) fn fill_entity_bucket<H>(
+/// evidence reorders the fused list's first entries and the answer-first arrangement its
+/// head; `hit` builds one (`None`: its doc is gone, and the next entry takes the place). Also
+/// gives the fused order itself, at least `depth` entries deep where the fusion has them (the
+/// schema answer reads it; a deeper read never changes the bucket): the evidence's order when
+/// `depth` is set, before the head is arranged; and the intent chosen.
+pub(crate) fn fill_entity_bucket<H, C, K, F>(
     fusion: &mut Deepening<'_, '_>,
     cap: usize,
     depth: usize,
-    evidence: &ModelEvidence,
-    question: Option<&str>,
-    connecting: impl Fn(&str, &str) -> Vec<String>,
+    order: &EntityOrder<'_, C, K, F>,
     mut hits: impl FnMut(&[Fused]) -> Result<Vec<Option<H>>, SearchError>,
-) -> Result<(Vec<H>, Vec<Fused>), SearchError> {
+) -> Result<(Vec<H>, Vec<Fused>, Option<Intent>), SearchError>
+where
+    C: Fn(&str, &str) -> Vec<String>,
+    K: Fn(&str) -> Kind,
+    F: Fn(&[&str]) -> Result<Vec<String>, SearchError>,
+{
+    let evidence = &order.evidence;
     // The evidence reads a fixed window whatever the cap, so that a smaller cap is a prefix.
-    let mut need = if evidence.is_on() {
-        cap.max(evidence.window)
+    let mut need = if evidence.is_on() || order.answer_head > 0 {
+        cap.max(evidence.window).max(answer_first::WINDOW)
     } else {
         cap
     }
@@ -173,22 +197,34 @@ pub(crate) fn fill_entity_bucket<H>(
         let ordered = model_evidence::apply(
             settled,
             evidence,
-            question,
+            order.question,
             |keys| fusion.exact(keys),
-            &connecting,
+            &order.connecting,
+        )?;
+        // The schema answer reads the evidence's order (it ranks each model's columns itself);
+        // the bucket, the arranged one.
+        let evidence_order = (depth > 0).then(|| ordered.clone());
+        let (arranged, intent) = answer_first::arrange(
+            ordered,
+            order.question,
+            order.answer_head,
+            answer_first::WINDOW,
+            &order.kind_of,
+            &order.formulas,
+            |keys| fusion.exact(keys),
         )?;
         // The hits of as many entries as the bucket lacks, in one read each round (a store on
         // a server answers each read over the network); an entry whose doc is gone has none
         // and is passed over, and the next round reads past it.
         let mut bucket: Vec<H> = Vec::new();
         let mut next = 0;
-        while bucket.len() < cap && next < ordered.len() {
-            let end = (next + cap - bucket.len()).min(ordered.len());
-            bucket.extend(hits(&ordered[next..end])?.into_iter().flatten());
+        while bucket.len() < cap && next < arranged.len() {
+            let end = (next + cap - bucket.len()).min(arranged.len());
+            bucket.extend(hits(&arranged[next..end])?.into_iter().flatten());
             next = end;
         }
         if bucket.len() >= cap || exhausted {
-            return Ok((bucket, ordered));
+            return Ok((bucket, evidence_order.unwrap_or(arranged), intent));
         }
         need += cap - bucket.len();
     }
@@ -312,9 +348,14 @@ mod tests {
                 &mut fusion,
                 cap,
                 0,
-                &ModelEvidence::OFF,
-                None,
-                |_, _| Vec::new(),
+                &EntityOrder {
+                    evidence: ModelEvidence::OFF,
+                    question: None,
+                    connecting: |_: &str, _: &str| Vec::new(),
+                    answer_head: 0,
+                    kind_of: |_: &str| Kind::Other,
+                    formulas: |_: &[&str]| Ok(Vec::new()),
+                },
                 |fused| {
                     Ok(fused
                         .iter()
@@ -343,23 +384,39 @@ mod tests {
         let fill_at = |cap: usize, depth: usize| {
             let mut fusion =
                 Deepening::new(&ranking("named", &[]), None, &dense, 64, Fusion::RRF).unwrap();
+            // The answer-first head arranges a question's list whatever the cap too.
             fill_entity_bucket(
                 &mut fusion,
                 cap,
                 depth,
-                &ModelEvidence::default(),
-                None,
-                |_, _| Vec::new(),
+                &EntityOrder {
+                    evidence: ModelEvidence::default(),
+                    question: Some("how many c3"),
+                    connecting: |_: &str, _: &str| Vec::new(),
+                    answer_head: 5,
+                    kind_of: |key: &str| match key.matches('.').count() {
+                        1 => Kind::Model,
+                        _ if key.ends_with('3') => Kind::Measure,
+                        _ => Kind::Other,
+                    },
+                    formulas: |ids: &[&str]| Ok(ids.iter().map(|_| String::new()).collect()),
+                },
                 |fused| Ok(fused.iter().map(|f| Some(f.key.clone())).collect()),
             )
+            .map(|(bucket, ordered, _)| (bucket, ordered))
             .unwrap()
         };
         let depth = 0;
         let fill = |cap| fill_at(cap, depth).0;
         let whole = fill(200);
         assert_eq!(whole.len(), 157);
-        // The models of the best leaves lead: m0 (c0, c7), m1 (c1, c8), m2.
-        assert_eq!(&whole[..3], ["db.m0", "db.m1", "db.m2"]);
+        // A metric question: its best measure (`c3`, the first of the equally matched `…3`
+        // leaves), then that measure's model, then the next measure lead; then the models of
+        // the best leaves: m0 (c0, c7), m1 (c1, c8).
+        assert_eq!(
+            &whole[..5],
+            ["db.m3.c3", "db.m3", "db.m2.c23", "db.m0", "db.m1"]
+        );
         for cap in [0, 1, 3, 10, 99, 100, 101, 150] {
             assert_eq!(fill(cap), whole[..cap], "cap {cap}");
             // Read deeper for a schema answer, the bucket is the same and the order its
@@ -367,8 +424,10 @@ mod tests {
             let (bucket, ordered) = fill_at(cap, 140);
             assert_eq!(bucket, whole[..cap], "cap {cap}, depth 140");
             assert!(ordered.len() >= 140);
+            // The schema answer reads the evidence's order: the models of the best leaves
+            // first, the head not arranged.
             let keys: Vec<&str> = ordered.iter().map(|f| f.key.as_str()).collect();
-            assert_eq!(keys[..cap.min(140)], whole[..cap.min(140)]);
+            assert_eq!(keys[..3], ["db.m0", "db.m1", "db.m2"]);
         }
     }
 

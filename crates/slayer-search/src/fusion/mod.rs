@@ -8,6 +8,7 @@
 //! - `schema`: the schema answer (models, their columns, their joins) read from the entity
 //!   side's fused order.
 
+pub(crate) mod answer_first;
 pub(crate) mod bridges;
 pub(crate) mod buckets;
 pub(crate) mod deepening;

@@ -10,7 +10,6 @@
 //! protocol messages goes to stdout.
 
 mod http;
-mod measure_card;
 mod results;
 mod scope;
 mod tools;

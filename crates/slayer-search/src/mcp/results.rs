@@ -63,6 +63,12 @@ pub struct FlatResponse {
     /// How the question was routed across datasources (`explain`, no datasource given).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub routing: Option<slayer_search::routing::RoutingExplain>,
+    /// What the question asks for (`explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intent: Option<slayer_search::intent::Intent>,
+    /// The first entity's card when it is a measure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<slayer_search::output::measure_card::AnswerCard>,
 }
 
 /// The flat view of `response`: at most `max_results` hits; `compact` leaves `text` empty and
@@ -83,6 +89,8 @@ pub fn flatten(
         expanded: _,
         schema,
         routing,
+        intent,
+        answer,
     } = response;
     let memory = |id, tier, score, text, matched_entities, query, explain| FlatHit {
         kind: "memory".into(),
@@ -166,6 +174,8 @@ pub fn flatten(
         plan,
         schema,
         routing,
+        intent,
+        answer,
     })
 }
 
@@ -334,6 +344,9 @@ pub fn render_flat_text(r: &FlatResponse) -> String {
             "  {prefix} {} (score={:.4})\n    {first}\n",
             hit.id, hit.score
         ));
+    }
+    if let Some(answer) = &r.answer {
+        out.push_str(&slayer_search::output::response::render_answer_text(answer));
     }
     if let Some(schema) = &r.schema {
         out.push_str(&slayer_search::output::response::render_schema_text(schema));

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use super::measure_card::measure_card;
 use super::results::{flatten, render_flat_text};
 use serde_json::{json, Value};
 use slayer_common::canonical::{memory_id_of, memory_ref};
@@ -19,6 +18,7 @@ use slayer_common::store::{OpenMode, Store};
 use slayer_memory::service::{self, SaveRequest};
 use slayer_memory::write;
 use slayer_search::context::Context;
+use slayer_search::output::measure_card::measure_card;
 use slayer_search::request::{Request, RequestFields};
 use tokio::sync::oneshot;
 

@@ -1,6 +1,9 @@
 //! Stage 7, respond: the response and its text form ([`response`]), hits as the response
-//! holds them (`hits`), and the warnings collected along the way (`warnings`).
+//! holds them (`hits`), the card of a measure ([`measure_card`]: MCP `show`, and the answer of
+//! a search whose first entity is a measure), and the warnings collected along the way
+//! (`warnings`).
 
 pub(crate) mod hits;
+pub mod measure_card;
 pub mod response;
 pub(crate) mod warnings;

@@ -89,6 +89,13 @@ pub struct Response {
     /// How the question was routed across datasources (`--explain`, no datasource given).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub routing: Option<crate::routing::RoutingExplain>,
+    /// What the question asks for, as the answer-first arrangement read it (`--explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intent: Option<crate::intent::Intent>,
+    /// The first entity's card when it is a measure: its formula, filters, time dimension
+    /// and what it can be grouped by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<crate::output::measure_card::AnswerCard>,
 }
 
 /// A memory returned whole by id (the seed's `expandIds`): one shape for every tier.
@@ -175,6 +182,9 @@ pub fn render_text(r: &Response) -> String {
             first_line(&h.text)
         ));
     }
+    if let Some(answer) = &r.answer {
+        out.push_str(&render_answer_text(answer));
+    }
     if let Some(schema) = &r.schema {
         out.push_str(&render_schema_text(schema));
     }
@@ -186,6 +196,21 @@ pub fn render_text(r: &Response) -> String {
                 out.push_str(&format!("    {line}\n"));
             }
         }
+    }
+    out
+}
+
+/// The answer card's text form: `Answer: <id>`, then the measure card's lines, indented.
+pub fn render_answer_text(answer: &crate::output::measure_card::AnswerCard) -> String {
+    let mut out = format!("\nAnswer: {}\n", answer.id);
+    for line in answer.card.to_text().lines() {
+        out.push_str(&format!("  {line}\n"));
+    }
+    if answer.group_by_more > 0 {
+        out.push_str(&format!(
+            "  ({} more group-by columns: `slayer-index show {}`)\n",
+            answer.group_by_more, answer.card.model
+        ));
     }
     out
 }

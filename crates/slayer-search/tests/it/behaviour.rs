@@ -60,8 +60,10 @@ fn question_only_runs_the_full_text_channel() {
     ]);
     assert_eq!(ids(&r, "memories")[0], "1");
     let entities = ids(&r, "entities");
-    // Model-level evidence: the model whose columns match leads its columns (spec §8.6).
-    assert_eq!(entities[0], "mydb.orders", "{r}");
+    // The question names the measure `revenue` as well as its model's doc matches: answer
+    // first (spec §8.9), the measure leads and its model comes next; model-level evidence
+    // keeps the model above its columns (spec §8.6).
+    assert_eq!(entities[..2], ["mydb.orders.revenue", "mydb.orders"], "{r}");
     assert!(entities.contains(&"mydb.orders.status".to_owned()), "{r}");
     assert_eq!(strings(&r["warnings"])[0], EMBED);
     assert_eq!(r["resolved_input_entities"], json!([]));
@@ -92,10 +94,11 @@ fn both_inputs_fuse_memories_by_score_and_entities_by_rrf() {
         .map(|c| c["channel"].as_str().unwrap())
         .collect();
     assert_eq!(channels, ["bm25", "fulltext"]);
-    // The named column leads (it takes part in the evidence first), then its model.
+    // The named column leads (it takes part in the evidence first, and answer first keeps
+    // what the caller named in front), then the measure the question names, then its model.
     assert_eq!(
-        ids(&r, "entities")[..2],
-        ["mydb.orders.status", "mydb.orders"],
+        ids(&r, "entities")[..3],
+        ["mydb.orders.status", "mydb.orders.revenue", "mydb.orders"],
         "{r}"
     );
     let status = &r["entities"][0];

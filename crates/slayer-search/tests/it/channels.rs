@@ -28,17 +28,21 @@ fn channels_off_contribute_nothing_and_warn_nothing() {
     ];
     let all = f.search(&base);
     // `evidence` is the derived ranking of model-level evidence, `question` a leaf the
-    // question names (`revenue`) (spec §8.6).
+    // question names (`revenue`) (spec §8.6), `answer` the lift of the answer-first head
+    // (the measure `revenue` leads after the named column, spec §8.9).
     assert_eq!(
         channels_used(&all),
-        ["bm25", "evidence", "fulltext", "named", "question"]
+        ["answer", "bm25", "evidence", "fulltext", "named", "question"]
     );
     assert!(strings(&all["warnings"])
         .iter()
         .any(|w| w.starts_with("embedding channel skipped")));
 
     let text = f.search(&[&base[..], &["--channels", "text"]].concat());
-    assert_eq!(channels_used(&text), ["evidence", "fulltext", "question"]);
+    assert_eq!(
+        channels_used(&text),
+        ["answer", "evidence", "fulltext", "question"]
+    );
     assert!(!strings(&text["warnings"])
         .iter()
         .any(|w| w.starts_with("embedding channel skipped")));
@@ -53,7 +57,10 @@ fn channels_off_contribute_nothing_and_warn_nothing() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let v: Value = serde_json::from_str(out.stdout.trim()).unwrap();
-    assert_eq!(channels_used(&v), ["evidence", "fulltext", "question"]);
+    assert_eq!(
+        channels_used(&v),
+        ["answer", "evidence", "fulltext", "question"]
+    );
     let bad = f.raw(&["--channels", "graph", "--question", "x"], None);
     assert_eq!(bad.code, 2);
 }
@@ -61,7 +68,7 @@ fn channels_off_contribute_nothing_and_warn_nothing() {
 #[test]
 fn tuning_turns_levers_off_and_bad_tuning_is_refused() {
     let f = Fixture::new();
-    let off = r#"{"model_evidence": {"models": 0}, "name_weight": 0}"#;
+    let off = r#"{"model_evidence": {"models": 0}, "name_weight": 0, "answer_head": 0}"#;
     let v = f.search(&[
         "--question",
         "revenue dollars",

@@ -1,5 +1,5 @@
-//! The evaluation harnesses: their metrics against hand-computed values (SciFact's and the
-//! schema-linking one's), and (ignored by default: the evaluation data lives outside the
+//! The evaluation harnesses: their metrics against hand-computed values (SciFact's, the
+//! schema-linking one's and the metric-lookup one's), and (ignored by default: the evaluation data lives outside the
 //! repository) a SciFact smoke run through the real binaries on 200 abstracts.
 
 use std::path::PathBuf;
@@ -10,7 +10,11 @@ use crate::support::{models_dir, workspace_root};
 
 #[test]
 fn the_metrics_match_hand_computed_values() {
-    for script in ["scripts/eval_scifact.py", "scripts/eval_schema.py"] {
+    for script in [
+        "scripts/eval_scifact.py",
+        "scripts/eval_schema.py",
+        "scripts/eval_metrics.py",
+    ] {
         let out = Command::new("python3")
             .args([script, "selftest"])
             .current_dir(workspace_root())

@@ -1,5 +1,6 @@
 //! Whole-binary tests of slayer-search on a temp store.
 
+mod answer_first;
 mod behaviour;
 mod channels;
 mod dense;

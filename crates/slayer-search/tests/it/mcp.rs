@@ -407,6 +407,28 @@ fn the_search_tool_answers_with_the_schema_when_asked() {
 }
 
 #[test]
+fn the_search_tool_gives_the_card_of_a_measure_that_leads() {
+    let f = Fixture::new();
+    let search = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "search",
+        "arguments": {"question": "total revenue", "channels": ["entities", "text"]}}})
+    .to_string();
+    let replies = session(&f, &[initialize("2025-06-18"), search]);
+    let result = &reply(&replies, 2)["result"];
+    let answer = &result["structuredContent"]["answer"];
+    assert_eq!(answer["id"], "mydb.orders.revenue", "{result}");
+    assert_eq!(answer["model"], "mydb.orders", "{result}");
+    assert!(answer["group_by"]
+        .as_array()
+        .is_some_and(|g| g.iter().any(|c| c["path"] == "status")));
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("\nAnswer: mydb.orders.revenue\n  Model: mydb.orders\n"),
+        "{text}"
+    );
+}
+
+#[test]
 fn the_search_tool_plans_with_the_callers_terms() {
     let f = Fixture::new();
     let search = |id: i64, args: Value| {

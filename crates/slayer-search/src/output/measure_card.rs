@@ -13,6 +13,43 @@ use slayer_common::store::StoreError;
 /// answer stays small.
 pub const MAX_HOPS: usize = 3;
 
+/// The most group-by columns a search's answer card carries (nearest first): enough to query
+/// the measure, small enough for every response (MCP `show` gives them all).
+pub const ANSWER_GROUP_BY: usize = 30;
+
+/// The answer card of a search whose first entity is a measure (docs/spec.md §9.8): what an
+/// agent needs to query it without a second call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnswerCard {
+    /// The measure's canonical id (the first entity's).
+    pub id: String,
+    /// The measure, whole, its group-by columns cut to [`ANSWER_GROUP_BY`].
+    #[serde(flatten)]
+    pub card: MeasureCard,
+    /// How many group-by columns were left out (MCP `show` lists them all).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub group_by_more: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The answer card of `id` when it is a measure, its group-by columns cut to
+/// [`ANSWER_GROUP_BY`].
+pub fn answer_card(conn: &dyn StoreRead, id: &str) -> Result<Option<AnswerCard>, StoreError> {
+    let Some(mut card) = measure_card(conn, id)? else {
+        return Ok(None);
+    };
+    let group_by_more = card.group_by.len().saturating_sub(ANSWER_GROUP_BY);
+    card.group_by.truncate(ANSWER_GROUP_BY);
+    Ok(Some(AnswerCard {
+        id: id.to_owned(),
+        card,
+        group_by_more,
+    }))
+}
+
 /// A column a measure can be grouped by.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GroupBy {

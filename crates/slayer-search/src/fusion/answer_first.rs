@@ -1,0 +1,477 @@
+//! Answer first (docs/spec.md §8.9): the first places of the entity list go to what the
+//! question asks for. Agents read the first few entities, so after model-level evidence has
+//! ordered the list, its head is arranged by the question's intent ([`intent`]):
+//!
+//! - a metric question leads with the best-matching named measure, then the model it lives on,
+//!   then the next-best measure;
+//! - any other question (but one about joins) keeps the models taking part first and fills
+//!   the rest of the head with the best leaves that are not there only as connecting keys: a
+//!   key's `join` evidence is for a question that needs two tables, and places 4–5 are where
+//!   the columns that hold the answer belong;
+//! - a join question keeps the order the join evidence gives.
+//!
+//! Only the head moves; every entry past it keeps its order. An entry the head lifts above one
+//! that scored more gains an `answer` contribution of just what keeps the scores in order, so
+//! the list stays sorted by score (routing merges lists by score) and `--explain` says why.
+
+use crate::fusion::fuse::{Contribution, Fused};
+use crate::fusion::model_evidence::{model_of, KEY_CHANNEL};
+use crate::intent::{asked_aggregations, classify, computes, Intent, IntentKind};
+use crate::SearchError;
+
+/// How many of the list's first entries are read for the measures and models (the evidence's
+/// window, fixed so that a smaller cap still gives a prefix).
+pub(crate) const WINDOW: usize = 100;
+
+/// The channel of the lift a head entry gains in `--explain`.
+pub(crate) const CHANNEL: &str = "answer";
+
+/// What an entity is, as the arrangement needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A named measure.
+    Measure,
+    /// A model.
+    Model,
+    /// A column, an aggregation, a datasource, or anything else.
+    Other,
+}
+
+/// What a measure gains when its formula computes what the question asks ("lowest" and
+/// `min(…)`): half a channel's best match, enough to settle near ties between sibling measures.
+const AGGREGATION_MATCH: f64 = 0.5;
+
+/// The channels that say how well an entry itself matches the question (not what its model
+/// or a join lends it).
+const OWN: [&str; 4] = ["named", "fulltext", "dense", "question"];
+
+/// How well an entry itself matches the question, on one scale across channels: each channel's
+/// raw score over its best in `best` (text BM25 and cosine say *how much* better a match is,
+/// which rank alone throws away), dense counted twice (a metric question is a paraphrase more
+/// often than it repeats a name), a caller-named entity 1, a leaf the question names 0.5.
+/// A measure whose formula computes the aggregation the question asks for adds
+/// [`AGGREGATION_MATCH`].
+fn own_match(f: &Fused, best: &Best) -> f64 {
+    let mut sum = 0.0;
+    for c in &f.contributions {
+        sum += match (c.channel, c.raw_score) {
+            ("fulltext", Some(raw)) if best.text > 0.0 => raw / best.text,
+            ("dense", Some(raw)) if best.dense > 0.0 => 2.0 * raw / best.dense,
+            ("named", _) => 1.0,
+            ("question", _) => 0.5,
+            _ => 0.0,
+        };
+    }
+    sum
+}
+
+/// The best raw score of each scored channel among the entries read.
+#[derive(Debug, Default, Clone, Copy)]
+struct Best {
+    text: f64,
+    dense: f64,
+}
+
+impl Best {
+    fn of(entries: &[Fused]) -> Best {
+        let mut best = Best::default();
+        for c in entries.iter().flat_map(|f| &f.contributions) {
+            match (c.channel, c.raw_score) {
+                ("fulltext", Some(raw)) => best.text = best.text.max(raw),
+                ("dense", Some(raw)) => best.dense = best.dense.max(raw),
+                _ => {}
+            }
+        }
+        best
+    }
+}
+
+/// Whether an entry is there as a connecting key: without its `join` evidence it would not
+/// hold its place.
+fn join_part(f: &Fused) -> f64 {
+    f.contributions
+        .iter()
+        .filter(|c| c.channel == KEY_CHANNEL)
+        .map(|c| c.contribution)
+        .sum()
+}
+
+/// Whether the caller named the entry (a `named` ref) or the question names it exactly (an
+/// `evidence` entry with no model mass, docs/spec.md §8.6).
+fn is_named(f: &Fused) -> bool {
+    f.contributions.iter().any(|c| {
+        c.channel == "named"
+            || (c.channel == crate::fusion::model_evidence::CHANNEL && c.raw_score.is_none())
+    })
+}
+
+/// Whether any channel that matches the question itself ranked the entry.
+fn matched(f: &Fused) -> bool {
+    f.contributions.iter().any(|c| OWN.contains(&c.channel))
+}
+
+/// The entry of the highest match, the first on a tie.
+fn best_of(entries: impl Iterator<Item = (usize, f64)>) -> Option<(usize, f64)> {
+    entries.fold(None, |top, (at, m)| match top {
+        Some((_, t)) if t >= m => top,
+        _ => Some((at, m)),
+    })
+}
+
+/// Arranges the first `head` places of `ordered` (the evidence's order, best first) for what
+/// `question` asks; `window` entries are read for the measures and the models; `formulas`
+/// reads the formulas of measures by id (an unknown one is empty), `exact` the fused entries of
+/// keys outside the window. Returns the list and the
+/// intent chosen (`None` when nothing was arranged: no question, or a head of 0).
+pub(crate) fn arrange(
+    mut ordered: Vec<Fused>,
+    question: Option<&str>,
+    head: usize,
+    window: usize,
+    kind_of: impl Fn(&str) -> Kind,
+    formulas: impl FnOnce(&[&str]) -> Result<Vec<String>, SearchError>,
+    exact: impl FnOnce(&[&str]) -> Result<Vec<Fused>, SearchError>,
+) -> Result<(Vec<Fused>, Option<Intent>), SearchError> {
+    let Some(question) = question.filter(|_| head > 0 && !ordered.is_empty()) else {
+        return Ok((ordered, None));
+    };
+    let read_len = window.max(head).min(ordered.len());
+    let read = &ordered[..read_len];
+    let best = Best::of(read);
+    let asked = asked_aggregations(question);
+    // Each measure the question's own channels ranked, with how well it matches; their
+    // formulas are read (one read) only when the question asks for an aggregation.
+    let at_measures: Vec<usize> = (0..read.len())
+        .filter(|&at| matched(&read[at]) && kind_of(&read[at].key) == Kind::Measure)
+        .collect();
+    let computed: Vec<bool> = match asked.is_empty() || at_measures.is_empty() {
+        true => vec![false; at_measures.len()],
+        false => {
+            let ids: Vec<&str> = at_measures
+                .iter()
+                .map(|&at| read[at].key.as_str())
+                .collect();
+            formulas(&ids)?
+                .iter()
+                .map(|formula| computes(formula, &asked))
+                .collect()
+        }
+    };
+    let measures: Vec<(usize, f64)> = at_measures
+        .iter()
+        .zip(computed)
+        .map(|(&at, computes)| {
+            let agg = if computes { AGGREGATION_MATCH } else { 0.0 };
+            (at, own_match(&read[at], &best) + agg)
+        })
+        .collect();
+    // The best-matching measure, first in order on a tie.
+    let measure = best_of(measures.iter().copied());
+    // A measure that matches the question at least as well as its own model makes the
+    // question a metric question even without a metric word.
+    let leads = measure.and_then(|(at, m)| {
+        let key = &read[at].key;
+        let model = model_of(key)?;
+        let model_match = read
+            .iter()
+            .find(|f| f.key == model)
+            .map_or(0.0, |f| own_match(f, &best));
+        (m > 0.0 && m >= model_match).then_some(key.as_str())
+    });
+    let intent = classify(question, leads);
+    // What the caller named, or the question names exactly, stays first (§8.6: the exact
+    // name wins outright): a named ref, or an evidence entry with no mass.
+    let mut wanted: Vec<usize> = (0..read.len())
+        .filter(|&at| is_named(&read[at]))
+        .take(head)
+        .collect();
+    // The measure's model when the window lacks it.
+    let mut outside: Option<String> = None;
+    match intent.kind {
+        IntentKind::Join => return Ok((ordered, Some(intent))),
+        IntentKind::Metric => {
+            if let Some((at, _)) = measure {
+                if !wanted.contains(&at) {
+                    wanted.push(at);
+                }
+                let model = model_of(&read[at].key).unwrap_or_default();
+                match read.iter().position(|f| f.key == model) {
+                    Some(m) if !wanted.contains(&m) => wanted.push(m),
+                    Some(_) => {}
+                    None => outside = Some(model.to_owned()),
+                }
+                let second = best_of(measures.iter().copied().filter(|(i, _)| *i != at));
+                if let Some((i, _)) = second.filter(|(i, _)| !wanted.contains(i)) {
+                    wanted.push(i);
+                }
+            }
+        }
+        IntentKind::Catalog | IntentKind::Lookup => {}
+    }
+    // The rest of the head: the list by its scores without the join evidence (models taking
+    // part and the best leaves), stable.
+    let mut by_own: Vec<usize> = (0..read.len()).collect();
+    by_own.sort_by(|&a, &b| {
+        let sa = read[a].score - join_part(&read[a]);
+        let sb = read[b].score - join_part(&read[b]);
+        sb.total_cmp(&sa)
+    });
+    for at in by_own {
+        if wanted.len() >= head {
+            break;
+        }
+        if !wanted.contains(&at) {
+            wanted.push(at);
+        }
+    }
+    // A model outside the window joins it with its exact fused entry, right after its
+    // measure (so the head does not depend on how deep the list was read).
+    if let Some(model) = outside {
+        if let Some(entry) = exact(&[model.as_str()])?.into_iter().next() {
+            let after = wanted
+                .iter()
+                .position(|&at| Some(at) == measure.map(|(m, _)| m));
+            ordered.retain(|f| f.key != entry.key);
+            let end = read_len.min(ordered.len());
+            ordered.insert(end, entry);
+            wanted.insert(after.map_or(0, |p| p + 1), end);
+        }
+    }
+    wanted.truncate(head);
+    if wanted.iter().enumerate().all(|(place, at)| place == *at) {
+        return Ok((ordered, Some(intent)));
+    }
+    // Take the head out (highest index first, so the others stay put), then put it in front.
+    let mut taken: Vec<(usize, Fused)> = Vec::with_capacity(wanted.len());
+    let mut by_index = wanted.clone();
+    by_index.sort_unstable_by(|a, b| b.cmp(a));
+    for at in by_index {
+        taken.push((at, ordered.remove(at)));
+    }
+    let mut head_entries: Vec<Fused> = wanted
+        .iter()
+        .map(|at| {
+            let i = taken.iter().position(|(t, _)| t == at).expect("taken");
+            taken.swap_remove(i).1
+        })
+        .collect();
+    // Lift each head entry, from the last, just above what follows it.
+    let mut floor = ordered.first().map(|f| f.score);
+    for (place, f) in head_entries.iter_mut().enumerate().rev() {
+        if let Some(below) = floor {
+            if f.score <= below {
+                let lifted = below.next_up();
+                f.contributions.push(Contribution {
+                    channel: CHANNEL,
+                    rank: place + 1,
+                    raw_score: None,
+                    contribution: lifted - f.score,
+                });
+                f.score = lifted;
+            }
+        }
+        floor = Some(f.score);
+    }
+    head_entries.extend(ordered);
+    Ok((head_entries, Some(intent)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(key: &str, parts: &[(&'static str, usize, Option<f64>, f64)]) -> Fused {
+        let contributions: Vec<Contribution> = parts
+            .iter()
+            .map(|&(channel, rank, raw_score, contribution)| Contribution {
+                channel,
+                rank,
+                raw_score,
+                contribution,
+            })
+            .collect();
+        Fused {
+            key: key.into(),
+            score: contributions.iter().map(|c| c.contribution).sum(),
+            contributions,
+        }
+    }
+
+    fn kind(key: &str) -> Kind {
+        match key {
+            k if k.ends_with("_m") => Kind::Measure,
+            k if k.matches('.').count() == 1 => Kind::Model,
+            _ => Kind::Other,
+        }
+    }
+
+    fn formulas(ids: &[&str]) -> Result<Vec<String>, SearchError> {
+        Ok(ids.iter().map(|_| "count(*)".to_owned()).collect())
+    }
+
+    fn no_exact(_: &[&str]) -> Result<Vec<Fused>, SearchError> {
+        Ok(Vec::new())
+    }
+
+    fn keys(fused: &[Fused]) -> Vec<&str> {
+        fused.iter().map(|f| f.key.as_str()).collect()
+    }
+
+    /// Two models on top by evidence, a connecting key, two columns, two measures.
+    fn list() -> Vec<Fused> {
+        vec![
+            entry(
+                "db.orders",
+                &[
+                    ("fulltext", 1, Some(9.0), 0.0164),
+                    ("evidence", 1, Some(0.05), 0.0328),
+                ],
+            ),
+            entry("db.customers", &[("evidence", 2, Some(0.04), 0.0323)]),
+            entry(
+                "db.orders.customer_id",
+                &[
+                    ("fulltext", 5, Some(3.0), 0.0154),
+                    ("join", 1, None, 0.0122),
+                ],
+            ),
+            entry(
+                "db.orders.large_m",
+                &[
+                    ("fulltext", 3, Some(5.0), 0.0159),
+                    ("dense", 1, Some(0.6), 0.0082),
+                ],
+            ),
+            entry("db.orders.status", &[("fulltext", 2, Some(6.0), 0.0161)]),
+            entry("db.orders.count_m", &[("fulltext", 4, Some(4.0), 0.0156)]),
+            entry("db.orders.amount", &[("dense", 2, Some(0.5), 0.0081)]),
+        ]
+    }
+
+    #[test]
+    fn a_metric_question_leads_with_its_measure_then_its_model() {
+        let (out, intent) = arrange(
+            list(),
+            Some("how many large orders"),
+            5,
+            100,
+            kind,
+            formulas,
+            no_exact,
+        )
+        .unwrap();
+        assert_eq!(intent.unwrap().kind, IntentKind::Metric);
+        assert_eq!(
+            keys(&out)[..5],
+            [
+                "db.orders.large_m",
+                "db.orders",
+                "db.orders.count_m",
+                "db.customers",
+                "db.orders.status"
+            ]
+        );
+        // Scores stay in order, and the lifted entries say so.
+        assert!(out.windows(2).all(|w| w[0].score >= w[1].score));
+        assert!(out[0].contributions.iter().any(|c| c.channel == CHANNEL));
+        assert_eq!(out.len(), 7);
+    }
+
+    #[test]
+    fn a_lookup_puts_columns_before_connecting_keys() {
+        let no_measures = |k: &str| match kind(k) {
+            Kind::Measure => Kind::Other,
+            other => other,
+        };
+        let (out, intent) = arrange(
+            list(),
+            Some("order status"),
+            4,
+            100,
+            no_measures,
+            formulas,
+            no_exact,
+        )
+        .unwrap();
+        assert_eq!(intent.unwrap().kind, IntentKind::Lookup);
+        // The key's own match is below `status`; only its join evidence lifted it.
+        assert_eq!(
+            keys(&out)[..5],
+            [
+                "db.orders",
+                "db.customers",
+                "db.orders.large_m",
+                "db.orders.status",
+                "db.orders.customer_id"
+            ]
+        );
+        assert!(out.windows(2).all(|w| w[0].score >= w[1].score));
+        assert!(out[3].contributions.iter().any(|c| c.channel == CHANNEL));
+    }
+
+    #[test]
+    fn what_the_caller_named_stays_first() {
+        let mut named = list();
+        named[4].contributions.push(Contribution {
+            channel: "named",
+            rank: 1,
+            raw_score: None,
+            contribution: 1.0 / 61.0,
+        });
+        named[4].score += 1.0 / 61.0;
+        named.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let (out, _) = arrange(
+            named,
+            Some("how many large orders"),
+            5,
+            100,
+            kind,
+            formulas,
+            no_exact,
+        )
+        .unwrap();
+        assert_eq!(
+            keys(&out)[..4],
+            [
+                "db.orders.status",
+                "db.orders.large_m",
+                "db.orders",
+                "db.orders.count_m"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_join_question_keeps_the_evidence_order() {
+        let (out, intent) = arrange(
+            list(),
+            Some("how do orders join customers"),
+            5,
+            100,
+            kind,
+            formulas,
+            no_exact,
+        )
+        .unwrap();
+        assert_eq!(intent.unwrap().kind, IntentKind::Join);
+        assert_eq!(keys(&out), keys(&list()));
+    }
+
+    #[test]
+    fn a_head_of_zero_or_no_question_changes_nothing() {
+        assert_eq!(
+            arrange(list(), Some("orders"), 0, 100, kind, formulas, no_exact)
+                .unwrap()
+                .1,
+            None
+        );
+        assert_eq!(
+            keys(
+                &arrange(list(), None, 5, 100, kind, formulas, no_exact)
+                    .unwrap()
+                    .0
+            ),
+            keys(&list())
+        );
+    }
+}

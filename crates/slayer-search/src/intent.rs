@@ -1,0 +1,306 @@
+//! What a question asks for (docs/spec.md §8.9): a metric, which data exists, how tables join,
+//! or the columns that hold an answer. The answer-first arrangement reads it to decide what
+//! leads the entity list, and `--explain` shows it with the words that decided it.
+
+use crate::fusion::named::words_of;
+
+/// The kind of answer a question asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntentKind {
+    /// An aggregate or named metric ("how many", "total", "average", "rate", "growth"): the
+    /// best-matching named measure leads, its model next.
+    Metric,
+    /// Which data exists ("which tables hold …", "do we have …"): tables lead, then their
+    /// columns.
+    Catalog,
+    /// How tables join ("join", "relationship", "foreign key"): the connecting keys keep the
+    /// place the join evidence gives them.
+    Join,
+    /// Anything else: the tables and the columns that hold the answer.
+    Lookup,
+}
+
+/// The intent the search chose, with why (shown by `--explain`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Intent {
+    /// The kind chosen.
+    pub kind: IntentKind,
+    /// The words of the question (or the match) that decided it.
+    pub why: String,
+}
+
+/// Phrases of a question about joining tables (whole words, lowercase).
+const JOIN_CUES: &[&str] = &[
+    "join",
+    "joins",
+    "joining",
+    "relationship",
+    "relationships",
+    "relate",
+    "foreign key",
+    "foreign keys",
+    "primary key",
+    "primary keys",
+    "join key",
+    "join keys",
+];
+
+/// Phrases of a question about which data exists.
+const CATALOG_CUES: &[&str] = &[
+    "table",
+    "tables",
+    "dataset",
+    "datasets",
+    "data source",
+    "data sources",
+    "datasource",
+    "datasources",
+    "schema",
+    "what data",
+    "which data",
+    "what kind of data",
+    "where can i find",
+    "where do i find",
+    "what columns",
+    "which columns",
+    "what fields",
+    "which fields",
+];
+
+/// Phrases of an aggregate or metric question.
+const METRIC_CUES: &[&str] = &[
+    "how many",
+    "how much",
+    "number of",
+    "count",
+    "counts",
+    "total",
+    "totals",
+    "sum",
+    "average",
+    "averages",
+    "avg",
+    "mean",
+    "median",
+    "rate",
+    "rates",
+    "ratio",
+    "ratios",
+    "share",
+    "percent",
+    "percentage",
+    "percentages",
+    "pct",
+    "proportion",
+    "fraction",
+    "growth",
+    "grow",
+    "grew",
+    "trend",
+    "trends",
+    "kpi",
+    "kpis",
+    "metric",
+    "metrics",
+    "measure",
+    "per",
+    "month over month",
+    "year over year",
+    "week over week",
+    "mom",
+    "yoy",
+    "wow",
+    "cumulative",
+    "running total",
+    "distinct",
+    "maximum",
+    "minimum",
+    "max",
+    "min",
+    "p50",
+    "p90",
+    "p95",
+    "p99",
+    "percentile",
+    "margin",
+    "conversion",
+    "churn",
+    "retention",
+];
+
+/// The aggregations a question's words ask for, each with its words: what a measure's formula
+/// computes (`min(…)`, a ratio `a / b`) is matched against them, so "lowest stringency" prefers
+/// `min(stringency_index)` to `max(stringency_index)`.
+const AGGREGATION_CUES: &[(&str, &[&str])] = &[
+    ("count", &["how many", "number of", "count", "counts"]),
+    ("count_distinct", &["unique", "distinct", "different"]),
+    ("sum", &["total", "totals", "sum", "how much", "overall"]),
+    ("avg", &["average", "averages", "avg", "mean", "typical"]),
+    (
+        "min",
+        &["lowest", "minimum", "min", "smallest", "least", "fewest"],
+    ),
+    (
+        "max",
+        &["highest", "maximum", "max", "peak", "largest", "biggest"],
+    ),
+    ("median", &["median", "middle", "p50"]),
+    (
+        "percentile",
+        &["percentile", "p90", "p95", "p99", "quantile"],
+    ),
+    (
+        "ratio",
+        &[
+            "share",
+            "percent",
+            "percentage",
+            "rate",
+            "ratio",
+            "proportion",
+            "fraction",
+            "per",
+        ],
+    ),
+    (
+        "cumsum",
+        &["cumulative", "running total", "to date", "so far"],
+    ),
+    (
+        "time_shift",
+        &[
+            "growth",
+            "month over month",
+            "year over year",
+            "week over week",
+            "mom",
+            "yoy",
+        ],
+    ),
+];
+
+/// The aggregations the question asks for ([`AGGREGATION_CUES`]), as a formula names them.
+pub fn asked_aggregations(question: &str) -> Vec<&'static str> {
+    let words = words_of(question);
+    AGGREGATION_CUES
+        .iter()
+        .filter(|(_, cues)| cue(&words, cues).is_some())
+        .map(|(agg, _)| *agg)
+        .collect()
+}
+
+/// Whether a measure's formula computes one of `asked`: a function it calls (`min(`,
+/// `count_distinct(`), or a ratio (a `/`).
+pub fn computes(formula: &str, asked: &[&str]) -> bool {
+    let formula = formula.to_lowercase();
+    asked.iter().any(|agg| match *agg {
+        "ratio" => formula.contains('/'),
+        agg => formula.match_indices(agg).any(|(at, _)| {
+            let before = formula[..at].chars().next_back();
+            let after = formula[at + agg.len()..].trim_start().chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && after == Some('(')
+        }),
+    })
+}
+
+/// The first cue of `cues` the question holds as whole words.
+fn cue<'c>(words: &str, cues: &[&'c str]) -> Option<&'c str> {
+    cues.iter()
+        .find(|c| words.contains(&format!(" {c} ")))
+        .copied()
+}
+
+/// Classifies a question by its words alone: a join cue wins, then a catalog cue, then a
+/// metric cue; none is a lookup. `measure_leads` says whether a measure matched the question
+/// better than its own model did: a metric question even without a cue word ("cost per
+/// thousand impressions" names CPM).
+pub fn classify(question: &str, measure_leads: Option<&str>) -> Intent {
+    let words = words_of(question);
+    if let Some(c) = cue(&words, JOIN_CUES) {
+        return Intent {
+            kind: IntentKind::Join,
+            why: format!("the question says \"{c}\""),
+        };
+    }
+    if let Some(c) = cue(&words, CATALOG_CUES) {
+        return Intent {
+            kind: IntentKind::Catalog,
+            why: format!("the question says \"{c}\""),
+        };
+    }
+    let aggregation = AGGREGATION_CUES
+        .iter()
+        .find_map(|(_, cues)| cue(&words, cues));
+    if let Some(c) = cue(&words, METRIC_CUES).or(aggregation) {
+        return Intent {
+            kind: IntentKind::Metric,
+            why: format!("the question says \"{c}\""),
+        };
+    }
+    if let Some(measure) = measure_leads {
+        return Intent {
+            kind: IntentKind::Metric,
+            why: format!("the measure {measure} matches the question better than its model"),
+        };
+    }
+    Intent {
+        kind: IntentKind::Lookup,
+        why: "no metric, catalog or join words".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(q: &str) -> IntentKind {
+        classify(q, None).kind
+    }
+
+    #[test]
+    fn cues_are_whole_words_and_joins_win() {
+        assert_eq!(kind("how many large orders"), IntentKind::Metric);
+        assert_eq!(kind("Month-over-month revenue growth?"), IntentKind::Metric);
+        assert_eq!(kind("cost per thousand impressions"), IntentKind::Metric);
+        assert_eq!(kind("lowest lockdown strictness"), IntentKind::Metric);
+        assert_eq!(
+            kind("which tables hold customer emails"),
+            IntentKind::Catalog
+        );
+        assert_eq!(kind("how do orders join to customers"), IntentKind::Join);
+        assert_eq!(kind("which orders join customers"), IntentKind::Join);
+        // Ordinary words that only sound like joins or catalogs.
+        assert_eq!(
+            kind("how many customers joined last quarter"),
+            IntentKind::Metric
+        );
+        assert_eq!(kind("how many customers do we have"), IntentKind::Metric);
+        // `summary` is not `sum`, `permit` not `per`.
+        assert_eq!(kind("summary of the permit holders"), IntentKind::Lookup);
+        assert_eq!(kind("customer emails"), IntentKind::Lookup);
+    }
+
+    #[test]
+    fn aggregations_are_read_from_words_and_formulas() {
+        assert_eq!(asked_aggregations("lowest lockdown strictness"), ["min"]);
+        assert_eq!(asked_aggregations("share of sales from food"), ["ratio"]);
+        assert!(computes("min(stringency_index)", &["min"]));
+        assert!(!computes("max(stringency_index)", &["min"]));
+        // `count(` is not found inside `count_distinct(`, nor `min(` inside `admin(`.
+        assert!(!computes("count_distinct(customer_id)", &["count"]));
+        assert!(computes(
+            "COUNT_DISTINCT (customer_id)",
+            &["count_distinct"]
+        ));
+        assert!(!computes("admin(x)", &["min"]));
+        assert!(computes("revenue / orders", &["ratio"]));
+    }
+
+    #[test]
+    fn a_measure_that_leads_makes_a_metric_question() {
+        let i = classify("cost of a thousand impressions", Some("ads.campaigns.cpm"));
+        assert_eq!(i.kind, IntentKind::Metric);
+        assert!(i.why.contains("ads.campaigns.cpm"), "{}", i.why);
+    }
+}

@@ -1,0 +1,154 @@
+//! Answer first (docs/spec.md §8.9) on a real dbt project (the metric-lookup benchmark's
+//! `dbt_jaffle`, imported as a user would): a metric question gets the measure at rank 1, its
+//! model next and the measure's card beside the entities; other questions keep their tables
+//! first; `answer_head: 0` gives back the evidence's order.
+
+use serde_json::Value;
+
+use crate::support::{run, workspace_root, TempStore};
+
+fn jaffle() -> TempStore {
+    let store = TempStore::new();
+    let project = workspace_root().join("tests/fixtures/metric-eval/dbt_jaffle");
+    let out = run(
+        "slayer-index",
+        &store.store,
+        &[
+            "-q",
+            "import",
+            "dbt",
+            project.to_str().unwrap(),
+            "--datasource",
+            "jaffle",
+            "--load",
+        ],
+        None,
+    );
+    // Exit 1: the upstream project has one invalid entity, named on stderr; the rest loads.
+    assert!(out.code <= 1, "{}", out.stderr);
+    store
+}
+
+fn search(store: &TempStore, question: &str, extra: &[&str]) -> Value {
+    let args = [
+        &[
+            "--question",
+            question,
+            "--channels",
+            "entities,text",
+            "--explain",
+            "--format",
+            "json",
+        ][..],
+        extra,
+    ]
+    .concat();
+    let out = run("slayer-search", &store.store, &args, None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+fn ids(response: &Value) -> Vec<&str> {
+    response["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_metric_question_gets_its_measure_first_with_the_card_to_query_it() {
+    let store = jaffle();
+    let r = search(&store, "how many large orders", &[]);
+    assert_eq!(
+        ids(&r)[..2],
+        ["jaffle.orders.large_orders", "jaffle.orders"],
+        "{r:#}"
+    );
+    assert_eq!(r["intent"]["kind"], "metric");
+    assert_eq!(r["intent"]["why"], "the question says \"how many\"");
+    // The lifted measure says why it leads, and the scores stay in order.
+    let first = &r["entities"][0];
+    assert!(first["explain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["channel"] == "answer"));
+    let scores: Vec<f64> = r["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["score"].as_f64().unwrap())
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    // The card: what an agent needs to query the measure without a second call.
+    let answer = &r["answer"];
+    assert_eq!(answer["id"], "jaffle.orders.large_orders");
+    assert_eq!(answer["model"], "jaffle.orders");
+    assert!(
+        !answer["formula"].as_str().unwrap().is_empty(),
+        "{answer:#}"
+    );
+    let group_by = answer["group_by"].as_array().unwrap();
+    assert!(!group_by.is_empty() && group_by.len() <= 30, "{answer:#}");
+    assert!(
+        group_by.iter().any(|g| g["path"] == "ordered_at"),
+        "{answer:#}"
+    );
+}
+
+#[test]
+fn the_text_form_shows_the_card() {
+    let store = jaffle();
+    let out = run(
+        "slayer-search",
+        &store.store,
+        &[
+            "--question",
+            "how many large orders",
+            "--channels",
+            "entities,text",
+            "--format",
+            "text",
+        ],
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("\nAnswer: jaffle.orders.large_orders\n  Model: jaffle.orders\n  Formula: "),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_question_about_data_keeps_tables_first_and_no_card() {
+    let store = jaffle();
+    let r = search(&store, "which tables hold customer names", &[]);
+    assert_eq!(r["intent"]["kind"], "catalog");
+    let first = &r["entities"][0];
+    assert_eq!(first["kind"], "model", "{r:#}");
+    assert!(r.get("answer").is_none());
+}
+
+#[test]
+fn a_head_of_zero_gives_back_the_evidence_order() {
+    let store = jaffle();
+    let arranged = search(&store, "how many large orders", &[]);
+    let plain = search(
+        &store,
+        "how many large orders",
+        &["--tuning", r#"{"answer_head": 0}"#],
+    );
+    assert!(plain.get("intent").is_none());
+    assert_eq!(plain["entities"][0]["kind"], "model", "{plain:#}");
+    // The same entities, the measure lifted out of the evidence's order.
+    let mut a = ids(&arranged);
+    let mut p = ids(&plain);
+    assert!(p.contains(&"jaffle.orders.large_orders") || p.len() == 5);
+    a.sort_unstable();
+    p.sort_unstable();
+    assert_ne!(a, p, "the head was arranged");
+}
