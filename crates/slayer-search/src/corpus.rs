@@ -16,7 +16,9 @@ use slayer_common::canonical::{memory_id_of, memory_ref, rooted_at};
 use slayer_common::records::{Standing, Tier};
 use slayer_common::store::memories::TaggedMemory;
 
+use crate::intent::Kind;
 use crate::scoping::MemoryFilter;
+use crate::SearchError;
 use slayer_common::store::StoreError;
 use slayer_memory::resolve::{Catalog, Lookup};
 
@@ -110,6 +112,23 @@ impl<'c> Corpus<'c> {
         }
         let loaded = slayer_memory::service::load_catalog(self.conn)?;
         Ok(self.catalog.get_or_init(|| loaded))
+    }
+
+    /// The formulas of these measures, read from their docs' `Formula:` lines (the catalog
+    /// holds skeletons, which keep names only); empty for an id without one. One read.
+    pub(crate) fn measure_formulas(&self, ids: &[&str]) -> Result<Vec<String>, SearchError> {
+        let wanted: Vec<String> = ids.iter().map(|id| (*id).to_owned()).collect();
+        let docs = self.conn.docs(&wanted)?;
+        Ok(ids
+            .iter()
+            .map(|id| {
+                docs.iter()
+                    .find(|d| d.doc.canonical_id == *id)
+                    .and_then(|d| d.doc.text.lines().find_map(|l| l.strip_prefix("Formula: ")))
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect())
     }
 
     /// One memory, or `None` when there is no such memory.
@@ -248,6 +267,31 @@ impl Lookup for Corpus<'_> {
         self.memory(id)
             .map(|found| found.is_some())
             .map_err(|e| e.to_string())
+    }
+}
+
+/// What an entity of the catalog is, for the answer-first arrangement (docs/spec.md §8.9): a
+/// measure, a model, or anything else (a column, an aggregation, a datasource, or an id the
+/// catalog lacks).
+pub(crate) fn entity_kind(catalog: Option<&Catalog>, key: &str) -> Kind {
+    let mut parts = key.splitn(3, '.');
+    let (Some(ds), Some(name), leaf) = (parts.next(), parts.next(), parts.next()) else {
+        return Kind::Other;
+    };
+    let Some(model) = catalog.and_then(|c| c.model_in(ds, name)) else {
+        return Kind::Other;
+    };
+    match leaf {
+        None => Kind::Model,
+        Some(leaf)
+            if model
+                .measures
+                .iter()
+                .any(|m| m.name.as_deref() == Some(leaf)) =>
+        {
+            Kind::Measure
+        }
+        Some(_) => Kind::Other,
     }
 }
 

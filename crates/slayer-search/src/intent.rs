@@ -21,6 +21,17 @@ pub enum IntentKind {
     Lookup,
 }
 
+/// What an entity is, as the arrangement needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A named measure.
+    Measure,
+    /// A model.
+    Model,
+    /// A column, an aggregation, a datasource, or anything else.
+    Other,
+}
+
 /// The intent the search chose, with why (shown by `--explain`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Intent {

@@ -14,13 +14,11 @@ use slayer_common::canonical::{memory_id_of, memory_ref};
 use slayer_common::limits::Limits;
 use slayer_common::store::StoreRead;
 use slayer_index::pyfmt::repr_str as py_repr;
-use slayer_memory::resolve::Catalog;
 
 use crate::channels::ranked::{DenseRanking, Ranking};
 use crate::channels::{self, ChannelSources, Rankings};
 use crate::context::Context;
-use crate::corpus::Scope;
-use crate::fusion::answer_first::Kind;
+use crate::corpus::{entity_kind, Scope};
 use crate::fusion::buckets::{
     fill_entity_bucket, fill_memory_buckets, walk_memory_buckets, Caps, EntityOrder, MemoryBuckets,
     EXACT_BUCKET,
@@ -258,7 +256,7 @@ impl Context<'_> {
             true => None,
         };
         let mut memory_side = None;
-        let (entities, ordered, intent) = rayon::in_place_scope(|threads| {
+        let filled = rayon::in_place_scope(|threads| {
             if let Some(with_query) = with_query {
                 let caps = &caps;
                 let memory_side = &mut memory_side;
@@ -287,8 +285,8 @@ impl Context<'_> {
                         question: inputs.question,
                         connecting,
                         answer_head,
-                        kind_of: |key: &str| kind_in(catalog, key),
-                        formulas: |ids: &[&str]| formulas(self.conn, ids),
+                        kind_of: |key: &str| entity_kind(catalog, key),
+                        formulas: |ids: &[&str]| self.corpus.measure_formulas(ids),
                     },
                     |fused| hits::entities(self.conn, fused, req.explain),
                 )
@@ -306,14 +304,21 @@ impl Context<'_> {
         self.timings.time("memory hits", || {
             self.memory_hits(req, buckets, inputs, scope, response)
         })?;
-        response.entities = entities;
+        response.entities = filled.bucket;
         if req.explain {
-            response.intent = intent;
+            response.intent = filled.intent;
         }
         if let (Some(size), Some(catalog), Some(joins)) = (schema_size, catalog, &joins) {
             response.schema = Some(self.timings.time("schema", || {
                 let named = self.memory_tags(response, scope)?;
-                let picked = schema::pick(&ordered, catalog, joins, size, inputs.question, &named);
+                let picked = schema::pick(
+                    &filled.ordered,
+                    catalog,
+                    joins,
+                    size,
+                    inputs.question,
+                    &named,
+                );
                 schema::fill(picked, |ds, name| Ok(self.conn.model(ds, name)?))
             })?);
         }
@@ -600,45 +605,4 @@ mod tests {
         again.end().unwrap();
         assert!(conn.is_autocommit(), "no transaction left open");
     }
-}
-
-/// What an entity of the catalog is, for the answer-first arrangement: a measure, a model, or
-/// anything else (a column, an aggregation, a datasource, or an id the catalog lacks).
-fn kind_in(catalog: Option<&Catalog>, key: &str) -> Kind {
-    let mut parts = key.splitn(3, '.');
-    let (Some(ds), Some(name), leaf) = (parts.next(), parts.next(), parts.next()) else {
-        return Kind::Other;
-    };
-    let Some(model) = catalog.and_then(|c| c.model_in(ds, name)) else {
-        return Kind::Other;
-    };
-    match leaf {
-        None => Kind::Model,
-        Some(leaf)
-            if model
-                .measures
-                .iter()
-                .any(|m| m.name.as_deref() == Some(leaf)) =>
-        {
-            Kind::Measure
-        }
-        Some(_) => Kind::Other,
-    }
-}
-
-/// The formulas of these measures, read from their docs' `Formula:` lines (the catalog the
-/// search holds keeps names only); empty for an id without one.
-fn formulas(conn: &dyn StoreRead, ids: &[&str]) -> Result<Vec<String>, SearchError> {
-    let wanted: Vec<String> = ids.iter().map(|id| (*id).to_owned()).collect();
-    let docs = conn.docs(&wanted)?;
-    Ok(ids
-        .iter()
-        .map(|id| {
-            docs.iter()
-                .find(|d| d.doc.canonical_id == *id)
-                .and_then(|d| d.doc.text.lines().find_map(|l| l.strip_prefix("Formula: ")))
-                .unwrap_or_default()
-                .to_owned()
-        })
-        .collect())
 }

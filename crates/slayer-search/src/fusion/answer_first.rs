@@ -16,7 +16,7 @@
 
 use crate::fusion::fuse::{Contribution, Fused};
 use crate::fusion::model_evidence::{model_of, KEY_CHANNEL};
-use crate::intent::{asked_aggregations, classify, computes, Intent, IntentKind};
+use crate::intent::{asked_aggregations, classify, computes, Intent, IntentKind, Kind};
 use crate::SearchError;
 
 /// How many of the list's first entries are read for the measures and models (the evidence's
@@ -25,17 +25,6 @@ pub(crate) const WINDOW: usize = 100;
 
 /// The channel of the lift a head entry gains in `--explain`.
 pub(crate) const CHANNEL: &str = "answer";
-
-/// What an entity is, as the arrangement needs to know.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// A named measure.
-    Measure,
-    /// A model.
-    Model,
-    /// A column, an aggregation, a datasource, or anything else.
-    Other,
-}
 
 /// What a measure gains when its formula computes what the question asks ("lowest" and
 /// `min(…)`): half a channel's best match, enough to settle near ties between sibling measures.

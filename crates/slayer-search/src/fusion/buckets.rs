@@ -9,11 +9,11 @@
 use rustc_hash::FxHashSet;
 use slayer_common::canonical::{memory_id_of, memory_ref};
 
-use crate::fusion::answer_first::{self, Kind};
+use crate::fusion::answer_first;
 use crate::fusion::deepening::{Deepening, DEEPER, FIRST_DEPTH};
 use crate::fusion::fuse::Fused;
 use crate::fusion::model_evidence;
-use crate::intent::Intent;
+use crate::intent::{Intent, Kind};
 use crate::request::Request;
 use crate::tuning::ModelEvidence;
 use crate::SearchError;
@@ -162,6 +162,16 @@ pub(crate) struct EntityOrder<'q, C, K, F> {
     pub formulas: F,
 }
 
+/// What [`fill_entity_bucket`] gives.
+pub(crate) struct EntityFill<H> {
+    /// The entity bucket.
+    pub bucket: Vec<H>,
+    /// The fused order (the evidence's when a depth was asked for), for the schema answer.
+    pub ordered: Vec<Fused>,
+    /// The intent the answer-first head was arranged for.
+    pub intent: Option<Intent>,
+}
+
 /// Fills the entity bucket from the entity side's fusion, up to `cap` hits, after model-level
 /// evidence reorders the fused list's first entries and the answer-first arrangement its
 /// head; `hit` builds one (`None`: its doc is gone, and the next entry takes the place). Also
@@ -174,7 +184,7 @@ pub(crate) fn fill_entity_bucket<H, C, K, F>(
     depth: usize,
     order: &EntityOrder<'_, C, K, F>,
     mut hits: impl FnMut(&[Fused]) -> Result<Vec<Option<H>>, SearchError>,
-) -> Result<(Vec<H>, Vec<Fused>, Option<Intent>), SearchError>
+) -> Result<EntityFill<H>, SearchError>
 where
     C: Fn(&str, &str) -> Vec<String>,
     K: Fn(&str) -> Kind,
@@ -224,7 +234,11 @@ where
             next = end;
         }
         if bucket.len() >= cap || exhausted {
-            return Ok((bucket, evidence_order.unwrap_or(arranged), intent));
+            return Ok(EntityFill {
+                bucket,
+                ordered: evidence_order.unwrap_or(arranged),
+                intent,
+            });
         }
         need += cap - bucket.len();
     }
@@ -364,7 +378,7 @@ mod tests {
                 },
             )
             .unwrap()
-            .0
+            .bucket
         };
         // a: 1/61 + 1/62; then c (1/61) before b (1/63); gone is skipped.
         assert_eq!(fill(10), ["db.a", "db.c", "db.b"]);
@@ -403,7 +417,7 @@ mod tests {
                 },
                 |fused| Ok(fused.iter().map(|f| Some(f.key.clone())).collect()),
             )
-            .map(|(bucket, ordered, _)| (bucket, ordered))
+            .map(|filled| (filled.bucket, filled.ordered))
             .unwrap()
         };
         let depth = 0;
