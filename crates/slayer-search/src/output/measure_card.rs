@@ -26,22 +26,20 @@ pub struct AnswerCard {
     /// The measure, whole, its group-by columns cut to [`ANSWER_GROUP_BY`].
     #[serde(flatten)]
     pub card: MeasureCard,
-    /// How many group-by columns were left out (MCP `show` lists them all).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub group_by_more: usize,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
+    /// Whether there are more group-by columns than the card carries (MCP `show` lists them
+    /// all).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub group_by_more: bool,
 }
 
 /// The answer card of `id` when it is a measure, its group-by columns cut to
-/// [`ANSWER_GROUP_BY`].
+/// [`ANSWER_GROUP_BY`]: the joined models are read only until there are more (a search answers
+/// in milliseconds; `show` reads them all).
 pub fn answer_card(conn: &dyn StoreRead, id: &str) -> Result<Option<AnswerCard>, StoreError> {
-    let Some(mut card) = measure_card(conn, id)? else {
+    let Some(mut card) = measure_card_upto(conn, id, ANSWER_GROUP_BY)? else {
         return Ok(None);
     };
-    let group_by_more = card.group_by.len().saturating_sub(ANSWER_GROUP_BY);
+    let group_by_more = card.group_by.len() > ANSWER_GROUP_BY;
     card.group_by.truncate(ANSWER_GROUP_BY);
     Ok(Some(AnswerCard {
         id: id.to_owned(),
@@ -88,8 +86,21 @@ pub struct MeasureCard {
     pub group_by: Vec<GroupBy>,
 }
 
+/// The most group-by columns MCP `show` lists.
+const SHOW_GROUP_BY: usize = 500;
+
 /// The card of the measure `<ds>.<model>.<measure>`, or `None` when that is not a measure.
 pub fn measure_card(conn: &dyn StoreRead, id: &str) -> Result<Option<MeasureCard>, StoreError> {
+    measure_card_upto(conn, id, SHOW_GROUP_BY)
+}
+
+/// The card with its group-by columns read until there are more than `most` (joined models
+/// farther away are not read).
+fn measure_card_upto(
+    conn: &dyn StoreRead,
+    id: &str,
+    most: usize,
+) -> Result<Option<MeasureCard>, StoreError> {
     let mut parts = id.splitn(3, '.');
     let (Some(ds), Some(model_name), Some(leaf)) = (parts.next(), parts.next(), parts.next())
     else {
@@ -142,7 +153,7 @@ pub fn measure_card(conn: &dyn StoreRead, id: &str) -> Result<Option<MeasureCard
                 }
             }
         }
-        if next.is_empty() || group_by.len() > 500 {
+        if next.is_empty() || group_by.len() > most {
             break;
         }
         frontier = next;

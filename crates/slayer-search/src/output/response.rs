@@ -206,10 +206,10 @@ pub fn render_answer_text(answer: &crate::output::measure_card::AnswerCard) -> S
     for line in answer.card.to_text().lines() {
         out.push_str(&format!("  {line}\n"));
     }
-    if answer.group_by_more > 0 {
+    if answer.group_by_more {
         out.push_str(&format!(
-            "  ({} more group-by columns: `slayer-index show {}`)\n",
-            answer.group_by_more, answer.card.model
+            "  (more group-by columns: MCP `show` or `slayer-index show {}`)\n",
+            answer.card.model
         ));
     }
     out
