@@ -201,17 +201,58 @@ pub fn asked_aggregations(question: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// Whether a measure's formula computes one of `asked`: a function it calls (`min(`,
-/// `count_distinct(`), or a ratio (a `/`).
-pub fn computes(formula: &str, asked: &[&str]) -> bool {
+/// What a formula computes at its outermost level: `ratio` when it divides there (`sum(a) /
+/// count(b)` is a ratio, not a count), else the functions it calls there (`count_distinct`,
+/// `max`), lowercase. `cumsum` and `time_shift` count wherever they are: they make a running
+/// total or a period-over-period change of whatever they wrap.
+fn shape(formula: &str) -> Vec<String> {
     let formula = formula.to_lowercase();
+    let mut depth = 0usize;
+    let mut name = String::new();
+    let mut outer: Vec<String> = Vec::new();
+    let mut divides = false;
+    let mut anywhere: Vec<String> = Vec::new();
+    for c in formula.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            name.push(c);
+            continue;
+        }
+        if c == '(' && !name.is_empty() {
+            if depth == 0 {
+                outer.push(name.clone());
+            }
+            if name == "cumsum" || name == "time_shift" {
+                anywhere.push(name.clone());
+            }
+        }
+        if !c.is_whitespace() {
+            name.clear();
+        }
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            '/' if depth == 0 => divides = true,
+            _ => {}
+        }
+    }
+    let mut out = if divides {
+        vec!["ratio".to_owned()]
+    } else {
+        outer
+    };
+    out.extend(anywhere);
+    out
+}
+
+/// Whether a measure's formula computes one of `asked` ([`shape`]): a count asked is any
+/// count (`count`, `count_distinct`); an average, an `avg` or a ratio (a sum over a count).
+pub fn computes(formula: &str, asked: &[&str]) -> bool {
+    let shape = shape(formula);
+    let has = |f: &str| shape.iter().any(|s| s == f);
     asked.iter().any(|agg| match *agg {
-        "ratio" => formula.contains('/'),
-        agg => formula.match_indices(agg).any(|(at, _)| {
-            let before = formula[..at].chars().next_back();
-            let after = formula[at + agg.len()..].trim_start().chars().next();
-            !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && after == Some('(')
-        }),
+        "count" => has("count") || has("count_distinct"),
+        "avg" => has("avg") || has("ratio"),
+        agg => has(agg),
     })
 }
 
@@ -298,14 +339,33 @@ mod tests {
         assert_eq!(asked_aggregations("share of sales from food"), ["ratio"]);
         assert!(computes("min(stringency_index)", &["min"]));
         assert!(!computes("max(stringency_index)", &["min"]));
-        // `count(` is not found inside `count_distinct(`, nor `min(` inside `admin(`.
-        assert!(!computes("count_distinct(customer_id)", &["count"]));
+        // A count asked is any count; a distinct count only a distinct one.
+        assert!(computes("count_distinct(customer_id)", &["count"]));
+        assert!(!computes("count(*)", &["count_distinct"]));
         assert!(computes(
             "COUNT_DISTINCT (customer_id)",
             &["count_distinct"]
         ));
         assert!(!computes("admin(x)", &["min"]));
         assert!(computes("revenue / orders", &["ratio"]));
+        // What the formula computes is its outermost shape: a sum over a count is a ratio (an
+        // average), not a count; a division inside a call is not a ratio.
+        assert!(!computes(
+            "sum(sales_amount) / count_distinct(sales_id)",
+            &["count"]
+        ));
+        assert!(computes(
+            "sum(sales_amount) / count_distinct(sales_id)",
+            &["avg"]
+        ));
+        assert!(!computes("sum(a / b)", &["ratio"]));
+        assert!(computes("sum(a / b)", &["sum"]));
+        // A running total or a change over time, wherever it sits.
+        assert!(computes(
+            "(revenue - time_shift(revenue, -1, 'month')) * 100 / time_shift(revenue, -1, 'month')",
+            &["time_shift"]
+        ));
+        assert!(computes("cumsum(revenue)", &["cumsum"]));
     }
 
     #[test]

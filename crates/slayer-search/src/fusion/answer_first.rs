@@ -23,6 +23,9 @@ use crate::SearchError;
 /// window, fixed so that a smaller cap still gives a prefix).
 pub(crate) const WINDOW: usize = 100;
 
+/// How many next-best measures follow a metric question's measure and its model.
+const NEXT_MEASURES: usize = 2;
+
 /// The channel of the lift a head entry gains in `--explain`.
 pub(crate) const CHANNEL: &str = "answer";
 
@@ -189,9 +192,14 @@ pub(crate) fn arrange(
                     Some(_) => {}
                     None => outside = Some(model.to_owned()),
                 }
-                let second = best_of(measures.iter().copied().filter(|(i, _)| *i != at));
-                if let Some((i, _)) = second.filter(|(i, _)| !wanted.contains(i)) {
-                    wanted.push(i);
+                // Then the next-best measures, the candidates an agent weighs next.
+                let mut rest: Vec<(usize, f64)> =
+                    measures.iter().copied().filter(|(i, _)| *i != at).collect();
+                rest.sort_by(|a, b| b.1.total_cmp(&a.1));
+                for (i, _) in rest.into_iter().take(NEXT_MEASURES) {
+                    if !wanted.contains(&i) {
+                        wanted.push(i);
+                    }
                 }
             }
         }
