@@ -3,7 +3,7 @@
 //! ordered the list, its head is arranged by the question's intent ([`intent`]):
 //!
 //! - a metric question leads with the best-matching named measure, then the model it lives on,
-//!   then the next-best measure;
+//!   then the next two measures;
 //! - any other question (but one about joins) keeps the models taking part first and fills
 //!   the rest of the head with the best leaves that are not there only as connecting keys: a
 //!   key's `join` evidence is for a question that needs two tables, and places 4–5 are where
