@@ -113,8 +113,8 @@ fn best_of(entries: impl Iterator<Item = (usize, f64)>) -> Option<(usize, f64)> 
 /// Arranges the first `head` places of `ordered` (the evidence's order, best first) for what
 /// `question` asks; `window` entries are read for the measures and the models; `formulas`
 /// reads the formulas of measures by id (an unknown one is empty), `exact` the fused entries of
-/// keys outside the window. Returns the list and the
-/// intent chosen (`None` when nothing was arranged: no question, or a head of 0).
+/// keys outside the window. Returns the list and the intent chosen (`None` when nothing was
+/// arranged: no question, or a head of 0).
 pub(crate) fn arrange(
     mut ordered: Vec<Fused>,
     question: Option<&str>,

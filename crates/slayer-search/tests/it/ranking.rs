@@ -10,6 +10,7 @@ const CATALOG: &str = r#"{"kind":"datasource","name":"w"}
 {"kind":"model","name":"Customers","data_source":"w","columns":[{"name":"CustId"},{"name":"AvgOrderValue"},{"name":"notes","description":"What the customer said about an order, its value, and the average delivery."}]}
 {"kind":"model","name":"shipments","data_source":"w","columns":[{"name":"id"},{"name":"carrier","description":"Which carrier ships the order."}]}
 {"kind":"model","name":"shops","data_source":"w","columns":[{"name":"café_name","label":"Storefront"}]}
+{"kind":"model","name":"fin","data_source":"w","columns":[{"name":"amount","type":"DOUBLE"}],"measures":[{"name":"noted","formula":"count(*)","description":"Turnover notes."},{"name":"booked","formula":"amount:sum","description":"Booked revenue.\nSynonyms: turnover, sales."}]}
 "#;
 
 fn loaded() -> TempStore {
@@ -78,6 +79,36 @@ fn accents_fold_and_labels_count_as_names() {
     assert_eq!(ids(&r, "entities"), ["w.shops", "w.shops.café_name"], "{r}");
     let r = search(&store, &["--question", "storefront", "--max-entities", "2"]);
     assert_eq!(ids(&r, "entities"), ["w.shops", "w.shops.café_name"], "{r}");
+}
+
+#[test]
+fn synonyms_count_as_names() {
+    // Apache Ossie's `ai_context` synonyms reach the doc as a `Synonyms:` line (docs/spec.md
+    // §17.4): the `name` field holds them, so the measure they name outranks one whose
+    // description merely uses the word.
+    let store = loaded();
+    let place = |tuning: &str| {
+        let r = search(
+            &store,
+            &[
+                "--question",
+                "turnover",
+                "--max-entities",
+                "10",
+                "--tuning",
+                tuning,
+            ],
+        );
+        let entities = ids(&r, "entities");
+        let at = |id: &str| entities.iter().position(|e| e == id).unwrap();
+        (at("w.fin.booked"), at("w.fin.noted"), r)
+    };
+    let (booked, noted, r) = place("{}");
+    assert!(booked < noted, "{r}");
+    // Without the name field the shorter doc that only uses the word leads: the synonym is
+    // what lifts `booked`.
+    let (booked, noted, r) = place(r#"{"name_weight": 0}"#);
+    assert!(noted < booked, "{r}");
 }
 
 #[test]
