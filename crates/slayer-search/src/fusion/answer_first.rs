@@ -102,12 +102,118 @@ fn matched(f: &Fused) -> bool {
     f.contributions.iter().any(|c| OWN.contains(&c.channel))
 }
 
-/// The entry of the highest match, the first on a tie.
-fn best_of(entries: impl Iterator<Item = (usize, f64)>) -> Option<(usize, f64)> {
-    entries.fold(None, |top, (at, m)| match top {
-        Some((_, t)) if t >= m => top,
-        _ => Some((at, m)),
-    })
+/// Each measure among `read` that the question's own channels ranked, with how well it matches
+/// ([`own_match`], plus [`AGGREGATION_MATCH`] when its formula computes what the question asks),
+/// best first (a stable sort: the first in order on a tie). Formulas are read (one read) only
+/// when the question names an aggregation.
+fn measure_matches(
+    read: &[Fused],
+    best: &Best,
+    question: &str,
+    kind_of: impl Fn(&str) -> Kind,
+    formulas: impl FnOnce(&[&str]) -> Result<Vec<String>, SearchError>,
+) -> Result<Vec<(usize, f64)>, SearchError> {
+    let at_measures: Vec<usize> = (0..read.len())
+        .filter(|&at| matched(&read[at]) && kind_of(&read[at].key) == Kind::Measure)
+        .collect();
+    let asked = asked_aggregations(question);
+    let computed: Vec<bool> = match asked.is_empty() || at_measures.is_empty() {
+        true => vec![false; at_measures.len()],
+        false => {
+            let ids: Vec<&str> = at_measures
+                .iter()
+                .map(|&at| read[at].key.as_str())
+                .collect();
+            formulas(&ids)?
+                .iter()
+                .map(|formula| computes(formula, &asked))
+                .collect()
+        }
+    };
+    let mut measures: Vec<(usize, f64)> = at_measures
+        .into_iter()
+        .zip(computed)
+        .map(|(at, computes)| {
+            let agg = if computes { AGGREGATION_MATCH } else { 0.0 };
+            (at, own_match(&read[at], best) + agg)
+        })
+        .collect();
+    measures.sort_by(|a, b| b.1.total_cmp(&a.1));
+    Ok(measures)
+}
+
+/// The head, as places of `read`: what the caller named, then what the intent asks for (a
+/// metric question's measure, its model and the next measures), then the list by its scores
+/// without the join evidence (the models taking part and the best leaves), up to `head`. Also
+/// the measure's model when the window lacks it, to be placed right after the measure.
+fn head_places(
+    read: &[Fused],
+    head: usize,
+    metric: bool,
+    measures: &[(usize, f64)],
+) -> (Vec<usize>, Option<String>) {
+    let mut wanted: Vec<usize> = Vec::with_capacity(head);
+    let push = |at: usize, wanted: &mut Vec<usize>| {
+        if !wanted.contains(&at) {
+            wanted.push(at);
+        }
+    };
+    // What the caller named, or the question names exactly, stays first (§8.6: the exact
+    // name wins outright).
+    for at in (0..read.len()).filter(|&at| is_named(&read[at])).take(head) {
+        push(at, &mut wanted);
+    }
+    let mut outside = None;
+    if let Some(&(at, _)) = measures.first().filter(|_| metric) {
+        push(at, &mut wanted);
+        let model = model_of(&read[at].key).unwrap_or_default();
+        match read.iter().position(|f| f.key == model) {
+            Some(m) => push(m, &mut wanted),
+            None => outside = Some(model.to_owned()),
+        }
+        // Then the next-best measures, the candidates an agent weighs next.
+        for &(i, _) in measures.iter().skip(1).take(NEXT_MEASURES) {
+            push(i, &mut wanted);
+        }
+    }
+    let mut by_own: Vec<usize> = (0..read.len()).collect();
+    by_own.sort_by(|&a, &b| {
+        let sa = read[a].score - join_part(&read[a]);
+        let sb = read[b].score - join_part(&read[b]);
+        sb.total_cmp(&sa)
+    });
+    for at in by_own {
+        if wanted.len() >= head {
+            break;
+        }
+        push(at, &mut wanted);
+    }
+    (wanted, outside)
+}
+
+/// Moves the entries at `places` to the front, in that order, the others keeping theirs; each
+/// head entry, from the last, is lifted just above what follows it (an `answer` contribution of
+/// the difference), so the list stays sorted by score.
+fn to_front(ordered: Vec<Fused>, places: &[usize]) -> Vec<Fused> {
+    let mut slots: Vec<Option<Fused>> = ordered.into_iter().map(Some).collect();
+    let mut head: Vec<Fused> = places.iter().filter_map(|&at| slots[at].take()).collect();
+    let rest: Vec<Fused> = slots.into_iter().flatten().collect();
+    let mut floor = rest.first().map(|f| f.score);
+    for (place, f) in head.iter_mut().enumerate().rev() {
+        if let Some(below) = floor.filter(|below| f.score <= *below) {
+            let lifted = below.next_up();
+            f.contributions.push(Contribution {
+                channel: CHANNEL,
+                rank: place + 1,
+                raw_score: None,
+                contribution: lifted - f.score,
+            });
+            f.score = lifted;
+        }
+        floor = Some(f.score);
+    }
+    head.extend(rest);
+    head
 }
 
 /// Arranges the first `head` places of `ordered` (the evidence's order, best first) for what
@@ -130,38 +236,10 @@ pub(crate) fn arrange(
     let read_len = window.max(head).min(ordered.len());
     let read = &ordered[..read_len];
     let best = Best::of(read);
-    let asked = asked_aggregations(question);
-    // Each measure the question's own channels ranked, with how well it matches; their
-    // formulas are read (one read) only when the question asks for an aggregation.
-    let at_measures: Vec<usize> = (0..read.len())
-        .filter(|&at| matched(&read[at]) && kind_of(&read[at].key) == Kind::Measure)
-        .collect();
-    let computed: Vec<bool> = match asked.is_empty() || at_measures.is_empty() {
-        true => vec![false; at_measures.len()],
-        false => {
-            let ids: Vec<&str> = at_measures
-                .iter()
-                .map(|&at| read[at].key.as_str())
-                .collect();
-            formulas(&ids)?
-                .iter()
-                .map(|formula| computes(formula, &asked))
-                .collect()
-        }
-    };
-    let measures: Vec<(usize, f64)> = at_measures
-        .iter()
-        .zip(computed)
-        .map(|(&at, computes)| {
-            let agg = if computes { AGGREGATION_MATCH } else { 0.0 };
-            (at, own_match(&read[at], &best) + agg)
-        })
-        .collect();
-    // The best-matching measure, first in order on a tie.
-    let measure = best_of(measures.iter().copied());
+    let measures = measure_matches(read, &best, question, kind_of, formulas)?;
     // A measure that matches the question at least as well as its own model makes the
     // question a metric question even without a metric word.
-    let leads = measure.and_then(|(at, m)| {
+    let leads = measures.first().and_then(|&(at, m)| {
         let key = &read[at].key;
         let model = model_of(key)?;
         let model_match = read
@@ -171,106 +249,28 @@ pub(crate) fn arrange(
         (m > 0.0 && m >= model_match).then_some(key.as_str())
     });
     let intent = classify(question, leads);
-    // What the caller named, or the question names exactly, stays first (§8.6: the exact
-    // name wins outright): a named ref, or an evidence entry with no mass.
-    let mut wanted: Vec<usize> = (0..read.len())
-        .filter(|&at| is_named(&read[at]))
-        .take(head)
-        .collect();
-    // The measure's model when the window lacks it.
-    let mut outside: Option<String> = None;
-    match intent.kind {
-        IntentKind::Join => return Ok((ordered, Some(intent))),
-        IntentKind::Metric => {
-            if let Some((at, _)) = measure {
-                if !wanted.contains(&at) {
-                    wanted.push(at);
-                }
-                let model = model_of(&read[at].key).unwrap_or_default();
-                match read.iter().position(|f| f.key == model) {
-                    Some(m) if !wanted.contains(&m) => wanted.push(m),
-                    Some(_) => {}
-                    None => outside = Some(model.to_owned()),
-                }
-                // Then the next-best measures, the candidates an agent weighs next.
-                let mut rest: Vec<(usize, f64)> =
-                    measures.iter().copied().filter(|(i, _)| *i != at).collect();
-                rest.sort_by(|a, b| b.1.total_cmp(&a.1));
-                for (i, _) in rest.into_iter().take(NEXT_MEASURES) {
-                    if !wanted.contains(&i) {
-                        wanted.push(i);
-                    }
-                }
-            }
-        }
-        IntentKind::Catalog | IntentKind::Lookup => {}
+    if intent.kind == IntentKind::Join {
+        return Ok((ordered, Some(intent)));
     }
-    // The rest of the head: the list by its scores without the join evidence (models taking
-    // part and the best leaves), stable.
-    let mut by_own: Vec<usize> = (0..read.len()).collect();
-    by_own.sort_by(|&a, &b| {
-        let sa = read[a].score - join_part(&read[a]);
-        let sb = read[b].score - join_part(&read[b]);
-        sb.total_cmp(&sa)
-    });
-    for at in by_own {
-        if wanted.len() >= head {
-            break;
-        }
-        if !wanted.contains(&at) {
-            wanted.push(at);
-        }
-    }
+    let metric = intent.kind == IntentKind::Metric;
+    let (mut places, outside) = head_places(read, head, metric, &measures);
     // A model outside the window joins it with its exact fused entry, right after its
     // measure (so the head does not depend on how deep the list was read).
     if let Some(model) = outside {
         if let Some(entry) = exact(&[model.as_str()])?.into_iter().next() {
-            let after = wanted
-                .iter()
-                .position(|&at| Some(at) == measure.map(|(m, _)| m));
+            let measure = measures.first().map(|&(at, _)| at);
+            let after = places.iter().position(|&at| Some(at) == measure);
             ordered.retain(|f| f.key != entry.key);
             let end = read_len.min(ordered.len());
             ordered.insert(end, entry);
-            wanted.insert(after.map_or(0, |p| p + 1), end);
+            places.insert(after.map_or(0, |p| p + 1), end);
         }
     }
-    wanted.truncate(head);
-    if wanted.iter().enumerate().all(|(place, at)| place == *at) {
+    places.truncate(head);
+    if places.iter().enumerate().all(|(place, at)| place == *at) {
         return Ok((ordered, Some(intent)));
     }
-    // Take the head out (highest index first, so the others stay put), then put it in front.
-    let mut taken: Vec<(usize, Fused)> = Vec::with_capacity(wanted.len());
-    let mut by_index = wanted.clone();
-    by_index.sort_unstable_by(|a, b| b.cmp(a));
-    for at in by_index {
-        taken.push((at, ordered.remove(at)));
-    }
-    let mut head_entries: Vec<Fused> = wanted
-        .iter()
-        .map(|at| {
-            let i = taken.iter().position(|(t, _)| t == at).expect("taken");
-            taken.swap_remove(i).1
-        })
-        .collect();
-    // Lift each head entry, from the last, just above what follows it.
-    let mut floor = ordered.first().map(|f| f.score);
-    for (place, f) in head_entries.iter_mut().enumerate().rev() {
-        if let Some(below) = floor {
-            if f.score <= below {
-                let lifted = below.next_up();
-                f.contributions.push(Contribution {
-                    channel: CHANNEL,
-                    rank: place + 1,
-                    raw_score: None,
-                    contribution: lifted - f.score,
-                });
-                f.score = lifted;
-            }
-        }
-        floor = Some(f.score);
-    }
-    head_entries.extend(ordered);
-    Ok((head_entries, Some(intent)))
+    Ok((to_front(ordered, &places), Some(intent)))
 }
 
 #[cfg(test)]
