@@ -76,7 +76,7 @@ pub struct Cli {
     pub channels: Option<Vec<Channel>>,
     /// Override parts of the ranking, as JSON (docs/spec.md §8.6): `memory_fusion`,
     /// `entity_fusion` (rrf|score), `memory_weights`, `entity_weights` ({entities, text, dense}),
-    /// `name_weight`, `model_evidence` ({models, leaves, window, model_weight, leaf_weight, key_weight, question_weight}), `routing` ({entities, ratio}).
+    /// `name_weight`, `model_evidence` ({models, leaves, window, model_weight, leaf_weight, key_weight, question_weight}), `routing` ({entities, ratio}), `answer_head` (the first places arranged for the question's intent; 0: off).
     /// For ablations; the defaults are the measured ones.
     #[arg(long, value_name = "JSON")]
     pub tuning: Option<String>,
