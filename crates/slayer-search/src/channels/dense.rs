@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use slayer_common::store::embeddings::Coverage;
+use slayer_embed::local::Asking;
 use slayer_embed::provider::{active_name, revision, Embedder};
 use slayer_embed::similar::{dot, normalized, rank_unit};
 use slayer_embed::vectors::{Keep, Sidecar};
@@ -83,6 +84,15 @@ impl Dense {
     /// reads in memory of its own ([`Sidecar::keep_hot`]).
     pub fn serve(&mut self) {
         self.serving = true;
+    }
+
+    /// How often this process embeds a question.
+    fn asking(&self) -> Asking {
+        if self.serving {
+            Asking::Often
+        } else {
+            Asking::Once
+        }
     }
 
     /// The store changed: the rows read so far are checked against it on the next question
@@ -472,9 +482,9 @@ impl Dense {
             })
             .as_ref()
             .map_err(Clone::clone)?;
-        let result = self
-            .timings
-            .time("embed question", || embed_one(embedder, question));
+        let result = self.timings.time("embed question", || {
+            embed_one(embedder, question, self.asking())
+        });
         self.questions.borrow_mut().insert(question, result.clone());
         result
     }
@@ -502,8 +512,12 @@ impl Dense {
 }
 
 /// One question's embedding.
-pub(crate) fn embed_one(embedder: &Embedder, question: &str) -> Result<Vec<f32>, String> {
-    embedder.embed_question(question)
+pub(crate) fn embed_one(
+    embedder: &Embedder,
+    question: &str,
+    asking: Asking,
+) -> Result<Vec<f32>, String> {
+    embedder.embed_question(question, asking)
 }
 
 /// Runs `work` on this thread while [`embed_one`] embeds the question on one other core: on
@@ -530,7 +544,7 @@ pub(crate) fn embed_beside<T>(
     let embed = || {
         let started = std::time::Instant::now();
         let embedded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            embed_one(embedder, question)
+            embed_one(embedder, question, Asking::Often)
         }))
         .unwrap_or_else(|_| Err("the question's embedding thread panicked".to_owned()));
         (embedded, started.elapsed())

@@ -6,9 +6,11 @@
 //! filtered before scoring and BM25's IDF and average length come from the filtered subset.
 
 use tantivy::collector::{Collector, Count, DocSetCollector, SegmentCollector};
+#[cfg(test)]
+use tantivy::query::BoostQuery;
 use tantivy::query::{
-    AllQuery, Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query,
-    TermQuery, TermSetQuery,
+    AllQuery, Bm25StatisticsProvider, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery,
+    TermSetQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::{DocAddress, Searcher, SegmentReader, TantivyDocument, Term};
@@ -20,6 +22,7 @@ use slayer_index::fulltext::{Fields, FullText};
 use std::sync::Arc;
 
 use crate::channels::doc_ids::{DocIdCache, DocIds, ID_COLUMN};
+use crate::channels::exhaustive::{score_sides, Clause, Sides};
 pub(crate) use crate::channels::text_ranking::TextRanking;
 use crate::channels::text_ranking::{hit_key, key_hit};
 use crate::corpus::Admission;
@@ -162,6 +165,7 @@ pub(crate) fn question_terms(
 }
 
 /// A term's clause, boosted by how often the question repeats it.
+#[cfg(test)]
 fn counted(query: Box<dyn Query>, count: u32) -> Box<dyn Query> {
     if count == 1 {
         query
@@ -258,8 +262,71 @@ impl SegmentCollector for SegmentScored {
     }
 }
 
-/// Ranks one side by the question: every match (never truncated), best first as it is read.
-/// Equal scores keep index order (doc address), as tantivy does.
+/// Ranks both sides by the question ([`exhaustive`]): every match (never truncated), best
+/// first as it is read, equal scores in index order (doc address), as tantivy orders them.
+/// On the entity side a word also counts in the entity's own name, scored apart (its own
+/// BM25 statistics) and weighted, so a name outweighs a sentence of description; and in a
+/// column's value index (docs/spec.md §12.4), so that a question naming a value past the
+/// column's top 50 ("Alameda") finds the column holding it.
+pub(crate) fn rank_sides<'s>(
+    fulltext: &FullText,
+    searcher: &'s Searcher,
+    terms: &[(Term, u32)],
+    datasource: Option<&str>,
+    admission: &Admission<'_>,
+    name_weight: f32,
+) -> tantivy::Result<(TextRanking<'s>, TextRanking<'s>)> {
+    let f: Fields = fulltext.fields();
+    if terms.is_empty() {
+        return Ok((
+            TextRanking::new(searcher, f.id, Vec::new()),
+            TextRanking::new(searcher, f.id, Vec::new()),
+        ));
+    }
+    // A clause's boost is what nested `BoostQuery`s multiply: the count, then the weight.
+    let text: Vec<Clause> = terms
+        .iter()
+        .map(|(term, count)| Clause {
+            term: term.clone(),
+            boost: *count as f32,
+        })
+        .collect();
+    let mut entity_only = Vec::new();
+    for (field, weight) in [(f.name, name_weight), (f.values, 1.0)] {
+        if weight <= 0.0 {
+            continue;
+        }
+        for (t, count) in terms {
+            let value = t.value();
+            let Some(word) = value.as_str() else {
+                continue;
+            };
+            entity_only.push(Clause {
+                term: Term::from_field_text(field, word),
+                boost: *count as f32 * weight,
+            });
+        }
+    }
+    let scope = scope_filter(&f, datasource, admission);
+    let memory_kind = Term::from_field_text(f.kind, "memory");
+    let hits = score_sides(
+        searcher,
+        &Sides {
+            text: &text,
+            entity_only: &entity_only,
+            memory_kind: &memory_kind,
+            scope: scope.as_deref(),
+        },
+    )?;
+    Ok((
+        TextRanking::new(searcher, f.id, hits.memories),
+        TextRanking::new(searcher, f.id, hits.entities),
+    ))
+}
+
+/// Ranks one side by the question through tantivy's own query: the reference
+/// [`rank_sides`] is tested against.
+#[cfg(test)]
 pub(crate) fn rank<'s>(
     fulltext: &FullText,
     searcher: &'s Searcher,

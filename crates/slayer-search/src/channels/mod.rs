@@ -5,6 +5,7 @@
 pub(crate) mod bm25;
 pub(crate) mod dense;
 pub(crate) mod doc_ids;
+pub(crate) mod exhaustive;
 pub(crate) mod lexical;
 pub(crate) mod rank_keys;
 pub(crate) mod ranked;
@@ -20,7 +21,7 @@ use crate::request::{Channel, Request};
 use crate::timings::Timings;
 use crate::SearchError;
 use dense::Dense;
-use lexical::{Side, TextIndex, TextRanking};
+use lexical::{TextIndex, TextRanking};
 use ranked::{ChannelOutcome, DenseRanking, Ranking};
 
 /// Every ranking of one request, per channel and side. A channel that did not run has empty
@@ -106,17 +107,15 @@ pub(crate) fn run<'c>(
         let name_weight = req.tuning.name_weight;
         let admission = scope.admission();
         let doc_ids = sources.text.doc_ids(searcher)?;
-        let side = |side| {
-            lexical::rank(
-                fulltext,
-                searcher,
-                &terms.terms,
-                side,
-                ds,
-                admission,
-                name_weight,
+        let sides = || {
+            lexical::rank_sides(fulltext, searcher, &terms.terms, ds, admission, name_weight).map(
+                |(memories, entities)| {
+                    (
+                        memories.with_doc_ids(doc_ids.clone()),
+                        entities.with_doc_ids(doc_ids.clone()),
+                    )
+                },
             )
-            .map(|ranking| ranking.with_doc_ids(doc_ids.clone()))
         };
         // A long-lived search embeds the question for channel 3 on another thread meanwhile:
         // the text channel runs on one core.
@@ -125,30 +124,30 @@ pub(crate) fn run<'c>(
             .flatten();
         let text_channel = || {
             let started = std::time::Instant::now();
-            let memories = side(Side::Memories);
-            let entities = side(Side::Entities);
+            let ranked = sides();
             sources.timings.add("text", started.elapsed());
-            (memories, entities)
+            ranked
         };
-        let (memories, entities) = match embedding {
+        let ranked = match embedding {
             Some(embedder) => {
-                let ((memories, entities), (embedding, took)) =
-                    dense::embed_beside(embedder, q, || {
-                        let (memories, entities) = text_channel();
-                        // The embedding takes longer: rank the matches whole meanwhile, as
-                        // fusion would first thing.
-                        for ranking in [&memories, &entities].into_iter().flatten() {
-                            ranking.prepare();
-                        }
-                        (memories, entities)
-                    });
+                let (ranked, (embedding, took)) = dense::embed_beside(embedder, q, || {
+                    let ranked = text_channel();
+                    // The embedding takes longer: rank the matches whole meanwhile, as fusion
+                    // would first thing.
+                    if let Ok((memories, entities)) = &ranked {
+                        memories.prepare();
+                        entities.prepare();
+                    }
+                    ranked
+                });
                 sources.dense.remember_question(q, embedding, took);
-                (memories, entities)
+                ranked
             }
             None => text_channel(),
         };
-        rankings.text_memories = Some(memories?);
-        rankings.text_entities = Some(entities?);
+        let (memories, entities) = ranked?;
+        rankings.text_memories = Some(memories);
+        rankings.text_entities = Some(entities);
     }
     if let Some(q) = inputs.question.filter(|_| on(Channel::Dense)) {
         match sources.dense.rank(sources.conn, scope, q)? {

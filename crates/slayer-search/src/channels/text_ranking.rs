@@ -137,6 +137,12 @@ impl<'s> TextRanking<'s> {
     }
 
     /// How many docs matched.
+    /// Every match, in address order.
+    #[cfg(test)]
+    pub(crate) fn hits(&self) -> &[(f32, DocAddress)] {
+        &self.hits
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.hits.len()
     }
