@@ -78,6 +78,38 @@ pub fn dot_half_rows_by_tokens(rows: &[u16], xs: &[f32], inputs: usize, out: &mu
     }
 }
 
+/// [`dot_half_rows_by_tokens`] of `to_half(rows)`, bit for bit, without the copy: each f32
+/// weight is rounded to half precision as it is read. For a process that embeds one question:
+/// its vector is the one a long-lived search makes from its half-precision copy, and making
+/// that copy would read every weight once more and write half as many again.
+///
+/// # Panics
+/// As [`dot_rows_by_tokens`].
+pub fn dot_rounded_rows_by_tokens(rows: &[f32], xs: &[f32], inputs: usize, out: &mut [f32]) {
+    assert!(inputs > 0 && rows.len().is_multiple_of(inputs) && xs.len().is_multiple_of(inputs));
+    assert_eq!(out.len(), rows.len() / inputs * (xs.len() / inputs));
+    #[cfg(target_arch = "x86_64")]
+    if avx512() {
+        // SAFETY: the CPU has AVX-512 F and BW (checked above); the shapes were checked.
+        return unsafe { x86::dot_rounded_rows_by_tokens_512(rows, xs, inputs, out) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if avx2_fma() && std::arch::is_x86_feature_detected!("f16c") {
+        // SAFETY: the CPU has AVX2, FMA and F16C (checked above); the shapes were checked.
+        return unsafe { x86::dot_rounded_rows_by_tokens(rows, xs, inputs, out) };
+    }
+    let tokens = xs.len() / inputs;
+    let mut row_f32 = vec![0f32; inputs];
+    for (row, out_row) in rows.chunks_exact(inputs).zip(out.chunks_exact_mut(tokens)) {
+        for (w, f) in row_f32.iter_mut().zip(row) {
+            *w = half::f16::from_f32(*f).to_f32();
+        }
+        for (x, y) in xs.chunks_exact(inputs).zip(out_row.iter_mut()) {
+            *y = portable_dot_f32(&row_f32, x);
+        }
+    }
+}
+
 /// `src` rounded to half precision (to nearest, ties to even), as IEEE binary16 bits.
 ///
 /// # Panics
@@ -386,6 +418,27 @@ mod x86 {
         widen: |a| half::f16::from_bits(*a).to_f32(),
     );
 
+    rows_by_tokens!(
+        dot_rounded_rows_by_tokens, rounded_block, "avx2,fma,f16c", f32, 8,
+        tokens: 4,
+        zero: _mm256_setzero_ps, load_x: _mm256_loadu_ps, fma: _mm256_fmadd_ps,
+        load_w: |p| _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(unsafe {
+            _mm256_loadu_ps(p)
+        })),
+        reduce: |v| sum_256(v),
+        widen: |a| half::f16::from_f32(*a).to_f32(),
+    );
+    rows_by_tokens!(
+        dot_rounded_rows_by_tokens_512, rounded_block_512, "avx512f,avx512bw", f32, 16,
+        tokens: 8,
+        zero: _mm512_setzero_ps, load_x: _mm512_loadu_ps, fma: _mm512_fmadd_ps,
+        load_w: |p| _mm512_cvtph_ps(_mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(unsafe {
+            _mm512_loadu_ps(p)
+        })),
+        reduce: |v| _mm512_reduce_add_ps(v),
+        widen: |a| half::f16::from_f32(*a).to_f32(),
+    );
+
     /// [`dot_i16_i8`] in thirty-two lanes.
     #[target_feature(enable = "avx512f,avx512bw")]
     pub(super) fn dot_i16_i8_512(a: &[i16], b: &[i8]) -> i32 {
@@ -471,6 +524,36 @@ mod tests {
                 + f64::from(a[1]) * f64::from(b[1])
                 + f64::from(a[2]) * f64::from(b[2])
         );
+    }
+
+    /// Rounding the f32 weights as they are read is the half-precision copy's product, bit for
+    /// bit, on every block shape, values that round up, down and to even, and tiny ones.
+    #[test]
+    fn rounded_rows_equal_the_half_copy_s_bit_for_bit() {
+        for inputs in [1usize, 8, 13, 17, 384] {
+            for row_count in [1usize, 2, 3, 5] {
+                for tokens in [1usize, 3, 4, 8, 9, 13] {
+                    let (mut rows, _, _) = vectors((row_count * inputs) as i32);
+                    for (i, w) in rows.iter_mut().enumerate() {
+                        // Some weights between halves, some below half's normal range.
+                        *w = match i % 5 {
+                            0 => *w * 1.000_3,
+                            1 => *w * 1e-6,
+                            _ => *w,
+                        };
+                    }
+                    let (_, xs, _) = vectors((tokens * inputs) as i32);
+                    let mut halves = vec![0u16; rows.len()];
+                    to_half(&rows, &mut halves);
+                    let mut want = vec![0f32; row_count * tokens];
+                    dot_half_rows_by_tokens(&halves, &xs, inputs, &mut want);
+                    let mut got = vec![0f32; row_count * tokens];
+                    dot_rounded_rows_by_tokens(&rows, &xs, inputs, &mut got);
+                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&got), bits(&want), "{inputs} {row_count} {tokens}");
+                }
+            }
+        }
     }
 
     /// Every block shape (row and token counts on both sides of the 2 × 4 and 2 × 8 blocks,
@@ -565,6 +648,13 @@ mod tests {
         // SAFETY: as above.
         unsafe { x86::dot_half_rows_by_tokens(&halves, &xs, inputs, &mut out) };
         assert!(close(&out, &want(&rounded)));
+        let mut on_the_fly = vec![0f32; row_count * tokens];
+        // SAFETY: as above.
+        unsafe { x86::dot_rounded_rows_by_tokens(&rows, &xs, inputs, &mut on_the_fly) };
+        assert_eq!(
+            on_the_fly, out,
+            "AVX2: rounding as read is the copy's product"
+        );
         let q: Vec<i16> = (0..389)
             .map(|i| ((i * 7919) % 65_535 - 32_767) as i16)
             .collect();

@@ -11,7 +11,10 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::Deserialize;
 use slayer_common::mapped::{HugePageBuffer, MappedFile};
-use slayer_common::simd::{dot_f32 as dot, dot_half_rows_by_tokens, dot_rows_by_tokens, to_half};
+use slayer_common::simd::{
+    dot_f32 as dot, dot_half_rows_by_tokens, dot_rounded_rows_by_tokens, dot_rows_by_tokens,
+    to_half,
+};
 
 /// The `config.json` fields the encoder reads.
 #[derive(Debug, Clone, Deserialize)]
@@ -93,6 +96,9 @@ pub struct Bert {
     /// The layers' weights in half precision, made on the first question, in large pages
     /// (21 MB read whole by every question: [`HugePageBuffer`]).
     halves: std::sync::OnceLock<Halves>,
+    /// Whether the mapped f32 weights of the layers were mapped in whole, for a text embedded
+    /// at full precision.
+    paged_in: std::sync::OnceLock<()>,
 }
 
 /// The half-precision weights: in large pages, or on the heap where the kernel refused a map.
@@ -122,6 +128,10 @@ impl Halves {
 pub enum Precision {
     /// The mapped f32 weights: the vectors that are stored.
     Full,
+    /// The mapped f32 weights rounded to half precision as they are read
+    /// ([`dot_rounded_rows_by_tokens`]): [`Precision::Half`]'s vector, bit for bit, without
+    /// making the copy, for a process that embeds one question.
+    Rounded,
     /// A half-precision copy (IEEE binary16): half the bytes, for a question. Its vector is
     /// within about 1e-3 of the full one per dimension, far inside the int8 rows it is
     /// compared with; a served search reads 21 MB of weights per question instead of 42, so
@@ -267,15 +277,11 @@ impl Bert {
                 })
             })
             .collect::<Result<Vec<_>, BertError>>()?;
-        // Every text reads all the encoder's weights: map them in with one call.
         let spans = layers.iter().flat_map(Layer::spans);
         let (lo, hi) = spans.fold((usize::MAX, 0), |(lo, hi), s| {
             (lo.min(s.start), hi.max(s.end))
         });
         let (lo, hi) = (lo.min(hi), hi);
-        if lo < hi {
-            file.prefault(data + lo * 4..data + hi * 4);
-        }
         Ok(Bert {
             words: span("embeddings.word_embeddings.weight", &[config.vocab_size, h])?,
             positions: span(
@@ -290,10 +296,25 @@ impl Bert {
             layers,
             encoder: lo..hi,
             halves: std::sync::OnceLock::new(),
+            paged_in: std::sync::OnceLock::new(),
             file,
             data,
             config,
         })
+    }
+
+    /// Lets go of the pages of the layers' mapped f32 weights ([`MappedFile::release`]): a
+    /// process done with them (one that embedded its one question, or made the half-precision
+    /// copy) need not hold 42 MB of them in its memory. A later read maps them in again.
+    pub fn release_weights(&self) {
+        if self.encoder.start < self.encoder.end {
+            self.file.release(self.file_range(self.encoder.clone()));
+        }
+    }
+
+    /// The bytes of the file that hold these floats of the data section.
+    fn file_range(&self, floats: Range<usize>) -> Range<usize> {
+        self.data + floats.start * 4..self.data + floats.end * 4
     }
 
     /// The most tokens one text may have.
@@ -308,6 +329,9 @@ impl Bert {
     }
 
     /// The layers' weights in half precision, converted on the first call (on every core).
+    /// The mapped f32 weights are let go after (unless a full-precision text mapped them in):
+    /// a long-lived search reads the copy, and the biases and norms it reads at f32 map a few
+    /// pages back in.
     fn halves(&self) -> &[u16] {
         let halves = self.halves.get_or_init(|| {
             const CHUNK: usize = 1 << 16;
@@ -321,9 +345,22 @@ impl Bert {
                 .par_chunks_mut(CHUNK)
                 .zip(floats.par_chunks(CHUNK))
                 .for_each(|(to, from)| to_half(from, to));
+            if self.paged_in.get().is_none() {
+                self.release_weights();
+            }
             halves
         });
         halves.as_slice()
+    }
+
+    /// The layers' f32 weights, mapped in with one call the first time a text is embedded at
+    /// full precision (every such text reads all of them).
+    fn page_in_full(&self) {
+        self.paged_in.get_or_init(|| {
+            if self.encoder.start < self.encoder.end {
+                self.file.prefault(self.file_range(self.encoder.clone()));
+            }
+        });
     }
 
     /// The unit-length mean of the last hidden states of one text's token ids (special tokens
@@ -342,6 +379,9 @@ impl Bert {
     }
 
     fn forward(&self, ids: &[u32], precision: Precision) -> Result<Vec<f32>, BertError> {
+        if precision != Precision::Half {
+            self.page_in_full();
+        }
         let w = self.floats();
         let h = self.config.hidden_size;
         let tokens = ids.len();
@@ -432,6 +472,9 @@ impl Bert {
             Precision::Full => blocks
                 .zip(w[linear.weight.clone()].par_chunks(ROWS * inputs))
                 .for_each(|(out, rows)| dot_rows_by_tokens(rows, x, inputs, out)),
+            Precision::Rounded => blocks
+                .zip(w[linear.weight.clone()].par_chunks(ROWS * inputs))
+                .for_each(|(out, rows)| dot_rounded_rows_by_tokens(rows, x, inputs, out)),
             Precision::Half => {
                 let start = linear.weight.start - self.encoder.start;
                 let weight = &self.halves()[start..start + linear.weight.len()];

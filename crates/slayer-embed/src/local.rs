@@ -35,6 +35,18 @@ pub fn models_dir() -> PathBuf {
     cache.join("slayer").join("models")
 }
 
+/// How often the process embeds a question: which copy of the encoder's weights a question
+/// reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asking {
+    /// One question (a one-shot search): the mapped weights, rounded as they are read.
+    /// Making the half-precision copy read all 42 MB of them and wrote 21 MB more, and the
+    /// process held both beside the vector scan (one-shot at 100,000 memories: 137 MiB peak).
+    Once,
+    /// Many questions (`--batch`, MCP): the half-precision copy, made once, read by each.
+    Often,
+}
+
 /// A loaded model: one text at a time on the mapped weights when the folder is of the shape
 /// [`bert`] and [`wordpiece`] read (a question, a saved memory), and batches on candle, loaded
 /// on the first batch.
@@ -124,13 +136,24 @@ impl LocalModel {
     }
 
     /// Embeds a question to search with: on the mapped encoder with its weights in half
-    /// precision ([`bert::Precision::Half`]) where it reads this model, else as [`Self::embed`].
-    pub fn embed_question(&self, question: &str) -> EmbedResult {
+    /// precision where it reads this model (else as [`Self::embed`]). A process that asks
+    /// often reads the weights' half-precision copy ([`bert::Precision::Half`]); one that asks
+    /// once rounds the mapped weights as it reads them ([`bert::Precision::Rounded`]: the same
+    /// vector, without reading them twice to make the copy) and lets their pages go after.
+    pub fn embed_question(&self, question: &str, asking: Asking) -> EmbedResult {
         if let Some((tokenizer, bert)) = &self.single {
             let max = MAX_TOKENS.min(bert.max_positions());
-            return bert
-                .embed_in(&tokenizer.encode(question, max), bert::Precision::Half)
+            let precision = match asking {
+                Asking::Once => bert::Precision::Rounded,
+                Asking::Often => bert::Precision::Half,
+            };
+            let embedded = bert
+                .embed_in(&tokenizer.encode(question, max), precision)
                 .map_err(|e| e.to_string());
+            if asking == Asking::Once {
+                bert.release_weights();
+            }
+            return embedded;
         }
         self.embed(&[question])
             .pop()
@@ -249,8 +272,11 @@ mod tests {
                 .map(|(a, b)| (a - b).abs())
                 .fold(0f32, f32::max);
             assert!(worst < 2e-5, "{text:?}: {worst}");
-            // A question, on half-precision weights: close, not equal.
-            let question = model.embed_question(text).unwrap();
+            // A question, on half-precision weights: close, not equal; asked once or often,
+            // the same vector.
+            let once = model.embed_question(text, Asking::Once).unwrap();
+            let question = model.embed_question(text, Asking::Often).unwrap();
+            assert_eq!(once, question, "{text:?}");
             let cosine: f32 = question.iter().zip(&one).map(|(a, b)| a * b).sum();
             let worst = question
                 .iter()

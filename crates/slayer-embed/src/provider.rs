@@ -150,9 +150,9 @@ impl Embedder {
 
     /// Embeds a question to search with (a local model may read its weights in half
     /// precision: [`LocalModel::embed_question`]).
-    pub fn embed_question(&self, question: &str) -> EmbedResult {
+    pub fn embed_question(&self, question: &str, asking: crate::local::Asking) -> EmbedResult {
         match &self.backend {
-            Backend::Local(m) => m.embed_question(question),
+            Backend::Local(m) => m.embed_question(question, asking),
             Backend::OpenAi(c) => c
                 .embed(&[question])
                 .pop()

@@ -55,6 +55,9 @@ pub(crate) fn join_the_pool() {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.batch.is_none() && cli.command.is_none() {
+        slayer_common::mapped::no_transparent_huge_pages();
+    }
     // The global pool gets every core: the mapped encoder's forward pass of a question and the
     // vector scan split across it (a question at 100k memories: 4 ms to embed on two threads,
     // 10 on one). candle's matrix products, which embed batches in the background re-embed,

@@ -81,6 +81,7 @@ impl Sidecar {
             rebuilt: false,
             hot: Default::default(),
             rows_by_hash: Default::default(),
+            paged_in: Default::default(),
         };
         sidecar.replay();
         Some(sidecar)
@@ -216,11 +217,6 @@ pub(super) fn open(
     if let Some(mut sidecar) = base {
         let current = *sidecar.state() == state || sidecar.catch_up(conn)?;
         if current && !compact.wants(&sidecar) {
-            if let Bytes::Mapped(file) = &sidecar.bytes {
-                // Every scan reads the sections after the ids whole.
-                let s = sidecar.header.sections;
-                file.prefault(s.kinds..s.end);
-            }
             return Ok(Some(sidecar));
         }
     }
@@ -253,6 +249,7 @@ fn rebuild(
         rebuilt: true,
         hot: Default::default(),
         rows_by_hash: Default::default(),
+        paged_in: Default::default(),
     })
 }
 
