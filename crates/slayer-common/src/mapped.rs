@@ -73,10 +73,11 @@ impl MappedFile {
 }
 
 /// Asks the kernel to back none of this process's memory with transparent huge pages from
-/// now on. For a short process: its allocator asks for large pages, and each first touch of
-/// one zeroes 2 MiB of which a one-shot search uses a few KiB (a fifth of a one-shot's time
-/// at 10,000 memories went to zeroing them, and its peak was 32 MiB instead of 21). A
-/// long-lived search keeps them: it reuses what it faulted in. Elsewhere than Linux, nothing.
+/// now on. For a short process on a kernel that gives them to any large mapping
+/// (`transparent_hugepage=always`): each first touch of one zeroes 2 MiB of which a one-shot
+/// search uses a few KiB. (Where the kernel gives them only when asked, the allocator no
+/// longer asks: mimalloc's `no_thp`. A fifth of a one-shot's time at 10,000 memories went to
+/// zeroing them, and its peak was 32 MiB instead of 21.) Elsewhere than Linux, nothing.
 pub fn no_transparent_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl(PR_SET_THP_DISABLE) takes plain integers and reads or writes no memory of

@@ -6,7 +6,10 @@ mod mcp;
 
 /// A served question allocates and frees thousands of ids, maps and rankings of 100,000
 /// entries; glibc's allocator returned the large ones to the kernel and faulted them in again,
-/// zeroed, on the next question.
+/// zeroed, on the next question. Built without asking for transparent huge pages (`no_thp`):
+/// the two arrays a served search reads whole ask for them themselves
+/// (`mapped::HugePageBuffer`), and a one-shot search zeroed 2 MiB per first touch (10,000
+/// memories, an entity lookup: 6.3 -> 5.8 ms, peak 21 -> 18 MiB; served unchanged).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

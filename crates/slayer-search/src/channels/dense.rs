@@ -520,27 +520,18 @@ pub(crate) fn embed_one(
     embedder.embed_question(question, asking)
 }
 
-/// Runs `work` on this thread while [`embed_one`] embeds the question on one other core: on
-/// a pool of its own one thread, so the encoder's products neither hand work to the shared
-/// pool and wait for it nor take the core `work` (the text channel) runs on (2 cores,
-/// 100,000 memories, served: the channels' stage went from 11.1 to 9.4 ms a question, the
-/// embedding from 6.1 to 5.3 ms). The pool's thread lives as long as the process: a thread
-/// spawned for each question started 1.0 ms after it was asked for (waking the pool's takes
-/// 0.1 ms). The embedding and its time come back with `work`'s result; an embedding that
-/// panics is an `Err`, and the search goes on without it.
+/// Runs `work` on this thread while [`embed_one`] embeds the question on another core of the
+/// shared pool: the text channel (`work`) takes one core, the embedding the other, and when
+/// the text channel is done this thread, one of the pool's, takes up the embedding's matrix
+/// products while it waits. (It ran on a one-thread pool of its own while the text channel
+/// took longer than the embedding; scored term at a time the text channel finishes first:
+/// 100,000 memories, served, the embedding 5.1 -> 4.7 ms a question, 300 questions.) An
+/// embedding that panics is an `Err`, and the search goes on without it.
 pub(crate) fn embed_beside<T>(
     embedder: &Embedder,
     question: &str,
     work: impl FnOnce() -> T,
 ) -> (T, (Result<Vec<f32>, String>, std::time::Duration)) {
-    static ONE_THREAD: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
-    let pool = ONE_THREAD.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .thread_name(|_| "slayer-question".into())
-            .build()
-            .ok()
-    });
     let embed = || {
         let started = std::time::Instant::now();
         let embedded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -549,12 +540,8 @@ pub(crate) fn embed_beside<T>(
         .unwrap_or_else(|_| Err("the question's embedding thread panicked".to_owned()));
         (embedded, started.elapsed())
     };
-    let Some(pool) = pool else {
-        let out = work();
-        return (out, embed());
-    };
     let mut embedded = None;
-    let out = pool.in_place_scope(|scope| {
+    let out = rayon::in_place_scope(|scope| {
         scope.spawn(|_| embedded = Some(embed()));
         work()
     });
