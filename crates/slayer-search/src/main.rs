@@ -187,6 +187,13 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     output.result(&serde_json::to_value(&response)?, &text)?;
     ctx.timings.add("output", written.elapsed());
     report_timings(&output, &ctx, opened, started);
+    // The process ends here: freeing the catalog, the rankings and the caches one allocation
+    // at a time is work the exit does at once (10,000 memories, an entity lookup: 6.1 -> 5.4
+    // ms; 100,000, all channels: 4 ms). The store is closed as usual (a server's connection
+    // says goodbye).
+    std::mem::forget(response);
+    std::mem::forget(ctx);
+    drop(store);
     Ok(ExitStatus::Success)
 }
 
