@@ -11,10 +11,10 @@
 //!
 //! The scores are BM25 as tantivy's `TermQuery` makes them (its own `Bm25Weight`, boosts
 //! multiplied in the same order), summed over a doc's terms in the question's order. Tantivy
-//! sums a doc's terms in its union's order, which an exhausted term's scorer reshuffles near
-//! the end of a segment, so a doc matched by three or more terms may differ from tantivy's
-//! score in the last bit: equal docs now score equal wherever they lie (the tests check both
-//! against tantivy's query).
+//! sums a doc's terms in its union's order, which is reshuffled whenever a term's postings run
+//! out (for a term found only in the first docs, over most of the segment), so a doc matched
+//! by three or more terms may differ from tantivy's score in the last bit: equal docs now
+//! score equal wherever they lie (the tests check both against tantivy's query).
 
 use tantivy::fieldnorm::FieldNormReader;
 use tantivy::postings::Postings;
