@@ -49,9 +49,14 @@ pub(crate) fn join_the_pool() {
         return;
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // Fails only when the pool already exists, which then keeps its size.
+    pool_here(cores);
+}
+
+/// The global pool of `threads` threads, the calling thread one of them. Fails only when the
+/// pool already exists, which then keeps its size.
+fn pool_here(threads: usize) {
     let _ = rayon::ThreadPoolBuilder::new()
-        .num_threads(cores)
+        .num_threads(threads)
         .use_current_thread()
         .build_global();
 }
@@ -81,10 +86,7 @@ fn main() -> ExitCode {
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
         POOL_OF_EVERY_CORE.store(true, std::sync::atomic::Ordering::Relaxed);
         if cli.command.is_none() && cli.batch.is_none() && cli.question.is_none() {
-            let _ = rayon::ThreadPoolBuilder::new()
-                .num_threads(1)
-                .use_current_thread()
-                .build_global();
+            pool_here(1);
         } else if cli.command.is_none() {
             join_the_pool();
         }

@@ -291,22 +291,12 @@ pub(crate) fn rank_sides<'s>(
             boost: *count as f32,
         })
         .collect();
-    let mut entity_only = Vec::new();
-    for (field, weight) in [(f.name, name_weight), (f.values, 1.0)] {
-        if weight <= 0.0 {
-            continue;
-        }
-        for (t, count) in terms {
-            let value = t.value();
-            let Some(word) = value.as_str() else {
-                continue;
-            };
-            entity_only.push(Clause {
-                term: Term::from_field_text(field, word),
-                boost: *count as f32 * weight,
-            });
-        }
-    }
+    let entity_only: Vec<Clause> = entity_terms(&f, terms, name_weight)
+        .map(|(term, weight, count)| Clause {
+            term,
+            boost: count as f32 * weight,
+        })
+        .collect();
     let scope = scope_filter(&f, datasource, admission);
     let memory_kind = Term::from_field_text(f.kind, "memory");
     let hits = score_sides(
@@ -352,26 +342,33 @@ pub(crate) fn rank<'s>(
     // column's value index (docs/spec.md §12.4), so that a question naming a value past the
     // column's top 50 ("Alameda") finds the column holding it.
     if side == Side::Entities {
-        for (field, weight) in [(f.name, name_weight), (f.values, 1.0)] {
-            if weight <= 0.0 {
-                continue;
-            }
-            for (t, count) in terms {
-                let value = t.value();
-                let Some(word) = value.as_str() else {
-                    continue;
-                };
-                let on_field = TermQuery::new(
-                    Term::from_field_text(field, word),
-                    IndexRecordOption::WithFreqs,
-                );
-                let weighted = Box::new(BoostQuery::new(Box::new(on_field), weight));
-                words.push((Occur::Should, counted(weighted, *count)));
-            }
+        for (term, weight, count) in entity_terms(&f, terms, name_weight) {
+            let on_field = TermQuery::new(term, IndexRecordOption::WithFreqs);
+            let weighted = Box::new(BoostQuery::new(Box::new(on_field), weight));
+            words.push((Occur::Should, counted(weighted, count)));
         }
     }
     let hits = matches(fulltext, searcher, words, side, datasource, admission)?;
     Ok(TextRanking::new(searcher, f.id, hits))
+}
+
+/// The entity side's terms beyond the text field's: each question term on the `name` field,
+/// weighted by `name_weight` (none when it is 0 or less), then on the `values` field
+/// (weight 1), with the term's weight and count.
+fn entity_terms<'t>(
+    f: &Fields,
+    terms: &'t [(Term, u32)],
+    name_weight: f32,
+) -> impl Iterator<Item = (Term, f32, u32)> + 't {
+    [(f.name, name_weight), (f.values, 1.0)]
+        .into_iter()
+        .filter(|(_, weight)| *weight > 0.0)
+        .flat_map(move |(field, weight)| {
+            terms.iter().filter_map(move |(t, count)| {
+                let word = t.value().as_str()?.to_owned();
+                Some((Term::from_field_text(field, &word), weight, *count))
+            })
+        })
 }
 
 /// The memory docs of these ids.
