@@ -89,8 +89,10 @@ Prints the datasource record, then one model record per semantic model (the inpu
 and of `slayer-profile --models -` to fill types and samples from the warehouse). Every object
 skipped or mapped with a loss is one warning on stderr: file:line, the object, what was lost
 and why. --report FILE writes the counts per kind (read, mapped, lossy, skipped) and the
-warnings as JSON. Exit 0 when everything mapped, 1 when anything was skipped, 2 when the
-project cannot be read (nothing is written).
+warnings as JSON. A file that cannot be read is skipped and named; the rest imports. Exit 0
+when everything mapped, 1 when anything was skipped, 2 when nothing of the project could be
+read (nothing is written). dbt saved queries become example-query memories:
+`--memories FILE`, then `slayer-memory import FILE`.
 
 Formats: dbt (legacy semantic_models/metrics and the latest spec's semantic_model:, with
 target/manifest.json and catalog.json when present), cube (YAML and JavaScript model files,
@@ -113,6 +115,10 @@ project).")]
         /// Write counts per kind and every warning as JSON to this file.
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
+        /// dbt: write each saved query as an example-query memory record (JSON lines) to this
+        /// file, for `slayer-memory import FILE` once the catalog is loaded.
+        #[arg(long, value_name = "FILE")]
+        memories: Option<PathBuf>,
         /// ossie: the SQL dialect whose expressions are read (then ANSI_SQL, SNOWFLAKE,
         /// DATABRICKS, BIGQUERY, the first present).
         #[arg(long, default_value = "ANSI_SQL")]

@@ -35,6 +35,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
             datasource,
             load,
             report,
+            memories,
             dialect,
         } => crate::importing::run(
             store,
@@ -46,6 +47,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
             },
             load,
             report.as_deref(),
+            memories.as_deref(),
             &mut out,
         ),
         Command::Remove { canonical } => remove_entity(store, &canonical, &mut out),

@@ -31,6 +31,7 @@ pub fn run(
     source: Source,
     load: bool,
     report: Option<&Path>,
+    memories: Option<&Path>,
     out: &mut Output,
 ) -> Result<ExitStatus> {
     let (path, datasource) = (source.path, source.datasource);
@@ -54,6 +55,22 @@ pub fn run(
         });
         std::fs::write(file, format!("{}\n", serde_json::to_string_pretty(&body)?))
             .with_context(|| format!("cannot write the report {}", file.display()))?;
+    }
+    match memories {
+        Some(file) => {
+            let lines: String = imported
+                .memories
+                .iter()
+                .map(|m| format!("{m}\n"))
+                .collect();
+            std::fs::write(file, lines)
+                .with_context(|| format!("cannot write the memories {}", file.display()))?;
+        }
+        None if !imported.memories.is_empty() => out.note(&format!(
+            "{} saved queries read; --memories FILE writes them as example-query memories for `slayer-memory import FILE`",
+            imported.memories.len()
+        )),
+        None => {}
     }
     if load {
         let mut batch = CatalogBatch::default();
@@ -214,6 +231,7 @@ fn slayer_project(dir: &Path, datasource: Option<&str>, out: &Output) -> Result<
         datasource,
         models: project.models,
         issues: tally.issues,
+        memories: Vec::new(),
         report: Report {
             format: "slayer".into(),
             project: dir.to_owned(),

@@ -5,6 +5,7 @@
 pub mod cube;
 pub mod dbt;
 pub mod ossie;
+pub mod references;
 pub mod schema;
 
 use std::collections::{BTreeMap, HashMap};
@@ -24,6 +25,8 @@ pub struct Imported {
     pub models: Vec<Model>,
     /// Every object skipped or mapped lossily, in the order met.
     pub issues: Vec<Issue>,
+    /// Memory records made from the project (dbt saved queries as example queries).
+    pub memories: Vec<serde_json::Value>,
     /// Counts per kind of object.
     pub report: Report,
 }
@@ -36,8 +39,11 @@ impl Imported {
         project: &Path,
         name: String,
         models: Vec<Model>,
-        tally: Tally,
+        mut tally: Tally,
     ) -> Imported {
+        if format != "slayer" {
+            references::check(&models, &mut tally);
+        }
         Imported {
             datasource: Datasource {
                 name,
@@ -47,6 +53,7 @@ impl Imported {
             },
             models,
             issues: tally.issues,
+            memories: Vec::new(),
             report: Report {
                 format: format.to_owned(),
                 project: project.to_owned(),
@@ -145,6 +152,8 @@ pub struct Tally {
     pub issues: Vec<Issue>,
     /// The counts so far.
     pub kinds: BTreeMap<String, Counts>,
+    /// Each object recorded: its kind, where it is, and whether it was imported whole.
+    objects: HashMap<String, (String, At, Option<Fate>)>,
 }
 
 impl Tally {
@@ -153,13 +162,18 @@ impl Tally {
     pub fn object(&mut self, kind: &str, object: &str, at: &At, problems: Vec<(Fate, String)>) {
         let counts = self.kinds.entry(kind.to_owned()).or_default();
         counts.read += 1;
-        if problems.iter().any(|(fate, _)| *fate == Fate::Skipped) {
+        let fate = if problems.iter().any(|(fate, _)| *fate == Fate::Skipped) {
             counts.skipped += 1;
+            Some(Fate::Skipped)
         } else if problems.is_empty() {
             counts.mapped += 1;
+            None
         } else {
             counts.lossy += 1;
-        }
+            Some(Fate::Lossy)
+        };
+        self.objects
+            .insert(object.to_owned(), (kind.to_owned(), at.clone(), fate));
         for (fate, message) in problems {
             self.issues.push(Issue {
                 file: at.file.clone(),
@@ -169,6 +183,50 @@ impl Tally {
                 message,
             });
         }
+    }
+
+    /// The first of `names` recorded as an object.
+    pub fn known(&self, names: &[String]) -> Option<String> {
+        names
+            .iter()
+            .find(|n| self.objects.contains_key(*n))
+            .cloned()
+    }
+
+    /// A loss found after `object` was recorded (a reference that does not resolve): it is
+    /// named, and an object counted as imported whole is counted as lossy instead.
+    pub fn late_loss(&mut self, object: &str, message: String) {
+        let at = match self.objects.get_mut(object) {
+            Some((kind, at, fate)) => {
+                if fate.is_none() {
+                    *fate = Some(Fate::Lossy);
+                    if let Some(c) = self.kinds.get_mut(kind.as_str()) {
+                        c.mapped = c.mapped.saturating_sub(1);
+                        c.lossy += 1;
+                    }
+                }
+                at.clone()
+            }
+            None => At::default(),
+        };
+        self.issues.push(Issue {
+            file: at.file,
+            line: at.line,
+            object: object.to_owned(),
+            fate: Fate::Lossy,
+            message,
+        });
+    }
+
+    /// Records a file of the project that could not be read at all (skipped, with `why`): the
+    /// rest of the project is still imported.
+    pub fn unreadable_file(&mut self, file: &Path, why: impl Into<String>) {
+        let at = At {
+            file: file.to_owned(),
+            line: 0,
+        };
+        let object = format!("file '{}'", file.display());
+        self.object("file", &object, &at, vec![(Fate::Skipped, why.into())]);
     }
 }
 
@@ -227,23 +285,28 @@ impl UniqueNames {
         }
     }
 
-    /// Records `name`, met at `at`; a second one makes the project unreadable.
-    pub fn insert(&mut self, name: &str, at: &At) -> Result<(), crate::error::IndexError> {
+    /// Records `name`, met at `at`; a second of one name is refused (the caller skips it,
+    /// with this as the reason, and keeps the first).
+    pub fn insert(&mut self, name: &str, at: &At) -> Result<(), Duplicate> {
         if let Some(first) = self.seen.get(name) {
-            return Err(problem(
-                &at.file,
-                format!(
-                    "line {}: a second {} named '{name}' (the first is at {}:{}); rename one",
-                    at.line,
-                    self.kind,
-                    first.file.display(),
-                    first.line
-                ),
-            ));
+            return Err(Duplicate {
+                kind: self.kind,
+                name: name.to_owned(),
+                first: first.clone(),
+            });
         }
         self.seen.insert(name.to_owned(), at.clone());
         Ok(())
     }
+}
+
+/// A second object of a name the project already uses.
+#[derive(Debug, thiserror::Error)]
+#[error("a second {kind} named '{name}' (the first, at {}:{}, is kept); rename one", first.file.display(), first.line)]
+pub struct Duplicate {
+    kind: &'static str,
+    name: String,
+    first: At,
 }
 
 /// An unreadable project: the file (or folder) and what is wrong; exit 2, nothing written.

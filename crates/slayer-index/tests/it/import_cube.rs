@@ -158,14 +158,93 @@ fn unreadable_models_are_refused_and_nothing_is_written() {
         &[("a.yml", "cubes:\n  - name: [a\n")],
         "a.yml: invalid YAML: ",
     );
-    refused(
+    refused(&[("notes.txt", "hello")], "no Cube model here");
+    // A second cube of a name is skipped; the first is kept.
+    let _ = std::fs::remove_dir_all(&dir);
+    write_files(
+        &dir,
         &[
             ("a.yml", "cubes:\n  - name: a\n    sql_table: t\n"),
-            ("b.js", "cube(`a`, { sqlTable: `t` });\n"),
+            ("b.js", "cube(`a`, { sqlTable: `u` });\n"),
         ],
-        "b.js: line 1: a second cube or view named 'a' (the first is at a.yml:2); rename one",
     );
-    refused(&[("notes.txt", "hello")], "no Cube model here");
+    let (code, records, stderr) = import(&s, &["import", "cube", arg]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("b.js:1: cube 'a' skipped: a second cube or view named 'a' (the first, at a.yml:2, is kept); rename one"),
+        "{stderr}"
+    );
+    assert_eq!(model(&records, "a")["sql_table"], "t");
+}
+
+#[test]
+fn a_project_with_bad_parts_imports_the_rest_and_names_each_loss() {
+    let s = TempStore::new();
+    let report = s.dir.path().join("report.json");
+    let (code, records, stderr) = import(
+        &s,
+        &[
+            "import",
+            "cube",
+            "tests/fixtures/cube-partial",
+            "--datasource",
+            "shop",
+            "--report",
+            report.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    let warned = |text: &str| assert!(stderr.contains(text), "missing {text:?} in:\n{stderr}");
+    // A file that is not YAML is skipped; the rest imports.
+    warned("warning: model/broken.yml:0: file 'model/broken.yml' skipped: invalid YAML");
+    // Jinja: a member whose name the template makes is skipped, other values kept and named.
+    warned(
+        "model/templated.yml:16: measure 'events.{{ k }}_count' skipped: its name is made by Jinja",
+    );
+    warned("cube 'events' mapped with a loss: its sql_table holds Jinja, which Cube renders at compile time; kept as written");
+    warned("cube 'events' mapped with a loss: a Jinja block ('{%- for k in ['click', 'view'] %}', line 15)");
+    // Visibility Cube decides at query time is never silently public.
+    warned("view 'customers_admin' mapped with a loss: its public flag ('{{ COMPILE_CONTEXT.role == 'admin' }}') is decided by Cube at query time");
+    assert_eq!(model(&records, "customers_admin")["hidden"], true);
+    // The access policy is kept, described and applied to what every role is denied.
+    let view = model(&records, "customer_orders");
+    assert_eq!(view["meta"]["access_policy"][0]["role"], "*");
+    assert!(
+        view["description"]
+            .as_str()
+            .unwrap()
+            .ends_with("Access policy: role '*': members hidden: email; rows where country equals { securityContext.country }."),
+        "{view}"
+    );
+    let email = view["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "email")
+        .unwrap();
+    assert_eq!(email["hidden"], true);
+    warned("access policy 'customer_orders' #1 (role '*') mapped with a loss: its row-level filter depends on the security context");
+    // A view measure reading a member the view excludes.
+    warned("measure 'customer_orders.ssn_count' mapped with a loss: its sql reads 'orders.customers.ssn', which the view excludes");
+    // JavaScript: a constant is read as its value, a variable named; asyncModule read as written.
+    assert_eq!(model(&records, "payments")["sql_table"], "billing.payments");
+    warned("model/payments.js:9: JavaScript skipped: cube 'payments'.dimensions.method.sql: 'schemaFromEnv' is a JavaScript value known only when the model runs; left out");
+    assert_eq!(model(&records, "refunds")["sql_table"], "shop.refunds");
+    warned("model/dynamic.js:6: cube 'refunds' mapped with a loss: declared inside code that runs");
+    warned("model/dynamic.js:17: JavaScript skipped: cube() inside code that runs whose name is not a literal");
+    // References: a number measure over a raw column, a filter on a cube that is not joined.
+    warned("measure 'orders.last_amount' mapped with a loss: its formula 'amount' reads column 'amount' outside any aggregation");
+    warned("cube 'orders' mapped with a loss: the filter of column 'promo_revenue_filtered' ('promotions.code IS NOT NULL') names 'promotions.code', but model 'orders' has no join to 'promotions'");
+    // Every join a view copies from its root pairs columns the view has.
+    assert!(!stderr.contains("pairs 'customer_id'"), "{stderr}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(report["kinds"]["file"]["skipped"], 1);
+    assert_eq!(report["kinds"]["access_policy"]["read"], 1);
+    assert_eq!(report["kinds"]["measure"]["skipped"], 1);
+    assert_eq!(
+        report["issues"].as_array().unwrap().len(),
+        stderr.matches("warning: ").count()
+    );
 }
 
 #[test]

@@ -167,11 +167,20 @@ fn bad_projects_are_refused_or_named_and_nothing_is_written() {
         ],
         "models/orders.yml: invalid YAML: ",
     );
-    refused(
-        "duplicate",
-        &[("dbt_project.yml", PROJECT), ("models/a.yml", ORDERS), ("models/b.yml", ORDERS)],
-        "models/b.yml: line 2: a second semantic model named 'orders' (the first is at models/a.yml:2); rename one",
+    // A second semantic model of a name is skipped, the first kept.
+    let _ = std::fs::remove_dir_all(&dir);
+    write_files(
+        &dir,
+        &[
+            ("dbt_project.yml", PROJECT),
+            ("models/a.yml", ORDERS),
+            ("models/b.yml", ORDERS),
+        ],
     );
+    let (code, records, stderr) = import(&s, &["import", "dbt", arg]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("models/b.yml:2: semantic model 'orders' skipped: a second semantic model named 'orders' (the first, at models/a.yml:2, is kept); rename one"), "{stderr}");
+    assert_eq!(records.len(), 2, "the datasource and one model");
 
     // Objects that cannot be mapped are named, the rest imported.
     let _ = std::fs::remove_dir_all(&dir);
@@ -293,5 +302,91 @@ fn a_compiled_project_s_names_types_and_tests_win_over_its_yaml() {
         stderr
             .contains("entity 'customers.store' mapped with a loss: no semantic model has 'store'"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn shared_entities_saved_queries_and_created_metrics_import_faithfully() {
+    let s = TempStore::new();
+    let memories = s.dir.path().join("memories.jsonl");
+    let (code, records, stderr) = import(
+        &s,
+        &[
+            "import",
+            "dbt",
+            "tests/fixtures/dbt/partial",
+            "--memories",
+            memories.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "the broken file is skipped: {stderr}");
+    assert!(
+        stderr.contains(
+            "warning: models/broken.yml:0: file 'models/broken.yml' skipped: invalid YAML"
+        ),
+        "{stderr}"
+    );
+    let formulas = measures(&records);
+    // The filter names a dimension of loss_payment, which shares the entity claim_amount.
+    assert!(
+        formulas.contains(
+            &"claim_amount.claims_with_loss_payment = count(claims_with_loss_payment_filtered)"
+                .to_owned()
+        ),
+        "{formulas:#?}"
+    );
+    let claim = records
+        .iter()
+        .find(|r| r["name"] == "claim_amount")
+        .unwrap();
+    let leaf = claim["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "claims_with_loss_payment_filtered")
+        .unwrap();
+    assert_eq!(leaf["filter"], "loss_payment.has_loss_payment = 1");
+    // create_metric: the ratio built on it resolves.
+    assert!(
+        formulas
+            .iter()
+            .any(|f| f.starts_with("claim_amount.loss_ratio = ")),
+        "{formulas:#?}"
+    );
+    assert!(!stderr.contains("metric 'loss_ratio' skipped"), "{stderr}");
+    // The metric keeps its dbt name; the helper column reading net_revenue takes another.
+    assert!(
+        formulas.contains(&"claim_amount.net_revenue = sum(net_revenue_col)".to_owned())
+            || formulas
+                .iter()
+                .any(|f| f.starts_with("claim_amount.net_revenue = ")),
+        "{formulas:#?}"
+    );
+    assert!(
+        !formulas.iter().any(|f| f.contains("net_revenue_metric")),
+        "{formulas:#?}"
+    );
+    // A filter naming a dimension no model has is named, not written onto the wrong model.
+    assert!(stderr.contains("metric 'unknown_filter' mapped with a loss: filter: 'claim_amount__no_such_dimension': no model carrying the entity 'claim_amount' has a dimension 'no_such_dimension'"), "{stderr}");
+    // The saved query as an example-query memory.
+    let text = std::fs::read_to_string(&memories).unwrap();
+    let saved: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(saved.len(), 1);
+    let q = &saved[0];
+    assert_eq!(q["kind"], "memory");
+    assert_eq!(q["id"], "dbt.saved_query.claims_by_line");
+    assert_eq!(q["description"], "Claims by line of business");
+    assert_eq!(
+        q["query"],
+        serde_json::json!({
+            "source_model": "claim_amount",
+            "measures": [{"formula": "claim_count"}, {"formula": "net_revenue"}],
+            "dimensions": [{"name": "line_of_business"}],
+            "time_dimensions": [{"dimension": {"name": "claim_date"}, "granularity": "month"}],
+            "filters": ["line_of_business = 'auto'"]
+        })
     );
 }

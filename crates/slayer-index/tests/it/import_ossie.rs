@@ -143,3 +143,53 @@ fn the_bundled_schemas_use_only_keywords_the_validator_checks() {
         assert!(slayer_index::import::schema::unknown_keywords(&schema).is_empty());
     }
 }
+
+#[test]
+fn a_document_without_a_version_or_with_one_bad_dataset_imports_the_rest() {
+    let s = TempStore::new();
+    // The official example without its version key: read as the newest schema it follows.
+    let text = std::fs::read_to_string("../../tests/fixtures/ossie/tpcds_semantic_model.yaml")
+        .or_else(|_| std::fs::read_to_string("tests/fixtures/ossie/tpcds_semantic_model.yaml"))
+        .unwrap();
+    let unversioned: String = text
+        .lines()
+        .filter(|l| !l.starts_with("version:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let file = s.dir.path().join("tpcds.yaml");
+    std::fs::write(&file, unversioned).unwrap();
+    let (code, records, stderr) = import(&s, &["import", "ossie", file.to_str().unwrap()]);
+    assert!(code <= 1, "{stderr}");
+    assert!(
+        stderr.contains("document mapped with a loss: it has no version key; read as 0.2.0.dev0, the newest schema it follows"),
+        "{stderr}"
+    );
+    let (_, versioned, _) = import(
+        &s,
+        &[
+            "import",
+            "ossie",
+            "tests/fixtures/ossie/tpcds_semantic_model.yaml",
+        ],
+    );
+    assert_eq!(records, versioned, "every object maps as with the key");
+    // One dataset breaking the schema is left out, named; the others import.
+    let file = s.dir.path().join("two.yaml");
+    std::fs::write(
+        &file,
+        "version: \"0.2.0.dev0\"\nsemantic_model:\n  - name: m\n    datasets:\n      - name: good\n        source: db.good\n        fields:\n          - name: id\n            expression:\n              dialects:\n                - dialect: ANSI_SQL\n                  expression: id\n      - name: bad\n        source: db.bad\n        colour: red\n",
+    )
+    .unwrap();
+    let (code, records, stderr) = import(&s, &["import", "ossie", file.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("dataset 'bad' skipped: it breaks the schema ($.semantic_model[0].datasets[1]: unknown key 'colour'); left out"),
+        "{stderr}"
+    );
+    let models: Vec<&str> = records
+        .iter()
+        .filter(|r| r["kind"] == "model")
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, ["good"]);
+}

@@ -229,3 +229,42 @@ fn a_query_file_may_start_with_a_byte_order_mark() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
+
+#[test]
+fn dbt_saved_queries_come_back_from_search_as_example_queries() {
+    let s = crate::support::TempStore::new();
+    let memories = s.dir.path().join("saved.jsonl");
+    let memories = memories.to_str().unwrap();
+    let out = s.index(
+        &[
+            "import",
+            "dbt",
+            "tests/fixtures/dbt/partial",
+            "--load",
+            "--memories",
+            memories,
+        ],
+        None,
+    );
+    assert_eq!(
+        out.code, 1,
+        "one file of the project is broken: {}",
+        out.stderr
+    );
+    let out = s.memory(&["import", memories], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = s.run(
+        "slayer-search",
+        &["--question", "claims by line of business per month"],
+        &[],
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let r = out.json();
+    let examples = r["example_queries"].as_array().unwrap();
+    assert_eq!(examples[0]["id"], "dbt.saved_query.claims_by_line", "{r}");
+    assert_eq!(examples[0]["query"]["source_model"], "claim_amount");
+    // Importing again changes nothing.
+    let out = s.memory(&["import", memories, "--format", "json"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}

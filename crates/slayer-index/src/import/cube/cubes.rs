@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use slayer_common::records::{DataType, Join, Model, NumberFormat, NumberFormatType};
 
 use super::refs::{join_pairs, translate};
-use super::{members, Definition};
+use super::{access, members, notes, Definition};
 use crate::import::{
     column, is_identifier, line_of_name, measure, model as new_model, window_arg, At, Fate, Tally,
 };
@@ -17,16 +17,17 @@ fn text(v: &Value, key: &str) -> Option<String> {
         .map(|s| s.trim().to_owned())
 }
 
-fn hidden(v: &Value) -> bool {
-    v.get("public").and_then(Value::as_bool) == Some(false)
-        || v.get("shown").and_then(Value::as_bool) == Some(false)
+/// Whether `v` is hidden, with the loss when only Cube could decide it.
+fn hidden(v: &Value, problems: &mut Vec<(Fate, String)>) -> bool {
+    let (hidden, undecided) = access::hides(v);
+    problems.extend(undecided.map(|why| (Fate::Lossy, why)));
+    hidden
 }
 
 /// Keys with no SLayer counterpart, kept in `meta.cube_unmapped` and named once per cube.
-const UNMAPPED: [&str; 8] = [
+const UNMAPPED: [&str; 7] = [
     "pre_aggregations",
     "refresh_key",
-    "access_policy",
     "hierarchies",
     "data_source",
     "calendar",
@@ -45,7 +46,7 @@ pub fn model(d: &Definition, datasource: &str, tally: &mut Tally) -> Option<Mode
     let body = &d.body;
     let object = format!("cube '{}'", d.name);
     let mut m = new_model(&d.name, datasource);
-    let mut problems = Vec::new();
+    let mut problems = notes(body);
     match (text(body, "sql_table"), text(body, "sql")) {
         (Some(t), _) => m.sql_table = Some(translate(&t, &d.name)),
         (None, Some(sql)) => m.sql = Some(translate(&sql, &d.name)),
@@ -63,7 +64,7 @@ pub fn model(d: &Definition, datasource: &str, tally: &mut Tally) -> Option<Mode
         }
     }
     m.description = text(body, "description");
-    m.hidden = hidden(body);
+    m.hidden = hidden(body, &mut problems);
     let mut meta = Map::new();
     if let Some(t) = text(body, "title") {
         meta.insert("title".into(), json!(t));
@@ -98,17 +99,20 @@ pub fn model(d: &Definition, datasource: &str, tally: &mut Tally) -> Option<Mode
         c.data_type = DataType::Boolean;
         c.description =
             text(&seg, "description").or(Some("A segment: rows where this is true.".into()));
+        let mut seg_problems = notes(&seg);
+        c.hidden = hidden(&seg, &mut seg_problems);
         m.columns.push(c);
         tally.object(
             "segment",
             &format!("segment '{}.{name}'", d.name),
             &at(d, &name),
-            vec![],
+            seg_problems,
         );
     }
     for x in members(body, "measures") {
         cube_measure(d, &x, &mut m, tally);
     }
+    access::apply(d, &mut m, tally);
     if !unmapped.is_empty() {
         problems.push((
             Fate::Lossy,
@@ -152,7 +156,7 @@ pub(super) fn dimension(d: &Definition, dim: &Value, m: &mut Model, tally: &mut 
         return;
     };
     let object = format!("dimension '{}.{name}'", d.name);
-    let mut problems = Vec::new();
+    let mut problems = notes(dim);
     let kind = text(dim, "type").unwrap_or_else(|| "string".into());
     let mut c = column(&name);
     let sql = if let Some(case) = dim.get("case") {
@@ -175,7 +179,7 @@ pub(super) fn dimension(d: &Definition, dim: &Value, m: &mut Model, tally: &mut 
         .get("primary_key")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    c.hidden = hidden(dim);
+    c.hidden = hidden(dim, &mut problems);
     c.label = text(dim, "title");
     c.description = text(dim, "description");
     c.format = format_of(dim);
@@ -253,7 +257,7 @@ pub(super) fn cube_measure(d: &Definition, x: &Value, m: &mut Model, tally: &mut
     let Some(name) = text(x, "name") else { return };
     let object = format!("measure '{}.{name}'", d.name);
     let here = at(d, &name);
-    let mut problems = Vec::new();
+    let mut problems = notes(x);
     if let Err(skip) = add_measure(d, x, &name, m, &mut problems) {
         problems = vec![(Fate::Skipped, skip.to_string())];
     }
@@ -300,7 +304,7 @@ fn add_measure(
     let mut me = measure(name, formula);
     me.label = text(x, "title");
     me.description = text(x, "description");
-    if hidden(x) {
+    if hidden(x, problems) {
         me.extra.insert("meta".into(), json!({"hidden": true}));
     }
     if m.columns.iter().any(|c| c.name == name)

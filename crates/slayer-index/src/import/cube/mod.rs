@@ -4,7 +4,9 @@
 //! members win), each cube becomes a model (`cube.rs`) and each view a model over its root
 //! cube's source with the members it includes (`view.rs`).
 
+mod access;
 mod cubes;
+mod jinja;
 mod js;
 mod refs;
 mod view;
@@ -50,7 +52,9 @@ pub fn members(body: &Value, key: &str) -> Vec<Value> {
     }
 }
 
-/// Imports the Cube model files under `path` (a folder, or one file).
+/// Imports the Cube model files under `path` (a folder, or one file). A file that cannot be
+/// read, or a second cube of a name, is skipped and named; only a project of which nothing
+/// could be read is refused.
 pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexError> {
     let model_file = |name: &str| {
         name.ends_with(".yml")
@@ -59,36 +63,77 @@ pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexEr
     };
     let (files, base) = project_files(path, &model_file, &["node_modules", "target", "dist"])?;
     let mut found = Found::default();
+    let mut tally = Tally::default();
+    let mut unreadable = Vec::new();
     for file in &files {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| problem(file, format!("cannot read: {e}")))?;
+        let rel = file.strip_prefix(&base).unwrap_or(file).to_owned();
+        let text = match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(e) => {
+                tally.unreadable_file(&rel, format!("cannot read: {e}"));
+                unreadable.push(format!("{}: cannot read: {e}", rel.display()));
+                continue;
+            }
+        };
         let source = ModelFile {
             path: file,
-            rel: file.strip_prefix(&base).unwrap_or(file).to_owned(),
+            rel: rel.clone(),
             text,
         };
-        if file.extension().is_some_and(|e| e == "js") {
-            found.read_js(source, path.is_dir())?;
+        let read = if file.extension().is_some_and(|e| e == "js") {
+            found.read_js(source, path.is_dir())
         } else {
-            found.read_yaml(source, path.is_dir())?;
+            found.read_yaml(source, path.is_dir())
+        };
+        if let Err(e) = read {
+            let why = match e {
+                IndexError::Project { message, .. } => message,
+                other => other.to_string(),
+            };
+            unreadable.push(format!("{}: {why}", rel.display()));
+            tally.unreadable_file(&rel, why);
         }
     }
     if found.cubes.is_empty() && found.views.is_empty() {
+        if !unreadable.is_empty() {
+            return Err(problem(
+                path,
+                format!(
+                    "no Cube model could be read:\n  {}",
+                    unreadable.join("\n  ")
+                ),
+            ));
+        }
         return Err(problem(path, "no Cube model here (YAML files with cubes: or views:, JavaScript files calling cube() or view())"));
     }
     let mut seen = UniqueNames::new("cube or view");
-    for d in found.cubes.iter().chain(&found.views) {
-        seen.insert(&d.name, &d.at)?;
-    }
+    let mut keep = |d: &Definition, kind: &str, tally: &mut Tally| match seen.insert(&d.name, &d.at)
+    {
+        Ok(()) => true,
+        Err(twice) => {
+            let object = format!("{kind} '{}'", d.name);
+            tally.object(
+                kind,
+                &object,
+                &d.at,
+                vec![(Fate::Skipped, twice.to_string())],
+            );
+            false
+        }
+    };
+    found.cubes.retain(|d| keep(d, "cube", &mut tally));
+    found.views.retain(|d| keep(d, "view", &mut tally));
     let name = datasource.map(str::to_owned).unwrap_or_else(|| {
         path.canonicalize()
             .ok()
             .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
             .unwrap_or_else(|| "cube".into())
     });
-    let mut tally = Tally::default();
     for (at, what) in found.dynamic {
         tally.object("javascript", "JavaScript", &at, vec![(Fate::Skipped, what)]);
+    }
+    for (kind, object, at, why) in found.left_out {
+        tally.object(kind, &object, &at, vec![(Fate::Skipped, why)]);
     }
     let cubes = flatten_extends(found.cubes, &mut tally);
     let views = flatten_extends(found.views, &mut tally);
@@ -122,6 +167,8 @@ struct Found {
     cubes: Vec<Definition>,
     views: Vec<Definition>,
     dynamic: Vec<(At, String)>,
+    /// Objects read but not importable: `(kind, object, where, why)`.
+    left_out: Vec<(&'static str, String, At, String)>,
 }
 
 impl Found {
@@ -166,12 +213,18 @@ impl Found {
     }
 
     /// A YAML model file's `cubes:` and `views:`; in a folder, a file with neither is passed
-    /// over (a configuration file of the project).
+    /// over (a configuration file of the project). Jinja is read statically (`jinja.rs`).
     fn read_yaml(&mut self, f: ModelFile, in_folder: bool) -> Result<(), IndexError> {
-        let value: Value = match serde_yaml_ng::from_str(&f.text) {
+        let stripped = jinja::strip(&f.text);
+        let parsed = if stripped.any() {
+            serde_yaml_ng::from_str::<Value>(&stripped.text)
+        } else {
+            serde_yaml_ng::from_str::<Value>(&f.text)
+        };
+        let value = match parsed {
             Ok(v) => v,
-            Err(e) if f.text.contains("{{") || f.text.contains("{%") => {
-                return Err(problem(f.path, format!("invalid YAML: {e} (the file holds Jinja; render the model with Cube first)")));
+            Err(e) if stripped.any() => {
+                return Err(problem(f.path, format!("invalid YAML even with its Jinja set aside: {e} (Cube renders the template at compile time; an offline import cannot)")));
             }
             Err(e) => return Err(problem(f.path, format!("invalid YAML: {e}"))),
         };
@@ -182,28 +235,144 @@ impl Found {
             return Err(problem(f.path, "not a Cube model file: there is no top-level cubes: or views: (import dbt, ossie and slayer read the other formats)"));
         }
         let text = Rc::new(f.text);
-        for (key, into) in [("cubes", &mut self.cubes), ("views", &mut self.views)] {
-            for body in members(&value, key) {
-                let Some(name) = body.get("name").and_then(Value::as_str).map(str::to_owned) else {
-                    return Err(problem(
-                        f.path,
-                        format!("a {} without a name", &key[..key.len() - 1]),
-                    ));
+        let mut read: Vec<(&str, Definition)> = Vec::new();
+        for key in ["cubes", "views"] {
+            let kind = &key[..key.len() - 1];
+            for (i, mut body) in members(&value, key).into_iter().enumerate() {
+                let mut templated = Vec::new();
+                jinja::restore(&mut body, &stripped.originals, "", &mut templated);
+                let name = body.get("name").and_then(Value::as_str).map(str::to_owned);
+                let Some(name) = name.filter(|n| !n.contains("{{") && !n.contains("{%")) else {
+                    let at = At {
+                        file: f.rel.clone(),
+                        line: nth_item_line(&text, key, i),
+                    };
+                    let (object, why) = match body.get("name").and_then(Value::as_str) {
+                        Some(n) => (format!("{kind} '{n}'"), format!("its name is made by Jinja ('{n}'), which Cube renders at compile time; an offline import cannot")),
+                        None => (format!("{kind} #{}", i + 1), "it has no name".to_owned()),
+                    };
+                    self.left_out.push((kind, object, at, why));
+                    continue;
                 };
                 let at = At {
                     file: f.rel.clone(),
                     line: line_of_name(&text, &name, 1),
                 };
-                into.push(Definition {
+                let mut d = Definition {
                     name,
                     body,
                     at,
                     text: text.clone(),
-                });
+                };
+                if !templated.is_empty() {
+                    self.templated(&mut d, &templated);
+                }
+                read.push((key, d));
+            }
+        }
+        for (line, tag) in &stripped.blocks {
+            // The block belongs to the definition it sits in: the last one starting above it.
+            let owner = read
+                .iter_mut()
+                .filter(|(_, d)| d.at.line <= *line)
+                .max_by_key(|(_, d)| d.at.line);
+            if let Some((_, d)) = owner {
+                add_note(&mut d.body, format!("a Jinja block ('{tag}', line {line}) decides at compile time which members exist; what it encloses is read once, as written"));
+            }
+        }
+        for (key, d) in read {
+            if key == "cubes" {
+                self.cubes.push(d);
+            } else {
+                self.views.push(d);
             }
         }
         Ok(())
     }
+
+    /// The members of `d` whose name Jinja makes are left out (named); every other value
+    /// holding Jinja is kept as written, with a note on its member (or on `d`).
+    fn templated(&mut self, d: &mut Definition, paths: &[String]) {
+        for key in ["dimensions", "measures", "segments", "joins"] {
+            let kind = &key[..key.len() - 1];
+            let Some(Value::Array(items)) = d.body.get_mut(key) else {
+                continue;
+            };
+            let mut kept = Vec::new();
+            for (i, mut item) in std::mem::take(items).into_iter().enumerate() {
+                let prefix = format!("{key}[{i}].");
+                let here: Vec<&str> = paths
+                    .iter()
+                    .filter_map(|p| p.strip_prefix(&prefix))
+                    .collect();
+                let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
+                if here.contains(&"name") {
+                    let at = At {
+                        file: d.at.file.clone(),
+                        line: line_of_name(&d.text, name, d.at.line),
+                    };
+                    let object = format!("{kind} '{}.{name}'", d.name);
+                    self.left_out.push((kind, object, at, format!("its name is made by Jinja ('{name}'), which Cube renders at compile time; an offline import cannot")));
+                    continue;
+                }
+                for field in here {
+                    add_note(&mut item, format!("its {field} holds Jinja, which Cube renders at compile time; kept as written"));
+                }
+                kept.push(item);
+            }
+            d.body[key] = Value::Array(kept);
+        }
+        let own: Vec<&String> = paths
+            .iter()
+            .filter(|p| {
+                !["dimensions[", "measures[", "segments[", "joins["]
+                    .iter()
+                    .any(|k| p.starts_with(k))
+            })
+            .collect();
+        for p in own {
+            add_note(
+                &mut d.body,
+                format!("its {p} holds Jinja, which Cube renders at compile time; kept as written"),
+            );
+        }
+    }
+}
+
+/// The key under which read-time notes ride on a cube or member until it is mapped.
+pub const NOTES: &str = "__import_notes";
+
+/// Adds a read-time note (a loss) to `v`.
+pub fn add_note(v: &mut Value, note: String) {
+    if let Value::Object(map) = v {
+        if let Value::Array(notes) = map.entry(NOTES).or_insert_with(|| Value::Array(Vec::new())) {
+            notes.push(Value::String(note));
+        }
+    }
+}
+
+/// The read-time notes of `v`, as losses.
+pub fn notes(v: &Value) -> Vec<(Fate, String)> {
+    v.get(NOTES)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|n| (Fate::Lossy, n.to_owned()))
+        .collect()
+}
+
+/// The line of the `i`-th item under the top-level `key:` (its `- ` line), else the key's.
+fn nth_item_line(text: &str, key: &str, i: usize) -> usize {
+    let mut lines = text.lines().enumerate();
+    let Some((start, _)) = lines.find(|(_, l)| l.starts_with(&format!("{key}:"))) else {
+        return 1;
+    };
+    let mut items =
+        text.lines().enumerate().skip(start + 1).filter(|(_, l)| {
+            l.trim_start().starts_with("- ") && l.len() - l.trim_start().len() <= 4
+        });
+    items.nth(i).map_or(start + 1, |(n, _)| n + 1)
 }
 
 /// Each definition with what it `extends` merged in: lists of members by name, the child's

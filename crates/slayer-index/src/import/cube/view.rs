@@ -9,7 +9,7 @@ use serde_json::Value;
 use slayer_common::records::{Measure, Model};
 
 use super::cubes::{cube_measure, dimension};
-use super::{members, Definition};
+use super::{access, members, notes, Definition};
 use crate::import::{measure, model as new_model, Fate, Tally};
 
 static SIMPLE_AGG: LazyLock<Regex> =
@@ -50,18 +50,46 @@ pub fn model(
     };
     let mut view = View {
         model: over_root(v, root, datasource),
-        problems: Vec::new(),
+        problems: notes(&v.body),
+        excluded: Vec::new(),
     };
+    let (hidden, undecided) = access::hides(&v.body);
+    view.model.hidden = hidden;
+    view.problems
+        .extend(undecided.map(|why| (Fate::Lossy, why)));
     for e in &entries {
         view.include(e, models);
     }
-    // Members defined on the view itself.
-    for dim in members(&v.body, "dimensions") {
-        dimension(v, &dim, &mut view.model, tally);
+    // The root's joins come along: so do the key columns they pair, hidden when left out.
+    for j in &root.joins {
+        for (key, _) in &j.join_pairs {
+            if !view.model.columns.iter().any(|c| &c.name == key) {
+                if let Some(c) = root.columns.iter().find(|c| &c.name == key) {
+                    let mut c = c.clone();
+                    c.hidden = true;
+                    view.model.columns.push(c);
+                }
+            }
+        }
     }
-    for x in members(&v.body, "measures") {
-        cube_measure(v, &x, &mut view.model, tally);
+    // Members defined on the view itself; one reading a member the view leaves out is named.
+    for (key, kind) in [("dimensions", "dimension"), ("measures", "measure")] {
+        for x in members(&v.body, key) {
+            let sql = x.get("sql").and_then(Value::as_str).unwrap_or_default();
+            let mut x = x.clone();
+            for (path, member) in &view.excluded {
+                if reads_member(sql, path, member) {
+                    super::add_note(&mut x, format!("its sql reads '{path}.{member}', which the view excludes ({kind} of a view should read only what the view includes)"));
+                }
+            }
+            if kind == "dimension" {
+                dimension(v, &x, &mut view.model, tally);
+            } else {
+                cube_measure(v, &x, &mut view.model, tally);
+            }
+        }
     }
+    access::apply(v, &mut view.model, tally);
     tally.object("view", &object, &v.at, view.problems);
     Some(view.model)
 }
@@ -77,8 +105,6 @@ fn over_root(v: &Definition, root: &Model, datasource: &str) -> Model {
         .get("description")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    m.hidden = v.body.get("public").and_then(Value::as_bool) == Some(false)
-        || v.body.get("shown").and_then(Value::as_bool) == Some(false);
     m.extra.insert(
         "meta".into(),
         serde_json::json!({"cube_kind": "view", "root": root.name}),
@@ -90,6 +116,18 @@ fn over_root(v: &Definition, root: &Model, datasource: &str) -> Model {
 struct View {
     model: Model,
     problems: Vec<(Fate, String)>,
+    /// Members an entry's `excludes` leaves out: `(join path, member)`.
+    excluded: Vec<(String, String)>,
+}
+
+/// Whether `sql` reads `member` of the cube at the end of `path`: `{path.member}`,
+/// `{cube.member}`, `{cube}.member` or `cube.member`.
+fn reads_member(sql: &str, path: &str, member: &str) -> bool {
+    let cube = path.rsplit('.').next().unwrap_or(path);
+    let wanted = [format!("{path}.{member}"), format!("{cube}.{member}")];
+    sql.split(|c: char| !(c.is_ascii_alphanumeric() || "_.{}$".contains(c)))
+        .map(|w| w.replace(['{', '}', '$'], ""))
+        .any(|w| wanted.contains(&w))
 }
 
 /// The cube a `cubes:` entry includes members of, and the path that reaches it.
@@ -134,6 +172,9 @@ impl View {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
+        for x in &excludes {
+            self.excluded.push((path.to_owned(), (*x).to_owned()));
+        }
         for (member, alias) in wanted(e, cube)
             .into_iter()
             .filter(|(n, _)| !excludes.contains(&n.as_str()))

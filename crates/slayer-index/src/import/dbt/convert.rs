@@ -89,6 +89,7 @@ pub fn build(
     semantic_models: &[SemanticModel],
     datasource: &str,
     docs: &ColumnDocs,
+    metric_names: &[String],
     tally: &mut Tally,
 ) -> Built {
     let mut built = Built::default();
@@ -99,6 +100,8 @@ pub fn build(
         // Keys first, so measures never take a key column's name.
         let own = b.entities(&mut built.owners, tally);
         b.tested_keys();
+        // A helper column never takes a metric's name: the metric keeps its dbt name.
+        b.taken.extend(metric_names.iter().cloned());
         b.measures(&mut built.measures, tally);
         built.entities.push(own);
         built.models.push(b.model);

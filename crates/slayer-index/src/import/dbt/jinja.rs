@@ -8,6 +8,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::convert::Built;
+
 static DOCS_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?s)\{%-?\s*docs\s+([A-Za-z_][\w]*)\s*-?%\}(.*?)\{%-?\s*enddocs\s*-?%\}")
         .expect("valid regex")
@@ -58,6 +60,12 @@ pub struct FilterScope<'a> {
     pub owners: &'a HashMap<String, (String, String)>,
     /// The model's default time dimension, for `metric_time`.
     pub time_dimension: Option<&'a str>,
+    /// Whether a model (by name) has a column (a dimension, a key).
+    pub has_column: &'a dyn Fn(&str, &str) -> bool,
+    /// The models that carry an entity as their primary, unique or natural one.
+    pub carriers: &'a dyn Fn(&str) -> Vec<String>,
+    /// The models this one joins directly.
+    pub joined: &'a [String],
 }
 
 /// A dbt filter as a SQL predicate over this model's columns and its joined models'
@@ -80,6 +88,36 @@ pub fn translate_filter(filter: &str, scope: &FilterScope) -> (String, Vec<Strin
     (out, losses)
 }
 
+/// `filter` translated for model `model` of `built`: its entities, columns and joins.
+pub fn translate_on(built: &Built, model: usize, filter: &str) -> (String, Vec<String>) {
+    let has_column = |m: &str, c: &str| {
+        built
+            .by_name
+            .get(m)
+            .is_some_and(|&i| built.models[i].columns.iter().any(|x| x.name == c))
+    };
+    let carriers = |entity: &str| {
+        built
+            .entities
+            .iter()
+            .enumerate()
+            .filter(|(_, own)| own.get(entity) == Some(&true))
+            .map(|(i, _)| built.models[i].name.clone())
+            .collect()
+    };
+    let no_joins = Vec::new();
+    let scope = FilterScope {
+        model: &built.models[model].name,
+        own_entities: &built.entities[model],
+        owners: &built.owners,
+        time_dimension: built.models[model].default_time_dimension.as_deref(),
+        has_column: &has_column,
+        carriers: &carriers,
+        joined: built.joined.get(model).unwrap_or(&no_joins),
+    };
+    translate_filter(filter, &scope)
+}
+
 /// Why a Jinja call of a filter is kept as text.
 #[derive(Debug, thiserror::Error)]
 enum Untranslated {
@@ -89,6 +127,18 @@ enum Untranslated {
     NoTimeDimension { call: String, model: String },
     #[error("'{0}' names no dimension")]
     NoDimension(String),
+    #[error("'{reference}': no model carrying the entity '{entity}' has a dimension '{column}'; kept as text")]
+    Missing {
+        reference: String,
+        entity: String,
+        column: String,
+    },
+    #[error("'{reference}': model '{model}' has no dimension '{column}'; kept as text")]
+    NotHere {
+        reference: String,
+        model: String,
+        column: String,
+    },
     #[error("'{reference}' is reached from model '{model}' only through more than one join (to '{owner}'); kept as text")]
     TooFar {
         reference: String,
@@ -123,17 +173,63 @@ fn translate_call(call: &str, scope: &FilterScope) -> Result<String, Untranslate
     let Some(column) = parts.pop() else {
         return Err(Untranslated::NoDimension(reference.to_owned()));
     };
+    let here = scope.model;
     let Some(entity) = parts.pop() else {
         // A dimension without an entity path names a column of this model.
-        return Ok(column.to_owned());
-    };
-    match (scope.own_entities.get(entity), scope.owners.get(entity)) {
-        (Some(true), _) => Ok(column.to_owned()),
-        (_, Some((owner, _))) if owner == scope.model => Ok(column.to_owned()),
-        (Some(false), Some((owner, _))) => Ok(format!("{owner}.{column}")),
-        (None, Some((owner, _))) => Err(Untranslated::TooFar {
+        if (scope.has_column)(here, column) {
+            return Ok(column.to_owned());
+        }
+        return Err(Untranslated::NotHere {
             reference: reference.to_owned(),
-            model: scope.model.to_owned(),
+            model: here.to_owned(),
+            column: column.to_owned(),
+        });
+    };
+    let missing = || Untranslated::Missing {
+        reference: reference.to_owned(),
+        entity: entity.to_owned(),
+        column: column.to_owned(),
+    };
+    // Models sharing the entity (dbt's shared primary entities) may own the dimension: the
+    // path goes to the one that has it.
+    let peer_with_column = |except: &str| {
+        (scope.carriers)(entity)
+            .into_iter()
+            .find(|m| m != except && (scope.has_column)(m, column))
+    };
+    let owned_here = scope.own_entities.get(entity) == Some(&true)
+        || scope.owners.get(entity).is_some_and(|(o, _)| o == here);
+    if owned_here {
+        if (scope.has_column)(here, column) {
+            return Ok(column.to_owned());
+        }
+        return match peer_with_column(here) {
+            Some(peer) if scope.joined.contains(&peer) => Ok(format!("{peer}.{column}")),
+            Some(peer) => Err(Untranslated::TooFar {
+                reference: reference.to_owned(),
+                model: here.to_owned(),
+                owner: peer,
+            }),
+            None => Err(missing()),
+        };
+    }
+    match (scope.own_entities.get(entity), scope.owners.get(entity)) {
+        (Some(false), Some((owner, _))) => {
+            if (scope.has_column)(owner, column) {
+                return Ok(format!("{owner}.{column}"));
+            }
+            match peer_with_column(owner) {
+                Some(peer) => Err(Untranslated::TooFar {
+                    reference: reference.to_owned(),
+                    model: here.to_owned(),
+                    owner: peer,
+                }),
+                None => Err(missing()),
+            }
+        }
+        (_, Some((owner, _))) => Err(Untranslated::TooFar {
+            reference: reference.to_owned(),
+            model: here.to_owned(),
             owner: owner.clone(),
         }),
         (_, None) => Err(Untranslated::NoEntity {
@@ -180,11 +276,25 @@ mod tests {
             ),
         ]
         .into();
+        let columns = |m: &str, c: &str| match m {
+            "orders" => ["is_food_order", "order_id"].contains(&c),
+            "customers" => ["region", "first_ordered_at", "customer_id"].contains(&c),
+            "order_flags" => c == "is_returned",
+            _ => false,
+        };
+        let carriers = |e: &str| match e {
+            "order_id" => vec!["orders".to_owned(), "order_flags".to_owned()],
+            _ => vec![],
+        };
+        let joined = ["customers".to_owned(), "order_flags".to_owned()];
         let scope = FilterScope {
             model: "orders",
             own_entities: &own,
             owners: &owners,
             time_dimension: Some("ordered_at"),
+            has_column: &columns,
+            carriers: &carriers,
+            joined: &joined,
         };
         let t = |f: &str| translate_filter(f, &scope);
         assert_eq!(
@@ -208,5 +318,18 @@ mod tests {
         assert_eq!(losses.len(), 1);
         let (_, losses) = t("{{ Dimension('location__name') }} = 'x'");
         assert!(losses[0].contains("more than one join"), "{losses:?}");
+        // A dimension of a model sharing the primary entity: that model's path.
+        assert_eq!(
+            t("{{ Dimension('order_id__is_returned') }} = 1").0,
+            "order_flags.is_returned = 1"
+        );
+        let (text, losses) = t("{{ Dimension('order_id__nowhere') }} = 1");
+        assert_eq!(text, "{{ Dimension('order_id__nowhere') }} = 1");
+        assert!(
+            losses[0].contains("has a dimension 'nowhere'"),
+            "{losses:?}"
+        );
+        let (_, losses) = t("{{ Dimension('customer__nope') }} = 1");
+        assert!(losses[0].contains("'nope'"), "{losses:?}");
     }
 }

@@ -13,7 +13,7 @@ use regex::Regex;
 use serde_json::{json, Value};
 
 use super::convert::{Built, MeasureHome};
-use super::jinja::{translate_filter, FilterScope};
+use super::jinja::translate_on;
 use super::spec::{Conversion, Cumulative, Input, Metric, MetricKind};
 use crate::import::{column, count_and_grain, measure, window_arg, Fate, Tally};
 
@@ -60,8 +60,12 @@ struct Resolver<'a> {
     leaves: HashMap<(usize, String, String), String>,
 }
 
-/// Adds every metric to its model as a named measure and records each in `tally`.
-pub fn add(metrics: &[Metric], built: &mut Built, tally: &mut Tally) {
+/// Where each imported metric went: its model and the measure's name there.
+pub type Placed = HashMap<String, (usize, String)>;
+
+/// Adds every metric to its model as a named measure and records each in `tally` (a metric a
+/// measure's `create_metric` made as a `created_metric`).
+pub fn add(metrics: &[Metric], built: &mut Built, tally: &mut Tally) -> Placed {
     let mut r = Resolver {
         metrics: metrics.iter().map(|m| (m.name.as_str(), m)).collect(),
         built,
@@ -79,8 +83,17 @@ pub fn add(metrics: &[Metric], built: &mut Built, tally: &mut Tally) {
         if let Some(Err(why)) = r.done.get(&m.name) {
             problems.push((Fate::Skipped, why.to_string()));
         }
-        tally.object("metric", &object, &m.at, problems);
+        let kind = if m.created {
+            "created_metric"
+        } else {
+            "metric"
+        };
+        tally.object(kind, &object, &m.at, problems);
     }
+    r.done
+        .into_iter()
+        .filter_map(|(name, done)| done.ok().map(|d| (name, (d.model, d.name))))
+        .collect()
 }
 
 impl<'a> Resolver<'a> {
@@ -487,15 +500,7 @@ impl<'a> Resolver<'a> {
     /// A filtered copy of a measure's column on `home`'s model (a leaf with a `filter`, as
     /// SLayer pushes metric filters down), aggregated.
     fn filtered(&mut self, m: &Metric, home: &MeasureHome, filter: &str, model: usize) -> String {
-        let b = &*self.built;
-        let home_name = b.models[home.model].name.clone();
-        let scope = FilterScope {
-            model: &home_name,
-            own_entities: &b.entities[home.model],
-            owners: &b.owners,
-            time_dimension: b.models[home.model].default_time_dimension.as_deref(),
-        };
-        let (predicate, losses) = translate_filter(filter, &scope);
+        let (predicate, losses) = translate_on(self.built, home.model, filter);
         for loss in losses {
             self.note(&m.name, Fate::Lossy, format!("filter: {loss}"));
         }

@@ -9,6 +9,7 @@ mod convert;
 mod jinja;
 mod joins;
 mod metrics;
+mod saved;
 mod spec;
 
 use std::collections::HashMap;
@@ -18,9 +19,9 @@ use serde_json::Value;
 use slayer_common::records::DataType;
 
 use crate::error::IndexError;
-use crate::import::{line_of_name, problem, project_files, At, Imported, Tally, UniqueNames};
+use crate::import::{line_of_name, problem, project_files, At, Fate, Imported, Tally, UniqueNames};
 use convert::ColumnDocs;
-use spec::{Metric, SemanticModel};
+use spec::{Input, Metric, MetricKind, SavedQuery, SemanticModel};
 
 fn read_text(path: &Path) -> Result<String, IndexError> {
     std::fs::read_to_string(path).map_err(|e| problem(path, format!("cannot read: {e}")))
@@ -59,6 +60,7 @@ fn paths_of(project: &Value, key: &str, default: &str) -> Vec<String> {
 struct Read {
     semantic_models: Vec<SemanticModel>,
     metrics: Vec<Metric>,
+    saved_queries: Vec<SavedQuery>,
     docs: ColumnDocs,
     doc_blocks: HashMap<String, String>,
 }
@@ -84,8 +86,8 @@ pub fn import(dir: &Path, datasource: Option<&str>) -> Result<Imported, IndexErr
             "the project has no name; give the datasource's with --datasource",
         ));
     };
-    let read = read_project(dir, &project)?;
     let mut tally = Tally::default();
+    let read = read_project(dir, &project, &mut tally)?;
     for sm in &read.semantic_models {
         tally.object(
             "semantic_model",
@@ -94,17 +96,29 @@ pub fn import(dir: &Path, datasource: Option<&str>) -> Result<Imported, IndexErr
             vec![],
         );
     }
-    let mut built = convert::build(&read.semantic_models, &name, &read.docs, &mut tally);
+    let metric_names: Vec<String> = read.metrics.iter().map(|m| m.name.clone()).collect();
+    let mut built = convert::build(
+        &read.semantic_models,
+        &name,
+        &read.docs,
+        &metric_names,
+        &mut tally,
+    );
     joins::join(&read.semantic_models, &mut built, &mut tally);
     joins::join_tested(&read.semantic_models, &read.docs, &mut built);
-    metrics::add(&read.metrics, &mut built, &mut tally);
+    let placed = metrics::add(&read.metrics, &mut built, &mut tally);
     jinja_left(&read, &mut tally);
-    Ok(Imported::of("dbt", dir, name, built.models, tally))
+    let memories = saved::memories(&read.saved_queries, &built, &placed, &name, &mut tally);
+    let mut imported = Imported::of("dbt", dir, name, built.models, tally);
+    imported.memories = memories;
+    Ok(imported)
 }
 
 /// Every YAML file under the model paths, the `{% docs %}` blocks of the `.md` files under
-/// the model and docs paths, and `target/`, checked and with the doc blocks filled in.
-fn read_project(dir: &Path, project: &Value) -> Result<Read, IndexError> {
+/// the model and docs paths, and `target/`, checked and with the doc blocks filled in. A file
+/// that cannot be read is skipped and named; the project is refused only when nothing of its
+/// semantic layer could be read and some file could not.
+fn read_project(dir: &Path, project: &Value, tally: &mut Tally) -> Result<Read, IndexError> {
     let mut read = Read::default();
     let model_paths = paths_of(project, "model-paths", "models");
     let mut yaml_files = Vec::new();
@@ -120,16 +134,73 @@ fn read_project(dir: &Path, project: &Value) -> Result<Read, IndexError> {
     }
     md_files.sort();
     md_files.dedup();
+    let rel = |f: &Path| f.strip_prefix(dir).unwrap_or(f).to_owned();
     for md in &md_files {
-        read.doc_blocks.extend(jinja::doc_blocks(&read_text(md)?));
+        match read_text(md) {
+            Ok(text) => read.doc_blocks.extend(jinja::doc_blocks(&text)),
+            Err(e) => tally.unreadable_file(&rel(md), reason(e)),
+        }
     }
+    let mut unreadable = Vec::new();
     for file in &yaml_files {
-        read_file(dir, file, &mut read)?;
+        if let Err(e) = read_file(dir, file, &mut read, tally) {
+            let why = reason(e);
+            unreadable.push(format!("{}: {why}", rel(file).display()));
+            tally.unreadable_file(&rel(file), why);
+        }
     }
-    read_target(dir, &mut read.docs)?;
-    check_unique(&read)?;
+    if read.semantic_models.is_empty() && read.metrics.is_empty() && !unreadable.is_empty() {
+        return Err(problem(
+            dir,
+            format!(
+                "no semantic model or metric could be read:\n  {}",
+                unreadable.join("\n  ")
+            ),
+        ));
+    }
+    read_target(dir, &mut read.docs, tally);
+    created_metrics(&mut read);
+    keep_first_of_each_name(&mut read, tally);
     fill_docs(&mut read);
     Ok(read)
+}
+
+/// What is wrong with a file, without the path the caller names anyway.
+fn reason(e: IndexError) -> String {
+    match e {
+        IndexError::Project { message, .. } => message,
+        other => other.to_string(),
+    }
+}
+
+/// A measure's `create_metric: true` is a simple metric of its name, as MetricFlow makes it
+/// (unless the project writes one of that name itself).
+fn created_metrics(read: &mut Read) {
+    for sm in &read.semantic_models {
+        for x in sm.measures.iter().filter(|x| x.create_metric) {
+            if read.metrics.iter().any(|m| m.name == x.name) {
+                continue;
+            }
+            read.metrics.push(Metric {
+                name: x.name.clone(),
+                label: x.label.clone(),
+                description: x.description.clone(),
+                filter: None,
+                fill_nulls_with: None,
+                join_to_timespine: false,
+                hidden: false,
+                kind: MetricKind::Simple {
+                    measure: Input {
+                        name: x.name.clone(),
+                        ..Input::default()
+                    },
+                },
+                declared_on: None,
+                created: true,
+                at: x.at.clone(),
+            });
+        }
+    }
 }
 
 /// One YAML file of the project: where it is, its text (to find objects' lines) and its value.
@@ -172,7 +243,12 @@ impl YamlFile<'_> {
     }
 }
 
-fn read_file(dir: &Path, file: &Path, read: &mut Read) -> Result<(), IndexError> {
+fn read_file(
+    dir: &Path,
+    file: &Path,
+    read: &mut Read,
+    tally: &mut Tally,
+) -> Result<(), IndexError> {
     let text = read_text(file)?;
     let value = yaml(file, &text)?;
     let f = YamlFile {
@@ -181,21 +257,44 @@ fn read_file(dir: &Path, file: &Path, read: &mut Read) -> Result<(), IndexError>
         text,
         value,
     };
-    legacy_semantic_models(&f, read)?;
-    top_level_metrics(&f, read)?;
+    legacy_semantic_models(&f, read, tally)?;
+    top_level_metrics(&f, read, tally)?;
+    saved_queries(&f, read, tally)?;
     models(&f, read)
 }
 
+/// An item of the top-level `key` without a name: skipped and named.
+fn unnamed(f: &YamlFile, key: &str, i: usize, tally: &mut Tally) {
+    let kind = match key {
+        "semantic_models" => "semantic_model",
+        "saved_queries" => "saved_query",
+        _ => "metric",
+    };
+    let at = At {
+        file: f.rel.clone(),
+        line: f.key_line(key),
+    };
+    let object = format!("{} #{} of {key}", kind.replace('_', " "), i + 1);
+    tally.object(
+        kind,
+        &object,
+        &at,
+        vec![(Fate::Skipped, "it has no name".into())],
+    );
+}
+
 /// The legacy spec's top-level `semantic_models:`.
-fn legacy_semantic_models(f: &YamlFile, read: &mut Read) -> Result<(), IndexError> {
+fn legacy_semantic_models(
+    f: &YamlFile,
+    read: &mut Read,
+    tally: &mut Tally,
+) -> Result<(), IndexError> {
     let from = f.key_line("semantic_models");
-    for item in f.list("semantic_models")? {
-        let name = spec::text(&item, "name").ok_or_else(|| {
-            problem(
-                f.path,
-                format!("line {}: a semantic model without a name", from),
-            )
-        })?;
+    for (i, item) in f.list("semantic_models")?.into_iter().enumerate() {
+        let Some(name) = spec::text(&item, "name") else {
+            unnamed(f, "semantic_models", i, tally);
+            continue;
+        };
         let sm_at = f.at(&name, from);
         let line_in = |name: &str, from: usize| f.line_in(name, from);
         if let Some(sm) = spec::legacy_semantic_model(&item, sm_at, &line_in) {
@@ -206,17 +305,33 @@ fn legacy_semantic_models(f: &YamlFile, read: &mut Read) -> Result<(), IndexErro
 }
 
 /// Top-level `metrics:`: the legacy spec's (with `type_params`) or the latest spec's.
-fn top_level_metrics(f: &YamlFile, read: &mut Read) -> Result<(), IndexError> {
+fn top_level_metrics(f: &YamlFile, read: &mut Read, tally: &mut Tally) -> Result<(), IndexError> {
     let from = f.key_line("metrics");
-    for item in f.list("metrics")? {
-        let name = spec::text(&item, "name")
-            .ok_or_else(|| problem(f.path, format!("line {from}: a metric without a name")))?;
+    for (i, item) in f.list("metrics")?.into_iter().enumerate() {
+        let Some(name) = spec::text(&item, "name") else {
+            unnamed(f, "metrics", i, tally);
+            continue;
+        };
         let m_at = f.at(&name, from);
         if item.get("type_params").is_some() {
             read.metrics.extend(spec::legacy_metric(&item, m_at));
         } else if let Some((metric, _)) = spec::latest_metric(&item, None, m_at) {
             read.metrics.push(metric);
         }
+    }
+    Ok(())
+}
+
+/// Top-level `saved_queries:` (both specs write them alike).
+fn saved_queries(f: &YamlFile, read: &mut Read, tally: &mut Tally) -> Result<(), IndexError> {
+    let from = f.key_line("saved_queries");
+    for (i, item) in f.list("saved_queries")?.into_iter().enumerate() {
+        let Some(name) = spec::text(&item, "name") else {
+            unnamed(f, "saved_queries", i, tally);
+            continue;
+        };
+        let at = f.at(&name, from);
+        read.saved_queries.extend(spec::saved_query(&item, at));
     }
     Ok(())
 }
@@ -342,17 +457,53 @@ fn jinja_left(read: &Read, tally: &mut Tally) {
     }
 }
 
-/// Two semantic models or two metrics of one name: dbt refuses the project, and so do we.
-fn check_unique(read: &Read) -> Result<(), IndexError> {
+/// Two semantic models, metrics or saved queries of one name: dbt refuses such a project; the
+/// import keeps the first and skips the second, named.
+fn keep_first_of_each_name(read: &mut Read, tally: &mut Tally) {
     let mut seen = UniqueNames::new("semantic model");
-    for sm in &read.semantic_models {
-        seen.insert(&sm.name, &sm.at)?;
-    }
+    read.semantic_models
+        .retain(|sm| match seen.insert(&sm.name, &sm.at) {
+            Ok(()) => true,
+            Err(twice) => {
+                let object = format!("semantic model '{}'", sm.name);
+                tally.object(
+                    "semantic_model",
+                    &object,
+                    &sm.at,
+                    vec![(Fate::Skipped, twice.to_string())],
+                );
+                false
+            }
+        });
     let mut seen = UniqueNames::new("metric");
-    for m in &read.metrics {
-        seen.insert(&m.name, &m.at)?;
-    }
-    Ok(())
+    read.metrics.retain(|m| match seen.insert(&m.name, &m.at) {
+        Ok(()) => true,
+        Err(twice) => {
+            let object = format!("metric '{}'", m.name);
+            tally.object(
+                "metric",
+                &object,
+                &m.at,
+                vec![(Fate::Skipped, twice.to_string())],
+            );
+            false
+        }
+    });
+    let mut seen = UniqueNames::new("saved query");
+    read.saved_queries
+        .retain(|q| match seen.insert(&q.name, &q.at) {
+            Ok(()) => true,
+            Err(twice) => {
+                let object = format!("saved query '{}'", q.name);
+                tally.object(
+                    "saved_query",
+                    &object,
+                    &q.at,
+                    vec![(Fate::Skipped, twice.to_string())],
+                );
+                false
+            }
+        });
 }
 
 /// `{{ doc('x') }}` in every description, from the project's `{% docs %}` blocks.
@@ -386,28 +537,39 @@ fn fill_docs(read: &mut Read) {
 /// What `dbt compile` / `dbt docs generate` left in `target/`: the relation each model builds
 /// and its compiled column descriptions (manifest.json), the warehouse's column types
 /// (catalog.json). Compiled facts win over the YAML's.
-fn read_target(dir: &Path, docs: &mut ColumnDocs) -> Result<(), IndexError> {
+fn read_target(dir: &Path, docs: &mut ColumnDocs, tally: &mut Tally) {
     let target = dir.join("target");
-    let json = |name: &str| -> Result<Option<Value>, IndexError> {
+    let mut json = |name: &str| -> Option<Value> {
         let path = target.join(name);
         if !path.is_file() {
-            return Ok(None);
+            return None;
         }
-        serde_json::from_str(&read_text(&path)?)
-            .map(Some)
-            .map_err(|e| problem(&path, format!("invalid JSON: {e}")))
+        let rel = Path::new("target").join(name);
+        let text = match read_text(&path) {
+            Ok(text) => text,
+            Err(e) => {
+                tally.unreadable_file(&rel, reason(e));
+                return None;
+            }
+        };
+        match serde_json::from_str(&text) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tally.unreadable_file(&rel, format!("invalid JSON: {e}; what dbt compiled (relations, column types) is not used"));
+                None
+            }
+        }
     };
     let mut names = HashMap::new();
-    if let Some(manifest) = json("manifest.json")? {
+    if let Some(manifest) = json("manifest.json") {
         names = read_manifest(&manifest, docs);
     }
-    if let Some(semantic) = json("semantic_manifest.json")? {
+    if let Some(semantic) = json("semantic_manifest.json") {
         read_semantic_manifest(&semantic, docs);
     }
-    if let Some(catalog) = json("catalog.json")? {
+    if let Some(catalog) = json("catalog.json") {
         read_catalog(&catalog, &names, docs);
     }
-    Ok(())
 }
 
 /// manifest.json: each model's relation and compiled column descriptions; the model name of

@@ -47,6 +47,18 @@ struct Document {
     /// Whether its `version` is one whose schema is bundled.
     known: bool,
     version: Option<String>,
+    /// The version assumed for a document without one.
+    assumed_version: Option<&'static str>,
+    /// Objects left out because they break the schema: `(kind, object, violation)`.
+    pruned: Vec<(&'static str, String, String)>,
+}
+
+/// `dataset 'x'` → `x`.
+fn object_name(object: &str) -> &str {
+    object
+        .split_once('\'')
+        .map(|(_, rest)| rest.trim_end_matches('\''))
+        .unwrap_or(object)
 }
 
 impl Document {
@@ -68,14 +80,53 @@ pub fn import(
     let document = |name: &str| [".yaml", ".yml", ".json"].iter().any(|x| name.ends_with(x));
     let (files, base) = project_files(path, &document, &[])?;
     let mut docs = Vec::new();
+    let mut tally = Tally::default();
+    let mut unreadable = Vec::new();
     for file in &files {
-        docs.extend(read_document(file, &base, path.is_dir())?);
+        match read_document(file, &base, path.is_dir()) {
+            Ok(doc) => docs.extend(doc),
+            Err(e) => {
+                let why = match e {
+                    IndexError::Project { message, .. } => message,
+                    other => other.to_string(),
+                };
+                let rel = file.strip_prefix(&base).unwrap_or(file);
+                unreadable.push(format!("{}: {why}", rel.display()));
+                tally.unreadable_file(rel, why);
+            }
+        }
     }
     if docs.is_empty() {
+        if !unreadable.is_empty() {
+            return Err(problem(
+                path,
+                format!(
+                    "no Ossie document could be read:\n  {}",
+                    unreadable.join("\n  ")
+                ),
+            ));
+        }
         return Err(problem(
             path,
             "no Ossie document here (a YAML or JSON file with a top-level semantic_model)",
         ));
+    }
+    for doc in &docs {
+        for (kind, object, why) in &doc.pruned {
+            let at = doc.at(object_name(object), 1);
+            tally.object(kind, object, &at, vec![(Fate::Skipped, why.clone())]);
+        }
+        if let Some(v) = &doc.assumed_version {
+            tally.issues.push(crate::import::Issue {
+                file: doc.file.clone(),
+                line: 1,
+                object: "document".into(),
+                fate: Fate::Lossy,
+                message: format!(
+                    "it has no version key; read as {v}, the newest schema it follows"
+                ),
+            });
+        }
     }
     let first_name = docs[0].value["semantic_model"][0]["name"]
         .as_str()
@@ -85,7 +136,7 @@ pub fn import(
     let mut reader = Reader {
         datasource: &name,
         dialect,
-        tally: Tally::default(),
+        tally,
         models: Vec::new(),
         seen: UniqueNames::new("dataset"),
         pending_joins: Vec::new(),
@@ -93,7 +144,7 @@ pub fn import(
     };
     let mut unknown_versions = Vec::new();
     for doc in &docs {
-        if !doc.known {
+        if !doc.known && doc.assumed_version.is_none() {
             unknown_versions.push(format!(
                 "{} ({})",
                 doc.file.display(),
@@ -149,35 +200,138 @@ fn read_document(
         }
         return Err(problem(file, "not an Ossie document: there is no top-level semantic_model (import dbt, cube and slayer read the other formats)"));
     }
+    let mut value = value;
     let version = value
         .get("version")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let (schema, known) = schema_for(version.as_deref());
-    let errors = schema::validate(schema, &value);
-    if !errors.is_empty() {
+    let assumed_version = match version {
+        Some(_) => None,
+        None => Some(newest_followed(&value)),
+    };
+    let (schema, known) = schema_for(version.as_deref().or(assumed_version));
+    let named = if known {
+        version.as_deref().or(assumed_version).unwrap_or_default()
+    } else {
+        "0.2.0.dev0"
+    };
+    let mut pruned = Vec::new();
+    let mut first_errors: Option<Vec<String>> = None;
+    let refused = |errors: &[String]| {
         let shown: Vec<&str> = errors.iter().take(20).map(String::as_str).collect();
-        let named = if known {
-            version.as_deref().unwrap_or_default()
-        } else {
-            "0.2.0.dev0"
-        };
-        return Err(problem(
+        problem(
             file,
             format!(
                 "does not follow the Ossie {named} schema ({} violations):\n  {}",
                 errors.len(),
                 shown.join("\n  ")
             ),
-        ));
+        )
+    };
+    // A violation inside a dataset, field, metric or relationship leaves that object out and
+    // the rest is validated again; one at the document's own level refuses the document.
+    for _ in 0..8 {
+        let mut checked = value.clone();
+        if let (Some(v), Value::Object(m)) = (assumed_version, &mut checked) {
+            m.insert("version".into(), Value::String(v.to_owned()));
+        }
+        let errors = schema::validate(schema, &checked);
+        if errors.is_empty() {
+            break;
+        }
+        first_errors.get_or_insert_with(|| errors.clone());
+        match prune(&mut value, &errors) {
+            Some(left_out) if !left_out.is_empty() => pruned.extend(left_out),
+            _ => return Err(refused(first_errors.as_deref().unwrap_or(&errors))),
+        }
+    }
+    let datasets_left = value["semantic_model"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|sm| sm["datasets"].as_array().is_some_and(|d| !d.is_empty()));
+    if let (false, Some(errors)) = (datasets_left, &first_errors) {
+        // Nothing but what breaks the schema: the document is refused whole.
+        return Err(refused(errors));
     }
     Ok(Some(Document {
         file: file.strip_prefix(base).unwrap_or(file).to_owned(),
         text,
         value,
-        known,
+        known: known || assumed_version.is_some(),
         version,
+        assumed_version,
+        pruned,
     }))
+}
+
+/// The newest bundled schema a document without a `version` follows (the newest when none).
+fn newest_followed(value: &Value) -> &'static str {
+    for v in ["0.2.0.dev0", "0.1.1"] {
+        let mut copy = value.clone();
+        if let Value::Object(m) = &mut copy {
+            m.insert("version".into(), Value::String(v.to_owned()));
+        }
+        if schema::validate(schema_for(Some(v)).0, &copy).is_empty() {
+            return v;
+        }
+    }
+    "0.2.0.dev0"
+}
+
+/// Collections whose items can be left out alone, innermost first, with their kind.
+const PRUNABLE: [(&str, &str); 4] = [
+    ("fields", "field"),
+    ("metrics", "metric"),
+    ("relationships", "relationship"),
+    ("datasets", "dataset"),
+];
+
+/// Leaves out the object each violation sits in (`$.semantic_model[0].datasets[3]…`); `None`
+/// when one sits outside every such object.
+fn prune(value: &mut Value, errors: &[String]) -> Option<Vec<(&'static str, String, String)>> {
+    let mut targets: Vec<(String, usize, &'static str, String)> = Vec::new();
+    for e in errors {
+        let (path, what) = e.split_once(": ").unwrap_or((e.as_str(), ""));
+        let (start, key, kind) = PRUNABLE
+            .iter()
+            .filter_map(|(key, kind)| path.rfind(&format!(".{key}[")).map(|i| (i, *key, *kind)))
+            .max_by_key(|(i, _, _)| *i)?;
+        let rest = &path[start + key.len() + 2..];
+        let index: usize = rest[..rest.find(']')?].parse().ok()?;
+        let parent = path[..start]
+            .trim_start_matches('$')
+            .replace('[', ".")
+            .replace(']', "")
+            .split('.')
+            .filter(|p| !p.is_empty())
+            .map(|p| format!("/{p}"))
+            .collect::<String>()
+            + "/"
+            + key;
+        if !targets.iter().any(|t| t.0 == parent && t.1 == index) {
+            targets.push((parent, index, kind, format!("{path}: {what}")));
+        }
+    }
+    // Highest index first, so earlier indexes stay valid.
+    targets.sort_by_key(|t| std::cmp::Reverse(t.1));
+    let mut out = Vec::new();
+    for (parent, index, kind, why) in targets {
+        let Some(Value::Array(items)) = value.pointer_mut(&parent) else {
+            return None;
+        };
+        if index >= items.len() {
+            continue;
+        }
+        let removed = items.remove(index);
+        let parent_name = removed["name"].as_str().unwrap_or("?").to_owned();
+        out.push((
+            kind,
+            format!("{kind} '{parent_name}'"),
+            format!("it breaks the schema ({why}); left out"),
+        ));
+    }
+    Some(out)
 }
 
 /// The documents' semantic models read in order: datasets become models at once; the
@@ -203,9 +357,18 @@ impl Reader<'_> {
             vec![],
         );
         for ds in sm["datasets"].as_array().into_iter().flatten() {
-            let ds_at = doc.at(ds["name"].as_str().unwrap_or_default(), at.line);
-            self.seen
-                .insert(ds["name"].as_str().unwrap_or_default(), &ds_at)?;
+            let ds_name = ds["name"].as_str().unwrap_or_default();
+            let ds_at = doc.at(ds_name, at.line);
+            if let Err(twice) = self.seen.insert(ds_name, &ds_at) {
+                let object = format!("dataset '{ds_name}'");
+                self.tally.object(
+                    "dataset",
+                    &object,
+                    &ds_at,
+                    vec![(Fate::Skipped, twice.to_string())],
+                );
+                continue;
+            }
             let m = self.dataset(ds, doc, &ds_at);
             self.models.push(m);
         }

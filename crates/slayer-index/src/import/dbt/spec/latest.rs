@@ -89,6 +89,7 @@ pub fn latest_metric(
                 .unwrap_or(false),
             hidden: v.get("hidden").and_then(Value::as_bool).unwrap_or(false),
             declared_on: model.map(str::to_owned),
+            created: false,
             name,
             label,
             description,

@@ -100,6 +100,7 @@ pub fn legacy_metric(v: &Value, at: At) -> Option<Metric> {
         filter: filter(v.get("filter")),
         hidden: v.get("hidden").and_then(Value::as_bool).unwrap_or(false),
         declared_on: None,
+        created: false,
         name,
         label,
         description,

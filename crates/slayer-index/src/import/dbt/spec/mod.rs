@@ -79,6 +79,8 @@ pub struct DbtMeasure {
     /// `use_discrete_percentile` or `use_approximate_percentile`.
     pub inexact_percentile: bool,
     pub non_additive: Option<Value>,
+    /// `create_metric: true`: MetricFlow makes a simple metric of the same name.
+    pub create_metric: bool,
     pub at: At,
 }
 
@@ -144,7 +146,65 @@ pub struct Metric {
     pub kind: MetricKind,
     /// The semantic model a latest-spec metric is declared on.
     pub declared_on: Option<String>,
+    /// Made by a measure's `create_metric: true`, not written in the project.
+    pub created: bool,
     pub at: At,
+}
+
+/// A `saved_queries:` item: a curated query of metrics by dimensions.
+#[derive(Debug, Clone)]
+pub struct SavedQuery {
+    pub name: String,
+    pub label: Option<String>,
+    pub description: Option<String>,
+    pub metrics: Vec<String>,
+    /// `Dimension('customer__region')`, `TimeDimension('metric_time', 'day')`, as written.
+    pub group_by: Vec<String>,
+    /// Jinja filters, ANDed.
+    pub filters: Vec<String>,
+    pub order_by: Vec<String>,
+    pub limit: Option<u64>,
+    pub at: At,
+}
+
+/// A saved query as read (its name is required; a missing list is empty).
+pub fn saved_query(v: &Value, at: At) -> Option<SavedQuery> {
+    let name = text(v, "name")?;
+    let (label, description) = label_and_description(v);
+    let params = v.get("query_params").unwrap_or(&Value::Null);
+    let strings = |key: &str| -> Vec<String> {
+        match params.get(key) {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(|i| match i {
+                    Value::String(s) => Some(s.trim().to_owned()),
+                    other => text(other, "where_sql_template"),
+                })
+                .collect(),
+            Some(Value::String(s)) => vec![s.trim().to_owned()],
+            _ => Vec::new(),
+        }
+    };
+    let mut filters = strings("where");
+    if let Some(f) = params.get("where").and_then(|w| w.get("where_filters")) {
+        filters.extend(
+            f.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| text(x, "where_sql_template")),
+        );
+    }
+    Some(SavedQuery {
+        metrics: strings("metrics"),
+        group_by: strings("group_by"),
+        order_by: strings("order_by"),
+        limit: params.get("limit").and_then(Value::as_u64),
+        filters,
+        name,
+        label,
+        description,
+        at,
+    })
 }
 
 pub fn text(v: &Value, key: &str) -> Option<String> {
@@ -290,6 +350,7 @@ fn measure_from(m: &Value, name: &str, at: At) -> DbtMeasure {
             || percentile_type.contains("discrete")
             || percentile_type.contains("approximate"),
         non_additive: m.get("non_additive_dimension").cloned(),
+        create_metric: m.get("create_metric").and_then(Value::as_bool) == Some(true),
         description,
         label,
         at,
