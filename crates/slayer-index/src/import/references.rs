@@ -123,6 +123,11 @@ fn references(text: &str, aggregations: &HashSet<String>) -> Vec<Reference> {
             i += 1;
         }
         let word: String = chars[start..i].iter().collect();
+        if word.ends_with('.') && chars.get(i) == Some(&'*') {
+            // `count(orders.*)`: every row of a joined model, not a name to look up.
+            i += 1;
+            continue;
+        }
         let word = word.trim_end_matches('.').to_owned();
         let mut j = i;
         while j < chars.len() && chars[j] == ' ' {
@@ -305,7 +310,7 @@ mod tests {
     #[test]
     fn references_leave_out_functions_literals_and_arguments() {
         let refs = references(
-            "sum(amount, window='7d') / nullif(count(customers.id), 0) + total * 2 - CAST(x AS DOUBLE) + 'a b'",
+            "sum(amount, window='7d') / nullif(count(customers.id), 0) + total * 2 - CAST(x AS DOUBLE) + 'a b' + count(orders.*)",
             &aggs(),
         );
         let paths: Vec<(&str, bool)> = refs

@@ -276,3 +276,50 @@ fn a_model_load_would_refuse_is_skipped_and_counted_under_its_own_kind() {
         serde_json::json!({"read": 2, "mapped": 1, "lossy": 0, "skipped": 1})
     );
 }
+
+#[test]
+fn what_the_public_projects_census_found_reads_right() {
+    let s = TempStore::new();
+    let dir = s.dir.path().join("m");
+    write_files(
+        &dir,
+        &[
+            // A `(CUBE) =>` parameter elsewhere in the file does not make ${CUBE} a variable.
+            (
+                "orders.js",
+                "const shared = { filters: [{ sql: (CUBE) => `${CUBE}.x > 0` }] };\ncube(`orders`, {\n  sql_table: `t.orders`,\n  joins: { users: { sql: `${CUBE}.\"USER_ID\" = ${users}.id`, relationship: `belongsTo` } },\n  dimensions: { id: { sql: `id`, type: `number`, primaryKey: true }, user_key: { sql: `\"USER_ID\"`, type: `number` } },\n  measures: { count: { type: `count` } },\n});\n",
+            ),
+            (
+                "users.yml",
+                "cubes:\n  - name: users\n    sql_table: t.users\n    dimensions:\n      - name: id\n        sql: id\n        type: number\n        primary_key: true\nviews:\n  - name: user_orders\n    cubes:\n      - join_path: orders\n        includes: \"*\"\n      - join_path: orders.users\n        includes: \"*\"\n        prefix: true\n",
+            ),
+            // A template writing the cube: its members are named with it.
+            (
+                "events.yml.jinja",
+                "{% set model = dbt_model('events') %}\ncubes:\n  - {{ model.as_cube() }}\n    measures:\n      - name: count\n        type: count\n",
+            ),
+        ],
+    );
+    let (code, records, stderr) = import(&s, &["import", "cube", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!stderr.contains("'CUBE' is a JavaScript value"), "{stderr}");
+    let orders = model(&records, "orders");
+    // The quoted key is read, and the pair names the column reading it.
+    assert_eq!(
+        orders["joins"][0]["join_pairs"][0][0], "user_key",
+        "{orders}"
+    );
+    assert!(!stderr.contains("join 'orders.users' skipped"), "{stderr}");
+    // A view relays count(*) through the join without a false warning.
+    assert!(!stderr.contains("user_orders"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "events.yml.jinja:3: measure 'count' of cube #1 ('{{ model.as_cube() }}') skipped"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cube #1 ('{{ model.as_cube() }}') skipped: its name is made by Jinja"),
+        "{stderr}"
+    );
+}

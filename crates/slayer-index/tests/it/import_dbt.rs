@@ -390,3 +390,41 @@ fn shared_entities_saved_queries_and_created_metrics_import_faithfully() {
         })
     );
 }
+
+#[test]
+fn newer_simple_metrics_and_primary_entities_are_read() {
+    let s = TempStore::new();
+    let dir = s.dir.path().join("proj");
+    write_files(
+        &dir,
+        &[
+            ("dbt_project.yml", PROJECT),
+            (
+                "models/bookings.yml",
+                "semantic_models:\n  - name: bookings\n    model: ref('bookings')\n    primary_entity: booking\n    dimensions:\n      - name: is_instant\n        type: categorical\n    entities:\n      - name: listing\n        type: foreign\n        expr: listing_id\nmetrics:\n  - name: booking_value\n    type: simple\n    type_params:\n      expr: booking_value\n      metric_aggregation_params:\n        semantic_model: bookings\n        agg: sum\n  - name: instant_value\n    type: simple\n    type_params:\n      expr: booking_value\n      metric_aggregation_params:\n        semantic_model: bookings\n        agg: sum\n    filter: \"{{ Dimension('booking__is_instant') }}\"\n  - name: broken\n    type: simple\n    type_params: {}\n  - name: twice_broken\n    type: derived\n    type_params:\n      expr: broken * 2\n      metrics: [broken]\n",
+            ),
+        ],
+    );
+    let (code, records, stderr) = import(&s, &["import", "dbt", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    let formulas = measures(&records);
+    assert!(
+        // The helper column reading `booking_value` leaves the name to the metric.
+        formulas.contains(&"bookings.booking_value = sum(booking_value_col)".to_owned()),
+        "{formulas:#?}"
+    );
+    // The filter reaches the dimension through the primary_entity.
+    assert!(
+        formulas.contains(&"bookings.instant_value = sum(instant_value_filtered)".to_owned()),
+        "{formulas:#?}\n{stderr}"
+    );
+    assert!(
+        !stderr.contains("no semantic model has the entity 'booking'"),
+        "{stderr}"
+    );
+    // A metric skipped for its input says which input.
+    assert!(
+        stderr.contains("metric 'twice_broken' skipped: its input metric 'broken' is skipped (a simple metric without type_params.measure)"),
+        "{stderr}"
+    );
+}

@@ -60,6 +60,7 @@ pub fn model(d: &Definition, datasource: &str, tally: &mut Tally) -> Option<Mode
                     "neither sql_table nor sql: no source to read".into(),
                 )],
             );
+            super::skip_members(d, tally);
             return None;
         }
     }
@@ -451,7 +452,10 @@ pub fn join(cubes: &[Definition], models: &mut [Model], tally: &mut Tally) {
                 skip(tally, format!("'{target}' is not a cube of the project"));
                 continue;
             }
-            let sql = text(&j, "sql").unwrap_or_default();
+            let Some(sql) = text(&j, "sql") else {
+                skip(tally, "it has no sql condition that could be read".into());
+                continue;
+            };
             let Some((other, pairs)) = join_pairs(&sql, &d.name) else {
                 skip(
                     tally,
@@ -489,18 +493,25 @@ pub fn join(cubes: &[Definition], models: &mut [Model], tally: &mut Tally) {
                     format!("unknown relationship '{relationship}'; the cardinality is left out"),
                 ));
             }
-            // Keys the cubes do not list as dimensions are added, hidden, so the pairs name columns.
-            for (mine, theirs) in &pairs {
+            // Each key is the column reading it (a dimension `customer_key` with `sql:
+            // c_custkey`), or a hidden column added for it, so the pairs name columns.
+            let mut pairs = pairs;
+            for (mine, theirs) in &mut pairs {
                 for (model_name, key) in [(d.name.as_str(), mine), (other.as_str(), theirs)] {
                     if let Some(m) = models.iter_mut().find(|m| m.name == model_name) {
-                        if !m
-                            .columns
-                            .iter()
-                            .any(|c| c.name == *key || c.sql.as_deref() == Some(key))
-                        {
-                            let mut c = column(key);
-                            c.hidden = true;
-                            m.columns.push(c);
+                        let reading = m.columns.iter().find(|c| c.name == *key).or_else(|| {
+                            m.columns.iter().find(|c| {
+                                c.sql.as_deref().map(|s| s.trim_matches(['"', '`']))
+                                    == Some(key.as_str())
+                            })
+                        });
+                        match reading {
+                            Some(c) => *key = c.name.clone(),
+                            None => {
+                                let mut c = column(key);
+                                c.hidden = true;
+                                m.columns.push(c);
+                            }
                         }
                     }
                 }

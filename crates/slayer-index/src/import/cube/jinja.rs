@@ -11,6 +11,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::Value;
 
+static COMMENT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?s)\{#.*?#\}").expect("valid regex"));
 static TAG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?s)\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}").expect("valid regex"));
 
@@ -39,16 +41,35 @@ fn placeholder(n: usize) -> String {
 /// `text` with its Jinja set aside.
 pub fn strip(text: &str) -> Stripped {
     let mut out = Stripped::default();
+    // Comments first, across lines: each becomes as many newlines as it held.
+    let text = COMMENT.replace_all(text, |c: &regex::Captures| {
+        "\n".repeat(c[0].matches('\n').count())
+    });
+    let text = text.as_ref();
     let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let rest = TAG.replace_all(line, "");
-        if rest.trim().is_empty() && TAG.is_match(line) {
+        let only_statements = TAG.find_iter(line).all(|t| !t.as_str().starts_with("{{"));
+        if rest.trim().is_empty() && TAG.is_match(line) && only_statements {
             for tag in TAG.find_iter(line) {
                 if !tag.as_str().starts_with("{#") {
                     out.blocks.push((i + 1, tag.as_str().to_owned()));
                 }
             }
             lines.push(String::new());
+            continue;
+        }
+        // An expression alone on its line (`- {{ model.as_cube() }}`, `{{ x.as_dimensions() }}`)
+        // writes mapping entries: it stands in as a key, so the lines around it still parse.
+        let bare = rest.trim().trim_start_matches('-').trim().is_empty();
+        if bare && TAG.find_iter(line).count() == 1 {
+            let tag = TAG
+                .find(line)
+                .map(|t| t.as_str().to_owned())
+                .unwrap_or_default();
+            out.originals.push(tag);
+            let key = format!("{}: null", placeholder(out.originals.len() - 1));
+            lines.push(TAG.replace(line, key.as_str()).into_owned());
             continue;
         }
         let replaced = TAG.replace_all(line, |c: &regex::Captures| {
@@ -75,6 +96,11 @@ pub fn restore_text(s: &str, originals: &[String]) -> (String, bool) {
     // Highest numbers first, so `__jinja1__` never matches inside `__jinja12__`.
     for (n, original) in originals.iter().enumerate().rev() {
         let p = placeholder(n);
+        let entry = format!("{p}: null");
+        if out.contains(&entry) {
+            out = out.replace(&entry, original);
+            any = true;
+        }
         if out.contains(&p) {
             out = out.replace(&p, original);
             any = true;
@@ -135,6 +161,31 @@ mod tests {
         restore(&mut v, &s.originals, "", &mut found);
         assert_eq!(v["cubes"][0]["sql_table"], "{{ schema }}.orders");
         assert_eq!(found, ["cubes[0].sql_table"]);
+    }
+
+    #[test]
+    fn an_expression_alone_on_its_line_stands_in_as_a_key() {
+        let text = "cubes:\n  - {{ model.as_cube() }}\n    dimensions:\n      {{ model.as_dimensions() }}\n    measures:\n      - name: count\n        type: count\n";
+        let s = strip(text);
+        let mut v: Value = serde_yaml_ng::from_str(&s.text).unwrap();
+        let mut found = Vec::new();
+        restore(&mut v, &s.originals, "", &mut found);
+        let cube = &v["cubes"][0];
+        assert!(cube.get("{{ model.as_cube() }}").is_some(), "{v}");
+        assert!(
+            cube["dimensions"]
+                .get("{{ model.as_dimensions() }}")
+                .is_some(),
+            "{v}"
+        );
+        assert_eq!(cube["measures"][0]["name"], "count");
+    }
+
+    #[test]
+    fn a_comment_across_lines_is_removed_whole() {
+        let s = strip("{#\n{% for x in y %}\n  {{ x }}\n#}\ncubes: []\n");
+        assert!(!s.any());
+        assert_eq!(s.text, "\n\n\n\ncubes: []");
     }
 
     #[test]

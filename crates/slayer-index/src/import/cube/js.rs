@@ -27,6 +27,18 @@ pub struct JsModel {
     pub dynamic: Vec<(usize, String)>,
 }
 
+/// Names Cube gives a model's code (`sql: (CUBE) => …`, `FILTER_PARAMS`): references, even
+/// where a function takes them as parameters.
+const CUBE_CONTEXT: [&str; 7] = [
+    "CUBE",
+    "TABLE",
+    "FILTER_PARAMS",
+    "FILTER_GROUP",
+    "SECURITY_CONTEXT",
+    "COMPILE_CONTEXT",
+    "SQL_UTILS",
+];
+
 /// Keys whose values are maps of member name → member: their keys are names, not fields.
 const MEMBER_MAPS: [&str; 6] = [
     "dimensions",
@@ -316,7 +328,9 @@ impl Reader<'_> {
             return Some(literal.clone());
         }
         let variable = root == "process"
-            || (self.names.variables.contains(root) && !self.names.definitions.contains(root));
+            || (self.names.variables.contains(root)
+                && !self.names.definitions.contains(root)
+                && !CUBE_CONTEXT.contains(&root));
         if variable {
             self.left_out(
                 x_span(e),

@@ -59,6 +59,8 @@ pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexEr
     let model_file = |name: &str| {
         name.ends_with(".yml")
             || name.ends_with(".yaml")
+            || name.ends_with(".yml.jinja")
+            || name.ends_with(".yaml.jinja")
             || (name.ends_with(".js") && !name.ends_with(".sql.js"))
     };
     let (files, base) = project_files(path, &model_file, &["node_modules", "target", "dist"])?;
@@ -95,6 +97,16 @@ pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexEr
         }
     }
     if found.cubes.is_empty() && found.views.is_empty() {
+        // Nothing to import: what could not be read says why.
+        unreadable.extend(
+            found
+                .dynamic
+                .iter()
+                .map(|(at, what)| format!("{}:{}: {what}", at.file.display(), at.line)),
+        );
+        unreadable.extend(found.left_out.iter().map(|(_, object, at, why)| {
+            format!("{}:{}: {object}: {why}", at.file.display(), at.line)
+        }));
         if !unreadable.is_empty() {
             return Err(problem(
                 path,
@@ -118,6 +130,7 @@ pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexEr
                 &d.at,
                 vec![(Fate::Skipped, twice.to_string())],
             );
+            skip_members(d, tally);
             false
         }
     };
@@ -216,11 +229,7 @@ impl Found {
     /// over (a configuration file of the project). Jinja is read statically (`jinja.rs`).
     fn read_yaml(&mut self, f: ModelFile, in_folder: bool) -> Result<(), IndexError> {
         let stripped = jinja::strip(&f.text);
-        let parsed = if stripped.any() {
-            serde_yaml_ng::from_str::<Value>(&stripped.text)
-        } else {
-            serde_yaml_ng::from_str::<Value>(&f.text)
-        };
+        let parsed = serde_yaml_ng::from_str::<Value>(&stripped.text);
         let value = match parsed {
             Ok(v) => v,
             Err(e) if stripped.any() => {
@@ -247,10 +256,23 @@ impl Found {
                         file: f.rel.clone(),
                         line: nth_item_line(&text, key, i),
                     };
-                    let (object, why) = match body.get("name").and_then(Value::as_str) {
-                        Some(n) => (format!("{kind} '{n}'"), format!("its name is made by Jinja ('{n}'), which Cube renders at compile time; an offline import cannot")),
+                    // A name written by a template (`- {{ model.as_cube() }}`) stands as a key.
+                    let templated_name = body
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .or_else(|| body.as_object()?.keys().find(|k| k.contains("{{")).cloned());
+                    let (object, why) = match templated_name {
+                        Some(n) => (format!("{kind} #{} ('{n}')", i + 1), format!("its name is made by Jinja ('{n}'), which Cube renders at compile time; an offline import cannot")),
                         None => (format!("{kind} #{}", i + 1), "it has no name".to_owned()),
                     };
+                    for (key, member_kind) in MEMBER_KINDS {
+                        for name in member_names(&body, key) {
+                            let member = format!("{member_kind} '{name}' of {object}");
+                            let why = format!("{object}, which holds it, is skipped");
+                            self.left_out.push((member_kind, member, at.clone(), why));
+                        }
+                    }
                     self.left_out.push((kind, object, at, why));
                     continue;
                 };
@@ -336,6 +358,43 @@ impl Found {
                 format!("its {p} holds Jinja, which Cube renders at compile time; kept as written"),
             );
         }
+    }
+}
+
+/// The members of a cube or view that is skipped, each recorded as skipped with it.
+pub fn skip_members(d: &Definition, tally: &mut Tally) {
+    for (key, kind) in MEMBER_KINDS {
+        for name in member_names(&d.body, key) {
+            let name = name.as_str();
+            let at = At {
+                file: d.at.file.clone(),
+                line: line_of_name(&d.text, name, d.at.line),
+            };
+            let object = format!("{kind} '{}.{name}'", d.name);
+            let why = format!("'{}', which holds it, is skipped", d.name);
+            tally.object(kind, &object, &at, vec![(Fate::Skipped, why)]);
+        }
+    }
+}
+
+/// The member lists the tally counts, and the kind of each.
+const MEMBER_KINDS: [(&str, &str); 4] = [
+    ("dimensions", "dimension"),
+    ("measures", "measure"),
+    ("segments", "segment"),
+    ("joins", "join"),
+];
+
+/// The names of the members under `key`: a list's `name`s, or a mapping's keys (a template's
+/// `{{ model.as_dimensions() }}` stands there as a key).
+fn member_names(body: &Value, key: &str) -> Vec<String> {
+    match body.get(key) {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|x| x.get("name").and_then(Value::as_str).map(str::to_owned))
+            .collect(),
+        Some(Value::Object(map)) => map.keys().cloned().collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -59,7 +59,10 @@ pub fn join_pairs(sql: &str, this: &str) -> Option<(String, Vec<(String, String)
             if whole.start() != 0 {
                 return None; // a function or an expression around the reference
             }
-            let rest = s[whole.end()..].trim();
+            // `{CUBE}."EMAIL"`, `` {CUBE}.`_id` ``: a quoted column is the column.
+            let rest = s[whole.end()..]
+                .trim()
+                .trim_matches(|c| c == '"' || c == '`');
             let first = c[1].to_owned();
             let cube = if first == "CUBE" || first == "TABLE" {
                 this.to_owned()
@@ -137,6 +140,13 @@ mod tests {
                     ("user_id".to_owned(), "id".to_owned()),
                     ("region".to_owned(), "region".to_owned())
                 ]
+            ))
+        );
+        assert_eq!(
+            join_pairs("{CUBE}.\"EMAIL\" = {users}.`email`", "orders"),
+            Some((
+                "users".to_owned(),
+                vec![("EMAIL".to_owned(), "email".to_owned())]
             ))
         );
         assert_eq!(join_pairs("{CUBE}.a > {users}.b", "orders"), None);

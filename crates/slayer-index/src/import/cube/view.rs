@@ -34,6 +34,7 @@ pub fn model(
         .and_then(|r| models.iter().find(|m| m.name == r))
     else {
         // A view of view-level members only has no table to read.
+        super::skip_members(v, tally);
         tally.object(
             "view",
             &object,

@@ -293,6 +293,14 @@ impl<'a> Building<'a> {
     ) -> HashMap<String, bool> {
         let sm = self.sm;
         let mut own = HashMap::new();
+        // `primary_entity:` names the model's entity without a key column: filters reach its
+        // dimensions through it; no join can be made on it.
+        if let Some(p) = &sm.primary_entity {
+            own.insert(p.clone(), true);
+            owners
+                .entry(p.clone())
+                .or_insert((sm.name.clone(), String::new()));
+        }
         for e in &sm.entities {
             let object = format!("entity '{}.{}'", sm.name, e.name);
             let kind = match &e.kind {
@@ -401,6 +409,20 @@ impl<'a> Building<'a> {
             }
             self.model.measures.push(me);
             homes.insert(x.name.clone(), home);
+            if x.of_metric {
+                // The metric it belongs to is what is recorded; its losses are the metric's.
+                let metric = format!("metric '{}'", x.name);
+                for (_, message) in aggregation.problems {
+                    tally.issues.push(crate::import::Issue {
+                        file: x.at.file.clone(),
+                        line: x.at.line,
+                        object: metric.clone(),
+                        fate: Fate::Lossy,
+                        message,
+                    });
+                }
+                continue;
+            }
             tally.object("measure", &object, &x.at, aggregation.problems);
         }
     }

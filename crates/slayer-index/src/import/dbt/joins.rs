@@ -48,6 +48,10 @@ fn join_foreign(i: usize, sm: &SemanticModel, built: &mut Built, tally: &mut Tal
             tally.object("entity", &object, &e.at, vec![]);
             continue;
         }
+        if key.is_empty() {
+            tally.object("entity", &object, &e.at, vec![(Fate::Lossy, format!("'{owner}' declares '{}' as its primary_entity, with no key column, so no join is made", e.name))]);
+            continue;
+        }
         let m = &mut built.models[i];
         let Some(fk) = key_column(m, &e.expr, &mut taken) else {
             tally.object(

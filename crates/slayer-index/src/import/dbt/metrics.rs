@@ -124,6 +124,16 @@ impl<'a> Resolver<'a> {
         result
     }
 
+    /// A metric input, resolved; a skipped input makes this metric say which one and why.
+    fn resolve_input(&mut self, name: &str) -> Result<Resolved, Unresolved> {
+        self.resolve(name).map_err(|e| match e {
+            Unresolved::Invalid(why) => {
+                Unresolved::Invalid(format!("its input metric '{name}' is skipped ({why})"))
+            }
+            other => other,
+        })
+    }
+
     /// A measure input's home.
     fn measure(&self, input: &Input) -> Result<MeasureHome, Unresolved> {
         self.built
@@ -136,7 +146,7 @@ impl<'a> Resolver<'a> {
     /// An input's home model: a measure's, or a metric's once resolved.
     fn input_model(&mut self, input: &Input, is_metric: bool) -> Result<usize, Unresolved> {
         if is_metric {
-            Ok(self.resolve(&input.name)?.model)
+            Ok(self.resolve_input(&input.name)?.model)
         } else {
             Ok(self.measure(input)?.model)
         }
@@ -210,7 +220,7 @@ impl<'a> Resolver<'a> {
         let filter = and(m.filter.as_deref(), input.filter.as_deref());
         let model = declared.unwrap_or(home.model);
         // A latest-spec simple metric is its own measure: its formula is the aggregation.
-        let own = m.declared_on.is_some() && input.name == m.name;
+        let own = (m.declared_on.is_some() || m.own_measure) && input.name == m.name;
         let (formula, single) = match filter {
             Some(f) => (self.filtered(m, &home, &f, model), None),
             None if model == home.model && own => (home.over(&home.column), Some(home.clone())),
@@ -332,7 +342,7 @@ impl<'a> Resolver<'a> {
         input_is_metric: bool,
     ) -> Result<Option<MeasureHome>, Unresolved> {
         let home = if input_is_metric {
-            self.resolve(&input.name)?.single
+            self.resolve_input(&input.name)?.single
         } else {
             self.measure(input).ok()
         };
@@ -390,7 +400,7 @@ impl<'a> Resolver<'a> {
     fn place(&mut self, m: &Metric, model: usize, formula: String, single: bool) -> String {
         let target = &mut self.built.models[model];
         // A latest-spec simple metric is its own measure: a filter or a default rewrites it.
-        let own = m.declared_on.is_some()
+        let own = (m.declared_on.is_some() || m.own_measure)
             && matches!(&m.kind, MetricKind::Simple { measure } if measure.name == m.name);
         if own {
             if let Some(me) = target
@@ -459,7 +469,7 @@ impl<'a> Resolver<'a> {
         input: &Input,
         filter: Option<&str>,
     ) -> Result<String, Unresolved> {
-        let resolved = self.resolve(&input.name)?;
+        let resolved = self.resolve_input(&input.name)?;
         let filter = and(filter, input.filter.as_deref());
         match (&resolved.single, filter) {
             (Some(home), Some(f)) => Ok(self.filtered(m, home, &f, model)),

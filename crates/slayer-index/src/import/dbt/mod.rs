@@ -159,6 +159,7 @@ fn read_project(dir: &Path, project: &Value, tally: &mut Tally) -> Result<Read, 
         ));
     }
     read_target(dir, &mut read.docs, tally);
+    inline_measures(&mut read);
     created_metrics(&mut read);
     keep_first_of_each_name(&mut read, tally);
     fill_docs(&mut read);
@@ -170,6 +171,25 @@ fn reason(e: IndexError) -> String {
     match e {
         IndexError::Project { message, .. } => message,
         other => other.to_string(),
+    }
+}
+
+/// The newer simple metrics' own aggregations become measures of their semantic models (a
+/// semantic model not in the project makes the metric invalid, named).
+fn inline_measures(read: &mut Read) {
+    for m in &mut read.metrics {
+        let Some((model, x)) = m.inline_measure.take() else {
+            continue;
+        };
+        match read.semantic_models.iter_mut().find(|sm| sm.name == model) {
+            Some(sm) if !sm.measures.iter().any(|y| y.name == x.name) => sm.measures.push(x),
+            Some(_) => {}
+            None => {
+                m.kind = MetricKind::Invalid(format!(
+                    "its metric_aggregation_params name semantic model '{model}', which is not in the project"
+                ))
+            }
+        }
     }
 }
 
@@ -197,6 +217,8 @@ fn created_metrics(read: &mut Read) {
                 },
                 declared_on: None,
                 created: true,
+                inline_measure: None,
+                own_measure: false,
                 at: x.at.clone(),
             });
         }

@@ -90,6 +90,8 @@ pub fn latest_metric(
             hidden: v.get("hidden").and_then(Value::as_bool).unwrap_or(false),
             declared_on: model.map(str::to_owned),
             created: false,
+            inline_measure: None,
+            own_measure: false,
             name,
             label,
             description,

@@ -69,6 +69,7 @@ pub fn legacy_semantic_model(
             .get("defaults")
             .and_then(|d| text(d, "agg_time_dimension")),
         meta: v.get("config").and_then(|c| c.get("meta")).cloned(),
+        primary_entity: text(v, "primary_entity"),
         name,
         label,
         description,
@@ -95,8 +96,40 @@ pub fn legacy_metric(v: &Value, at: At) -> Option<Metric> {
         .and_then(|m| m.get("join_to_timespine"))
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    // The newer simple metric aggregates on its own: `expr` with `metric_aggregation_params`.
+    let inline_measure = match (
+        kind_text.as_str(),
+        &measure_input,
+        p.get("metric_aggregation_params"),
+    ) {
+        ("simple", None, Some(Value::Object(params))) => {
+            let mut spec = params.clone();
+            if let Some(expr) = p.get("expr") {
+                spec.insert("expr".into(), expr.clone());
+            }
+            let model = params
+                .get("semantic_model")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let (label, description) = label_and_description(v);
+            let mut x = measure_from(&Value::Object(spec), &name, at.clone());
+            x.label = label;
+            x.description = description;
+            x.of_metric = true;
+            Some((model.to_owned(), x))
+        }
+        _ => None,
+    };
+    let measure_input = measure_input.or_else(|| {
+        inline_measure.as_ref().map(|_| Input {
+            name: name.clone(),
+            ..Input::default()
+        })
+    });
     let kind = kind_of(&kind_text, &p, measure_input);
     Some(Metric {
+        own_measure: inline_measure.is_some(),
+        inline_measure,
         filter: filter(v.get("filter")),
         hidden: v.get("hidden").and_then(Value::as_bool).unwrap_or(false),
         declared_on: None,

@@ -29,6 +29,8 @@ pub struct SemanticModel {
     pub dimensions: Vec<Dimension>,
     pub measures: Vec<DbtMeasure>,
     pub meta: Option<Value>,
+    /// `primary_entity:`, the entity of a semantic model with no primary key column.
+    pub primary_entity: Option<String>,
     pub at: At,
 }
 
@@ -81,6 +83,9 @@ pub struct DbtMeasure {
     pub non_additive: Option<Value>,
     /// `create_metric: true`: MetricFlow makes a simple metric of the same name.
     pub create_metric: bool,
+    /// A newer simple metric's own aggregation, not a `measures:` item: the metric is the
+    /// object recorded, not this.
+    pub of_metric: bool,
     pub at: At,
 }
 
@@ -148,6 +153,12 @@ pub struct Metric {
     pub declared_on: Option<String>,
     /// Made by a measure's `create_metric: true`, not written in the project.
     pub created: bool,
+    /// The newer simple metric's own aggregation (`type_params.metric_aggregation_params`):
+    /// a measure of that semantic model, named as the metric.
+    pub inline_measure: Option<(String, DbtMeasure)>,
+    /// Its input is a measure of its own name that it is (latest spec, or the newer simple
+    /// shape): a filter or a default rewrites that measure instead of adding another.
+    pub own_measure: bool,
     pub at: At,
 }
 
@@ -327,7 +338,7 @@ fn entity_kind(text: &str) -> Result<EntityKind, UnknownEntityType> {
     }
 }
 
-fn measure_from(m: &Value, name: &str, at: At) -> DbtMeasure {
+pub fn measure_from(m: &Value, name: &str, at: At) -> DbtMeasure {
     let (label, description) = label_and_description(m);
     let params = m.get("agg_params");
     let flag = |key: &str| {
@@ -351,6 +362,7 @@ fn measure_from(m: &Value, name: &str, at: At) -> DbtMeasure {
             || percentile_type.contains("approximate"),
         non_additive: m.get("non_additive_dimension").cloned(),
         create_metric: m.get("create_metric").and_then(Value::as_bool) == Some(true),
+        of_metric: false,
         description,
         label,
         at,
