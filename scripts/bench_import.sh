@@ -3,6 +3,7 @@
 # at most 3 s), as a table.
 #
 #   scripts/bench_import.sh [MODELS] [COLUMNS]     (default 2000 x 30)
+#   SLAYER_INDEX_BIN=/path/to/slayer-index scripts/bench_import.sh   (another build)
 #
 # Scenarios, each the median of 3 runs under GNU time (wall s, peak MiB): `import dbt` alone
 # (records to /dev/null), `import dbt | load` into an empty store, `import dbt --load` into an
@@ -14,9 +15,14 @@ cd "$root"
 models=${1:-2000}
 columns=${2:-30}
 
-scripts/fetch-duckdb.sh > /dev/null
-cargo build --release --locked -q --workspace --bins
-bin="${CARGO_TARGET_DIR:-$root/target}/release/slayer-index"
+# SLAYER_INDEX_BIN=PATH measures another build (an A/B: run once per build, same machine).
+if [ -n "${SLAYER_INDEX_BIN:-}" ]; then
+    bin=$SLAYER_INDEX_BIN
+else
+    scripts/fetch-duckdb.sh > /dev/null
+    cargo build --release --locked -q --workspace --bins
+    bin="${CARGO_TARGET_DIR:-$root/target}/release/slayer-index"
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 unset SLAYER_FORMAT

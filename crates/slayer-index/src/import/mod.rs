@@ -145,6 +145,18 @@ pub struct At {
     pub line: usize,
 }
 
+/// The kinds of object `references::check` attributes a loss to (measures and the models
+/// holding formulas, filters and joins).
+const REFERENCED_KINDS: [&str; 7] = [
+    "measure",
+    "metric",
+    "created_metric",
+    "semantic_model",
+    "cube",
+    "view",
+    "dataset",
+];
+
 /// Collects what became of each object as an importer goes.
 #[derive(Debug, Default)]
 pub struct Tally {
@@ -172,8 +184,11 @@ impl Tally {
             counts.lossy += 1;
             Some(Fate::Lossy)
         };
-        self.objects
-            .insert(object.to_owned(), (kind.to_owned(), at.clone(), fate));
+        // Only what the reference check names later is kept (not the many dimensions).
+        if REFERENCED_KINDS.contains(&kind) {
+            self.objects
+                .insert(object.to_owned(), (kind.to_owned(), at.clone(), fate));
+        }
         for (fate, message) in problems {
             self.issues.push(Issue {
                 file: at.file.clone(),

@@ -5,7 +5,7 @@
 //! on its object as a loss; nothing is dropped. A formula reading a column outside any
 //! aggregation (Cube's `type: number` over a raw column) is named too.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use slayer_common::records::Model;
 
@@ -163,7 +163,12 @@ fn has_measure(m: &Model, name: &str) -> bool {
 }
 
 /// Why `path` does not resolve from `from`, if it does not.
-fn unresolved(models: &[Model], from: &Model, path: &str, bare_ok: bool) -> Option<String> {
+fn unresolved(
+    models: &HashMap<&str, &Model>,
+    from: &Model,
+    path: &str,
+    bare_ok: bool,
+) -> Option<String> {
     let mut hops: Vec<&str> = path.split('.').collect();
     let last = hops.pop()?;
     if hops.is_empty() {
@@ -183,7 +188,7 @@ fn unresolved(models: &[Model], from: &Model, path: &str, bare_ok: bool) -> Opti
                 here.name
             ));
         }
-        here = models.iter().find(|m| m.name == hop)?;
+        here = models.get(hop)?;
     }
     if has_column(here, last) || has_measure(here, last) {
         None
@@ -197,6 +202,7 @@ fn unresolved(models: &[Model], from: &Model, path: &str, bare_ok: bool) -> Opti
 
 /// Checks every model's formulas, filters and joins, recording each loss on its object.
 pub fn check(models: &[Model], tally: &mut Tally) {
+    let by_name: HashMap<&str, &Model> = models.iter().map(|m| (m.name.as_str(), m)).collect();
     for m in models {
         let mut aggregations: HashSet<String> =
             AGGREGATIONS.iter().map(|s| (*s).to_owned()).collect();
@@ -226,7 +232,7 @@ pub fn check(models: &[Model], tally: &mut Tally) {
                 if !seen.insert(r.path.clone()) {
                     continue;
                 }
-                if let Some(why) = unresolved(models, m, &r.path, false) {
+                if let Some(why) = unresolved(&by_name, m, &r.path, false) {
                     tally.late_loss(
                         &object,
                         format!("{prefix}its formula '{}' {why}", x.formula),
@@ -254,7 +260,7 @@ pub fn check(models: &[Model], tally: &mut Tally) {
                 if !r.path.contains('.') {
                     continue; // a bare name may be a warehouse column the model does not list
                 }
-                if let Some(why) = unresolved(models, m, &r.path, true) {
+                if let Some(why) = unresolved(&by_name, m, &r.path, true) {
                     tally.late_loss(
                         &model_object,
                         format!("the filter of {owner} ('{filter}') {why}"),
@@ -263,7 +269,7 @@ pub fn check(models: &[Model], tally: &mut Tally) {
             }
         }
         for j in &m.joins {
-            let Some(target) = models.iter().find(|t| t.name == j.target_model) else {
+            let Some(target) = by_name.get(j.target_model.as_str()) else {
                 tally.late_loss(
                     &model_object,
                     format!(

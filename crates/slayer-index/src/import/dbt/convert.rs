@@ -2,7 +2,7 @@
 //! natural entities key columns, foreign entities joins to the model that owns the entity, and
 //! measures named measures over one column per distinct expression (docs/spec.md §17.2).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{json, Map, Value};
 use slayer_common::records::{DataType, Model};
@@ -73,10 +73,10 @@ fn agg_function(agg: &str) -> Option<&'static str> {
     })
 }
 
-/// A name not yet taken: `base`, else `base` with `_col` added until free.
-fn free_name(base: &str, taken: &mut Vec<String>) -> String {
+/// A name not yet taken nor a metric's: `base`, else `base` with `_col` added until free.
+fn free_name(base: &str, taken: &mut Vec<String>, metric_names: &HashSet<&str>) -> String {
     let mut name = base.to_owned();
-    while taken.contains(&name) {
+    while taken.contains(&name) || metric_names.contains(name.as_str()) {
         name.push_str("_col");
     }
     taken.push(name.clone());
@@ -93,15 +93,14 @@ pub fn build(
     tally: &mut Tally,
 ) -> Built {
     let mut built = Built::default();
+    let metric_names: HashSet<&str> = metric_names.iter().map(String::as_str).collect();
     for (i, sm) in semantic_models.iter().enumerate() {
         built.by_name.insert(sm.name.clone(), i);
-        let mut b = Building::new(sm, i, datasource, docs);
+        let mut b = Building::new(sm, i, datasource, docs, &metric_names);
         b.dimensions(tally);
         // Keys first, so measures never take a key column's name.
         let own = b.entities(&mut built.owners, tally);
         b.tested_keys();
-        // A helper column never takes a metric's name: the metric keeps its dbt name.
-        b.taken.extend(metric_names.iter().cloned());
         b.measures(&mut built.measures, tally);
         built.entities.push(own);
         built.models.push(b.model);
@@ -182,6 +181,8 @@ struct Building<'a> {
     docs: &'a ColumnDocs,
     model: Model,
     taken: Vec<String>,
+    /// A helper column never takes a metric's name: the metric keeps its dbt name.
+    metric_names: &'a HashSet<&'a str>,
     column_of_expr: BTreeMap<String, String>,
 }
 
@@ -192,6 +193,7 @@ impl<'a> Building<'a> {
         index: usize,
         datasource: &str,
         docs: &'a ColumnDocs,
+        metric_names: &'a HashSet<&'a str>,
     ) -> Building<'a> {
         let mut m = model(&sm.name, datasource);
         m.sql_table = Some(
@@ -219,6 +221,7 @@ impl<'a> Building<'a> {
             docs,
             model: m,
             taken: Vec::new(),
+            metric_names,
             column_of_expr: BTreeMap::new(),
         }
     }
@@ -439,12 +442,15 @@ impl<'a> Building<'a> {
         if let Some(col) = self.column_of_expr.get(sql).cloned().or(plain) {
             return col;
         }
-        let base = if is_identifier(sql) && !self.taken.iter().any(|t| t == sql) {
+        let base = if is_identifier(sql)
+            && !self.taken.iter().any(|t| t == sql)
+            && !self.metric_names.contains(sql)
+        {
             sql.to_owned()
         } else {
             format!("{}_col", x.name)
         };
-        let name = free_name(&base, &mut self.taken);
+        let name = free_name(&base, &mut self.taken, self.metric_names);
         let mut c = column(&name);
         if sql != name {
             c.sql = Some(sql.to_owned());

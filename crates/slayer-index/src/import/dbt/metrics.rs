@@ -7,12 +7,11 @@
 //! `<model>.<metric>` and reported as lossy.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 
-use regex::Regex;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::convert::{Built, MeasureHome};
+use super::formula::{and, literal, most_common, substitute};
 use super::jinja::translate_on;
 use super::spec::{Conversion, Cumulative, Input, Metric, MetricKind};
 use crate::import::{column, count_and_grain, measure, window_arg, Fate, Tally};
@@ -219,8 +218,9 @@ impl<'a> Resolver<'a> {
         let home = self.measure(input)?;
         let filter = and(m.filter.as_deref(), input.filter.as_deref());
         let model = declared.unwrap_or(home.model);
-        // A latest-spec simple metric is its own measure: its formula is the aggregation.
-        let own = (m.declared_on.is_some() || m.own_measure) && input.name == m.name;
+        // A simple metric named as its measure is that measure (always in the latest spec):
+        // its formula is the aggregation, so a default (`fill_nulls_with`) wraps it in place.
+        let own = input.name == m.name && (is_own_measure(m) || filter.is_none());
         let (formula, single) = match filter {
             Some(f) => (self.filtered(m, &home, &f, model), None),
             None if model == home.model && own => (home.over(&home.column), Some(home.clone())),
@@ -399,9 +399,12 @@ impl<'a> Resolver<'a> {
     /// Puts the metric's measure on `model`; the name other formulas there use for it.
     fn place(&mut self, m: &Metric, model: usize, formula: String, single: bool) -> String {
         let target = &mut self.built.models[model];
-        // A latest-spec simple metric is its own measure: a filter or a default rewrites it.
-        let own = (m.declared_on.is_some() || m.own_measure)
-            && matches!(&m.kind, MetricKind::Simple { measure } if measure.name == m.name);
+        // A simple metric that is its own measure rewrites it: the metric keeps its name, and
+        // its default (or, when it is the measure itself, its filter) goes in place.
+        let unfiltered = m.filter.is_none()
+            && matches!(&m.kind, MetricKind::Simple { measure } if measure.filter.is_none());
+        let own = matches!(&m.kind, MetricKind::Simple { measure } if measure.name == m.name)
+            && (is_own_measure(m) || unfiltered);
         if own {
             if let Some(me) = target
                 .measures
@@ -555,56 +558,8 @@ impl<'a> Resolver<'a> {
     }
 }
 
-fn and(a: Option<&str>, b: Option<&str>) -> Option<String> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(format!("({a}) AND ({b})")),
-        (Some(x), None) | (None, Some(x)) => Some(x.to_owned()),
-        (None, None) => None,
-    }
-}
-
-fn most_common(models: &[usize]) -> usize {
-    let mut best = (0, models.first().copied().unwrap_or(0));
-    for &m in models {
-        let n = models.iter().filter(|x| **x == m).count();
-        if n > best.0 {
-            best = (n, m);
-        }
-    }
-    best.1
-}
-
-/// `expr` with each input name replaced by its formula, whole identifiers only.
-fn substitute(expr: &str, refs: &HashMap<String, String>) -> String {
-    static WORD: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"[A-Za-z_][A-Za-z0-9_]*").expect("valid regex"));
-    WORD.replace_all(expr, |c: &regex::Captures| {
-        refs.get(&c[0]).cloned().unwrap_or_else(|| c[0].to_owned())
-    })
-    .into_owned()
-}
-
-fn literal(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("'{}'", s.replace('\'', "''")),
-        other => other.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn inputs_are_replaced_as_whole_words() {
-        let refs: HashMap<String, String> = [
-            ("revenue".to_owned(), "sum(revenue_col)".to_owned()),
-            ("cost".to_owned(), "order_cost".to_owned()),
-        ]
-        .into();
-        assert_eq!(
-            substitute("revenue - cost + revenue_growth", &refs),
-            "sum(revenue_col) - order_cost + revenue_growth"
-        );
-    }
+/// Whether `m` is its measure by the spec (the latest spec's model metrics, the newer simple
+/// shape), not only by sharing its name.
+fn is_own_measure(m: &Metric) -> bool {
+    m.declared_on.is_some() || m.own_measure
 }

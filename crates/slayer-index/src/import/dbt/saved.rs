@@ -82,37 +82,7 @@ fn memory(
             json!({"formula": format!("{other}.{name}")})
         })
         .collect();
-    let mut dimensions = Vec::new();
-    let mut time_dimensions = Vec::new();
-    for g in &q.group_by {
-        let g = g.trim();
-        if let Some(c) = TIME_DIMENSION.captures(g) {
-            let grain = c.get(3).or(c.get(2)).map(|m| m.as_str().to_owned());
-            let (name, losses) =
-                translate_on(built, source, &format!("{{{{ Dimension('{}') }}}}", &c[1]));
-            if losses.is_empty() {
-                let mut td = Map::new();
-                td.insert("dimension".into(), json!({"name": name}));
-                if let Some(grain) = grain {
-                    td.insert("granularity".into(), json!(grain));
-                }
-                time_dimensions.push(Value::Object(td));
-            } else {
-                losses
-                    .into_iter()
-                    .for_each(|l| lossy(format!("group_by {g}: {l}")));
-            }
-            continue;
-        }
-        let (name, losses) = translate_on(built, source, &format!("{{{{ {g} }}}}"));
-        if losses.is_empty() {
-            dimensions.push(json!({"name": name}));
-        } else {
-            losses
-                .into_iter()
-                .for_each(|l| lossy(format!("group_by {g}: {l}")));
-        }
-    }
+    let (dimensions, time_dimensions) = group_by(q, built, source, &mut lossy);
     let mut filters = Vec::new();
     for f in &q.filters {
         let (text, losses) = translate_on(built, source, f);
@@ -145,6 +115,66 @@ fn memory(
     if let Some(limit) = q.limit {
         query.insert("limit".into(), json!(limit));
     }
+    let (learning, description) = words(q);
+    let tags: Vec<Value> = homes
+        .iter()
+        .map(|(m, name)| json!(format!("{datasource}.{}.{name}", built.models[*m].name)))
+        .collect();
+    Some(json!({
+        "kind": "memory",
+        "id": memory_id(&q.name),
+        "learning": learning,
+        "description": description,
+        "entities": tags,
+        "query": Value::Object(query),
+    }))
+}
+
+/// A saved query's `group_by`: its dimensions and its time dimensions (with their grain), as
+/// paths from the model `source`.
+fn group_by(
+    q: &SavedQuery,
+    built: &Built,
+    source: usize,
+    lossy: &mut impl FnMut(String),
+) -> (Vec<Value>, Vec<Value>) {
+    let mut dimensions = Vec::new();
+    let mut time_dimensions = Vec::new();
+    for g in &q.group_by {
+        let g = g.trim();
+        if let Some(c) = TIME_DIMENSION.captures(g) {
+            let grain = c.get(3).or(c.get(2)).map(|m| m.as_str().to_owned());
+            let (name, losses) =
+                translate_on(built, source, &format!("{{{{ Dimension('{}') }}}}", &c[1]));
+            if losses.is_empty() {
+                let mut td = Map::new();
+                td.insert("dimension".into(), json!({"name": name}));
+                if let Some(grain) = grain {
+                    td.insert("granularity".into(), json!(grain));
+                }
+                time_dimensions.push(Value::Object(td));
+            } else {
+                losses
+                    .into_iter()
+                    .for_each(|l| lossy(format!("group_by {g}: {l}")));
+            }
+            continue;
+        }
+        let (name, losses) = translate_on(built, source, &format!("{{{{ {g} }}}}"));
+        if losses.is_empty() {
+            dimensions.push(json!({"name": name}));
+        } else {
+            losses
+                .into_iter()
+                .for_each(|l| lossy(format!("group_by {g}: {l}")));
+        }
+    }
+    (dimensions, time_dimensions)
+}
+
+/// The memory's learning (what the query is, in words search matches) and its one-line
+/// description.
+fn words(q: &SavedQuery) -> (String, String) {
     let mut learning = format!("Saved query '{}' of the dbt project", q.name);
     if let Some(label) = &q.label {
         learning.push_str(&format!(" ({label})"));
@@ -171,16 +201,5 @@ fn memory(
         .chars()
         .take(500)
         .collect();
-    let tags: Vec<Value> = homes
-        .iter()
-        .map(|(m, name)| json!(format!("{datasource}.{}.{name}", built.models[*m].name)))
-        .collect();
-    Some(json!({
-        "kind": "memory",
-        "id": memory_id(&q.name),
-        "learning": learning,
-        "description": description,
-        "entities": tags,
-        "query": Value::Object(query),
-    }))
+    (learning, description)
 }

@@ -6,9 +6,9 @@
 
 mod sql;
 mod tokens;
+mod validate;
 
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 
 use serde_json::{json, Map, Value};
 use slayer_common::records::{Column, DataType, Join, Model};
@@ -18,25 +18,10 @@ use crate::import::{
     column, line_of_name, model, problem, project_files, schema, At, Fate, Imported, Tally,
     UniqueNames,
 };
-
-const SCHEMA_0_2: &str = include_str!("osi-schema-0.2.0.dev0.json");
-const SCHEMA_0_1: &str = include_str!("osi-schema-0.1.1.json");
+use validate::{newest_followed, prune, schema_for};
 
 /// SQL dialects, in the order a field's expression is taken when `--dialect`'s is missing.
 pub const SQL_DIALECTS: [&str; 4] = ["ANSI_SQL", "SNOWFLAKE", "DATABRICKS", "BIGQUERY"];
-
-/// The schema a document's `version` names, and whether the version was known.
-fn schema_for(version: Option<&str>) -> (&'static Value, bool) {
-    static V0_1: LazyLock<Value> =
-        LazyLock::new(|| serde_json::from_str(SCHEMA_0_1).expect("the bundled schema is JSON"));
-    static V0_2: LazyLock<Value> =
-        LazyLock::new(|| serde_json::from_str(SCHEMA_0_2).expect("the bundled schema is JSON"));
-    match version {
-        Some("0.1.1" | "0.1.0" | "1.0") => (&V0_1, true),
-        Some("0.2.0.dev0") => (&V0_2, true),
-        _ => (&V0_2, false),
-    }
-}
 
 /// One Ossie document as read and validated.
 struct Document {
@@ -263,75 +248,6 @@ fn read_document(
         assumed_version,
         pruned,
     }))
-}
-
-/// The newest bundled schema a document without a `version` follows (the newest when none).
-fn newest_followed(value: &Value) -> &'static str {
-    for v in ["0.2.0.dev0", "0.1.1"] {
-        let mut copy = value.clone();
-        if let Value::Object(m) = &mut copy {
-            m.insert("version".into(), Value::String(v.to_owned()));
-        }
-        if schema::validate(schema_for(Some(v)).0, &copy).is_empty() {
-            return v;
-        }
-    }
-    "0.2.0.dev0"
-}
-
-/// Collections whose items can be left out alone, innermost first, with their kind.
-const PRUNABLE: [(&str, &str); 4] = [
-    ("fields", "field"),
-    ("metrics", "metric"),
-    ("relationships", "relationship"),
-    ("datasets", "dataset"),
-];
-
-/// Leaves out the object each violation sits in (`$.semantic_model[0].datasets[3]…`); `None`
-/// when one sits outside every such object.
-fn prune(value: &mut Value, errors: &[String]) -> Option<Vec<(&'static str, String, String)>> {
-    let mut targets: Vec<(String, usize, &'static str, String)> = Vec::new();
-    for e in errors {
-        let (path, what) = e.split_once(": ").unwrap_or((e.as_str(), ""));
-        let (start, key, kind) = PRUNABLE
-            .iter()
-            .filter_map(|(key, kind)| path.rfind(&format!(".{key}[")).map(|i| (i, *key, *kind)))
-            .max_by_key(|(i, _, _)| *i)?;
-        let rest = &path[start + key.len() + 2..];
-        let index: usize = rest[..rest.find(']')?].parse().ok()?;
-        let parent = path[..start]
-            .trim_start_matches('$')
-            .replace('[', ".")
-            .replace(']', "")
-            .split('.')
-            .filter(|p| !p.is_empty())
-            .map(|p| format!("/{p}"))
-            .collect::<String>()
-            + "/"
-            + key;
-        if !targets.iter().any(|t| t.0 == parent && t.1 == index) {
-            targets.push((parent, index, kind, format!("{path}: {what}")));
-        }
-    }
-    // Highest index first, so earlier indexes stay valid.
-    targets.sort_by_key(|t| std::cmp::Reverse(t.1));
-    let mut out = Vec::new();
-    for (parent, index, kind, why) in targets {
-        let Some(Value::Array(items)) = value.pointer_mut(&parent) else {
-            return None;
-        };
-        if index >= items.len() {
-            continue;
-        }
-        let removed = items.remove(index);
-        let parent_name = removed["name"].as_str().unwrap_or("?").to_owned();
-        out.push((
-            kind,
-            format!("{kind} '{parent_name}'"),
-            format!("it breaks the schema ({why}); left out"),
-        ));
-    }
-    Some(out)
 }
 
 /// The documents' semantic models read in order: datasets become models at once; the
