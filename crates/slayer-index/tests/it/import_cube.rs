@@ -323,3 +323,32 @@ fn what_the_public_projects_census_found_reads_right() {
         "{stderr}"
     );
 }
+
+#[test]
+fn sql_held_in_constants_of_another_file_is_read_and_globals_named() {
+    let s = TempStore::new();
+    let dir = s.dir.path().join("m");
+    write_files(
+        &dir,
+        &[
+            (
+                "sql.js",
+                "const base = `SELECT * FROM ${SCHEMA}.moves`;\nconst movements = `SELECT m.* FROM (${base}) m`;\naddExport({ movements });\n",
+            ),
+            (
+                "moves.js",
+                "const movements = require('./sql').movements;\ncube(`moves`, {\n  sql: movements,\n  measures: { count: { type: `count` } },\n});\n",
+            ),
+        ],
+    );
+    let (code, records, stderr) = import(&s, &["import", "cube", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        model(&records, "moves")["sql"],
+        "SELECT m.* FROM (SELECT * FROM ${SCHEMA}.moves) m"
+    );
+    assert!(
+        stderr.contains("moves.js:3: JavaScript mapped with a loss: cube 'moves'.sql: constant 'movements' holds ${SCHEMA}, known only when the model runs; kept as written"),
+        "{stderr}"
+    );
+}

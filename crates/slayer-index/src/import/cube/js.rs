@@ -16,6 +16,8 @@ use oxc_ast::ast::{
     Expression, ObjectPropertyKind, PropertyKey, Statement, VariableDeclarator,
 };
 use oxc_ast_visit::{walk, Visit};
+
+use super::constants::Known;
 use oxc_parser::Parser;
 use oxc_span::SourceType;
 use serde_json::{Map, Value};
@@ -25,6 +27,8 @@ use serde_json::{Map, Value};
 pub struct JsModel {
     pub definitions: Vec<(String, String, Value, usize)>,
     pub dynamic: Vec<(usize, String)>,
+    /// Values read with a part only running the model would fill, kept as written.
+    pub partial: Vec<(usize, String)>,
 }
 
 /// Names Cube gives a model's code (`sql: (CUBE) => …`, `FILTER_PARAMS`): references, even
@@ -75,7 +79,9 @@ fn snake(key: &str) -> String {
 #[error("not JavaScript this importer can parse: {0}")]
 pub struct Unparsable(String);
 
-pub fn read(text: &str) -> Result<JsModel, Unparsable> {
+/// The cubes and views of `text`, reading the constants whose text is `known` (this file's,
+/// and those it `require`s: `constants.rs`) as that text.
+pub fn read(text: &str, known: HashMap<String, Known>) -> Result<JsModel, Unparsable> {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, text, SourceType::mjs()).parse();
     if parsed.panicked || parsed.diagnostics.has_errors() {
@@ -87,14 +93,10 @@ pub fn read(text: &str) -> Result<JsModel, Unparsable> {
             .unwrap_or_else(|| "the parser gave up".into());
         return Err(Unparsable(first));
     }
-    let mut names = Names::default();
-    for statement in &parsed.program.body {
-        if let Statement::VariableDeclaration(v) = statement {
-            for d in &v.declarations {
-                names.top_level_literal(d);
-            }
-        }
-    }
+    let mut names = Names {
+        literals: known,
+        ..Names::default()
+    };
     names.visit_program(&parsed.program);
     let mut reader = Reader {
         text,
@@ -102,6 +104,7 @@ pub fn read(text: &str) -> Result<JsModel, Unparsable> {
         model: JsModel {
             definitions: Vec::new(),
             dynamic: Vec::new(),
+            partial: Vec::new(),
         },
         read_at: HashSet::new(),
         nested: false,
@@ -134,41 +137,14 @@ pub fn read(text: &str) -> Result<JsModel, Unparsable> {
     Ok(reader.model)
 }
 
-/// What the file's JavaScript binds: top-level constants bound to a literal (read as that
-/// text), and every other variable, parameter, function or import (known only at run time).
+/// What the file's JavaScript binds: constants whose text is known (read as that text), and
+/// every other variable, parameter, function or import (known only at run time).
 #[derive(Default)]
 struct Names {
-    literals: HashMap<String, String>,
+    literals: HashMap<String, Known>,
     variables: HashSet<String>,
     /// Names bound to a `cube()` / `view()` call: Cube references, not variables.
     definitions: HashSet<String>,
-}
-
-impl Names {
-    fn top_level_literal(&mut self, d: &VariableDeclarator) {
-        let BindingPattern::BindingIdentifier(id) = &d.id else {
-            return;
-        };
-        let literal = match &d.init {
-            Some(Expression::StringLiteral(s)) => Some(s.value.as_str().to_owned()),
-            Some(Expression::TemplateLiteral(t)) if t.expressions.is_empty() => Some(
-                t.quasis
-                    .iter()
-                    .map(|q| {
-                        q.value
-                            .cooked
-                            .as_ref()
-                            .map_or(q.value.raw.as_str(), |c| c.as_str())
-                    })
-                    .collect(),
-            ),
-            Some(Expression::NumericLiteral(n)) => Some(n.value.to_string()),
-            _ => None,
-        };
-        if let Some(l) = literal {
-            self.literals.insert(id.name.as_str().to_owned(), l);
-        }
-    }
 }
 
 impl<'a> Visit<'a> for Names {
@@ -209,11 +185,30 @@ impl<'a> Visit<'a> for Reader<'_> {
     }
 }
 
+/// `SCHEMA`, `DB_PREFIX`: an upper-case name no Cube reference has (cubes and members are
+/// named in camel or snake case), so a global of the running model.
+fn is_global(name: &str) -> bool {
+    !CUBE_CONTEXT.contains(&name)
+        && name.chars().any(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
 fn is_definition(call: &CallExpression) -> bool {
     matches!(&call.callee, Expression::Identifier(c) if c.name == "cube" || c.name == "view")
 }
 
 impl Reader<'_> {
+    /// A constant's text, its parts only the running model fills named.
+    fn constant(&mut self, e: &Expression, path: &str, name: &str, known: Known) -> String {
+        if !known.unknown.is_empty() {
+            let line = line_of(self.text, x_span(e));
+            self.model.partial.push((line, format!("{path}: constant '{name}' holds {}, known only when the model runs; kept as written", known.unknown.iter().map(|u| format!("${{{u}}}")).collect::<Vec<_>>().join(", "))));
+        }
+        known.text
+    }
+
     fn top_level(&mut self, e: &Expression) {
         match e {
             Expression::AssignmentExpression(a) => self.top_level(&a.right),
@@ -324,8 +319,8 @@ impl Reader<'_> {
     fn referenced(&mut self, e: &Expression, path: &str) -> Option<String> {
         let r = reference(e)?;
         let root = r.split('.').next().unwrap_or_default();
-        if let Some(literal) = self.names.literals.get(&r) {
-            return Some(literal.clone());
+        if let Some(known) = self.names.literals.get(&r).cloned() {
+            return Some(self.constant(e, path, &r, known));
         }
         let variable = root == "process"
             || (self.names.variables.contains(root)
@@ -371,9 +366,14 @@ impl Reader<'_> {
                         return None;
                     }
                     let r = reference(x)?;
-                    match self.names.literals.get(&r) {
+                    match self.names.literals.get(&r).cloned() {
                         // A constant's text goes in as written, not as a reference.
-                        Some(literal) => s.push_str(literal),
+                        Some(known) => s.push_str(&self.constant(x, path, &r, known)),
+                        // A global only the running model knows (`${SCHEMA}`): kept as written.
+                        None if is_global(&r) => {
+                            self.model.partial.push((line_of(self.text, x_span(x)), format!("{path}: '${{{r}}}' is a value known only when the model runs; kept as written")));
+                            s.push_str(&format!("${{{r}}}"));
+                        }
                         None => s.push_str(&format!("{{{}}}", self.referenced(x, path)?)),
                     }
                 }

@@ -5,6 +5,7 @@
 //! cube's source with the members it includes (`view.rs`).
 
 mod access;
+mod constants;
 mod cubes;
 mod jinja;
 mod js;
@@ -20,6 +21,7 @@ use slayer_common::records::Model;
 
 use crate::error::IndexError;
 use crate::import::{line_of_name, problem, project_files, At, Fate, Imported, Tally, UniqueNames};
+use constants::Constants;
 
 /// A cube or view as read, with where it was.
 #[derive(Debug, Clone)]
@@ -67,16 +69,26 @@ pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexEr
     let mut found = Found::default();
     let mut tally = Tally::default();
     let mut unreadable = Vec::new();
+    let mut texts = Vec::new();
     for file in &files {
         let rel = file.strip_prefix(&base).unwrap_or(file).to_owned();
-        let text = match std::fs::read_to_string(file) {
-            Ok(text) => text,
+        match std::fs::read_to_string(file) {
+            Ok(text) => texts.push((file, rel, text)),
             Err(e) => {
                 tally.unreadable_file(&rel, format!("cannot read: {e}"));
                 unreadable.push(format!("{}: cannot read: {e}", rel.display()));
-                continue;
             }
-        };
+        }
+    }
+    // The JavaScript constants first: a model reads another file's SQL by `require`.
+    let mut constants = Constants::default();
+    for (file, rel, text) in &texts {
+        if file.extension().is_some_and(|e| e == "js") {
+            constants.add(rel, text);
+        }
+    }
+    found.constants = constants;
+    for (file, rel, text) in texts {
         let source = ModelFile {
             path: file,
             rel: rel.clone(),
@@ -145,6 +157,9 @@ pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexEr
     for (at, what) in found.dynamic {
         tally.object("javascript", "JavaScript", &at, vec![(Fate::Skipped, what)]);
     }
+    for (at, what) in found.partial {
+        tally.object("javascript", "JavaScript", &at, vec![(Fate::Lossy, what)]);
+    }
     for (kind, object, at, why) in found.left_out {
         tally.object(kind, &object, &at, vec![(Fate::Skipped, why)]);
     }
@@ -180,15 +195,20 @@ struct Found {
     cubes: Vec<Definition>,
     views: Vec<Definition>,
     dynamic: Vec<(At, String)>,
+    /// JavaScript values read with a part only the running model fills.
+    partial: Vec<(At, String)>,
     /// Objects read but not importable: `(kind, object, where, why)`.
     left_out: Vec<(&'static str, String, At, String)>,
+    /// The JavaScript files' constants, whose text a model may read.
+    constants: Constants,
 }
 
 impl Found {
     /// A JavaScript model file's `cube()` and `view()` calls; in a folder, a file calling
     /// neither is passed over (the server's configuration, a helper).
     fn read_js(&mut self, f: ModelFile, in_folder: bool) -> Result<(), IndexError> {
-        let model = js::read(&f.text).map_err(|e| problem(f.path, e.to_string()))?;
+        let known = self.constants.texts_of(&f.rel);
+        let model = js::read(&f.text, known).map_err(|e| problem(f.path, e.to_string()))?;
         if model.definitions.is_empty() && model.dynamic.is_empty() {
             if in_folder {
                 return Ok(());
@@ -214,6 +234,13 @@ impl Found {
             } else {
                 self.views.push(d)
             }
+        }
+        for (line, what) in model.partial {
+            let at = At {
+                file: f.rel.clone(),
+                line,
+            };
+            self.partial.push((at, what));
         }
         for (line, what) in model.dynamic {
             let at = At {

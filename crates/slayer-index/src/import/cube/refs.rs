@@ -25,6 +25,18 @@ pub fn translate(sql: &str, this: &str) -> String {
         }
         let rewritten = REF.replace_all(piece, |c: &regex::Captures| {
             let first = &c[1];
+            // `${SCHEMA}`: a global of the running model (upper case, no member), not a
+            // reference; kept as written (the JavaScript reader named it).
+            let global = c[0].starts_with('$')
+                && c.get(2).is_none()
+                && first != "CUBE"
+                && first != "TABLE"
+                && first
+                    .chars()
+                    .all(|x| x.is_ascii_uppercase() || x.is_ascii_digit() || x == '_');
+            if global {
+                return c[0].to_owned();
+            }
             let own = first == "CUBE" || first == "TABLE" || first == this;
             let dot = c.get(3).map_or("", |_| ".");
             match (c.get(2), own) {
@@ -105,6 +117,10 @@ mod tests {
     fn references_become_columns_and_paths() {
         assert_eq!(translate("{CUBE}.amount * 2", "orders"), "amount * 2");
         assert_eq!(translate("${CUBE}.id", "orders"), "id");
+        assert_eq!(
+            translate("select * from ${SCHEMA}.orders", "orders"),
+            "select * from ${SCHEMA}.orders"
+        );
         assert_eq!(
             translate("{total} / NULLIF({count}, 0)", "orders"),
             "total / NULLIF(count, 0)"
