@@ -46,6 +46,15 @@ cache="${BENCH_DENSE_DIR:-$root/target/bench-dense}"
 unset SLAYER_FORMAT SLAYER_EMBEDDING_MODEL SLAYER_MODEL_DIR SLAYER_LLM_MODEL SLAYER_NO_EMBED
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Both builds run from copies in one temp folder: where a binary lies changes its start-up
+# (the same slayer-search ran one-shot 0.5 ms slower from target/release than copied).
+mkdir -p "$work/bin-base" "$work/bin-head"
+for b in slayer-profile slayer-index slayer-embed slayer-memory slayer-search; do
+    cp "$base_bin/$b" "$work/bin-base/"
+    cp "$head_bin/$b" "$work/bin-head/"
+done
+base_bin="$work/bin-base"
+head_bin="$work/bin-head"
 # bench_dense.sh reads its binaries from $CARGO_TARGET_DIR/release.
 mkdir -p "$work/base-target"
 ln -s "$base_bin" "$work/base-target/release"
