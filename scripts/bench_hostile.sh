@@ -12,6 +12,12 @@
 #   formula 30k deep one --batch line whose query nests a formula 30,000 calls deep
 #   line 1.2 MB      one --batch line of 1.2 MB (over the line limit)
 #   40 mixed         the hostile test's mix: random deep formulas, long questions, long lines
+# and what hostile project files cost `slayer-index import` (issue 49), each under `timeout 60`:
+#   manifest 10 MB   a dbt target/manifest.json of 100-deep arrays (10 MB)
+#   JS 6,000 deep    a Cube JavaScript file nested 6,000 brackets deep (12 KB)
+#   YAML 40k flow    a Cube YAML file with flow collections 40,000 deep (160 KB)
+#   symlink loops    a dbt models folder holding `a -> .` and `b -> .`
+#   10k models/file  10,000 semantic models in one dbt YAML file
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -107,5 +113,47 @@ for scenario in "question 1 MB:q1m" "formula 30k deep:deep" "line 1.2 MB:long" "
     code=$?
     what=$(outcome < "$work/out")
     [ $code -ne 0 ] && what="$what (exit $code)"
+    row "$name" "$what"
+done
+
+# Hostile project files for `slayer-index import`.
+python3 - "$work" <<'EOF'
+import os, sys
+w = sys.argv[1]
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    open(path, "w").write(text)
+chunk = "[" * 100 + "1" + "]" * 100
+write(f"{w}/manifest/dbt_project.yml", "name: p\n")
+write(f"{w}/manifest/models/m.yml", "semantic_models:\n  - name: m\n    model: ref('m')\n")
+write(f"{w}/manifest/target/manifest.json",
+      '{"nodes": {"model.p.m": {"resource_type": "model", "name": "m", "config": ['
+      + ",".join([chunk] * 50000) + "]}}}")
+write(f"{w}/js/deep.js", "cube(`deep`, { sql: `x`, meta: " + "[" * 6000 + "1" + "]" * 6000 + " });\n")
+write(f"{w}/yaml/flow.yml", "cubes:\n  - name: flow\n    sql_table: t\n    meta: " + "[" * 40000 + "]" * 40000 + "\n")
+write(f"{w}/loops/dbt_project.yml", "name: p\n")
+write(f"{w}/loops/models/m.yml", "semantic_models:\n  - name: m\n    model: ref('m')\n")
+os.symlink(".", f"{w}/loops/models/a")
+os.symlink(".", f"{w}/loops/models/b")
+write(f"{w}/big/dbt_project.yml", "name: p\n")
+write(f"{w}/big/models/all.yml", "semantic_models:\n" + "".join(
+    f"  - name: m{i}\n    model: ref('m{i}')\n    dimensions:\n      - name: d{i}\n        type: categorical\n"
+    for i in range(10000)))
+EOF
+echo
+printf '| %-17s | %8s | %9s | %-40s |\n' "import" "wall s" "peak MiB" outcome
+printf '|-------------------|----------|-----------|------------------------------------------|\n'
+for scenario in "manifest 10 MB:dbt:manifest" "JS 6,000 deep:cube:js" "YAML 40k flow:cube:yaml" \
+    "symlink loops:dbt:loops" "10k models/file:dbt:big"; do
+    IFS=: read -r name format dir <<< "$scenario"
+    /usr/bin/time -f "%e %M" -o "$work/time" timeout 60 "$bins/slayer-index" -q import "$format" \
+        "$work/$dir" > "$work/out" 2> "$work/err"
+    code=$?
+    case $code in
+        124) what="killed at 60 s" ;;
+        0 | 1 | 2) what="exit $code $(grep -m1 -oE '(skipped|Error): .*' "$work/err" \
+            | sed -E 's/^(skipped|Error): (.*: )?//' | cut -c1-32)" ;;
+        *) what="exit $code (crashed)" ;;
+    esac
     row "$name" "$what"
 done

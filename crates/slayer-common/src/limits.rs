@@ -28,6 +28,12 @@ pub struct Limits {
     pub name_bytes: usize,
     /// One `--batch` request line or MCP message.
     pub request_bytes: usize,
+    /// One file an importer reads whole (a YAML or JavaScript model file, an Ossie document);
+    /// a larger one is skipped, named.
+    pub import_file_bytes: usize,
+    /// How deep brackets may nest in such a file (YAML flow collections, JavaScript objects);
+    /// a deeper one is skipped, named.
+    pub import_depth: usize,
 }
 
 impl Default for Limits {
@@ -41,6 +47,8 @@ impl Default for Limits {
             entities: 256,
             name_bytes: 1024,
             request_bytes: 1024 * 1024,
+            import_file_bytes: 64 * 1024 * 1024,
+            import_depth: 256,
         }
     }
 }
@@ -104,6 +112,8 @@ impl Limits {
             ("entities", self.entities),
             ("name_bytes", self.name_bytes),
             ("request_bytes", self.request_bytes),
+            ("import_file_bytes", self.import_file_bytes),
+            ("import_depth", self.import_depth),
         ] {
             if value == 0 {
                 return Err(LimitError::Zero { key });

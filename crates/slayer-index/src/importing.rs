@@ -35,10 +35,12 @@ pub fn run(
     out: &mut Output,
 ) -> Result<ExitStatus> {
     let (path, datasource) = (source.path, source.datasource);
+    // The store's [limits] bound what the importers read (file size, nesting).
+    let limits = slayer_common::limits::Limits::load(store_path)?;
     let mut imported = match source.layer {
-        ImportFormat::Dbt => import::dbt::import(path, datasource)?,
-        ImportFormat::Ossie => import::ossie::import(path, datasource, source.dialect)?,
-        ImportFormat::Cube => import::cube::import(path, datasource)?,
+        ImportFormat::Dbt => import::dbt::import(path, datasource, &limits)?,
+        ImportFormat::Ossie => import::ossie::import(path, datasource, source.dialect, &limits)?,
+        ImportFormat::Cube => import::cube::import(path, datasource, &limits)?,
         ImportFormat::Slayer => slayer_project(path, datasource, out)?,
     };
     let records = checked_records(&mut imported);

@@ -8,7 +8,7 @@ use slayer_common::records::{DataType, Join, Model, NumberFormat, NumberFormatTy
 use super::refs::{join_pairs, translate};
 use super::{access, members, notes, Definition};
 use crate::import::{
-    column, is_identifier, line_of_name, measure, model as new_model, window_arg, At, Fate, Tally,
+    column, is_identifier, measure, model as new_model, window_arg, At, Fate, Tally,
 };
 
 fn text(v: &Value, key: &str) -> Option<String> {
@@ -38,7 +38,7 @@ const UNMAPPED: [&str; 7] = [
 fn at(d: &Definition, name: &str) -> At {
     At {
         file: d.at.file.clone(),
-        line: line_of_name(&d.text, name, d.at.line),
+        line: d.names.line_of(name, d.at.line),
     }
 }
 

@@ -20,8 +20,11 @@ use serde_json::Value;
 use slayer_common::records::Model;
 
 use crate::error::IndexError;
-use crate::import::{line_of_name, problem, project_files, At, Fate, Imported, Tally, UniqueNames};
+use crate::import::{
+    problem, project_files, read_bounded, At, Fate, Imported, NameLines, Syntax, Tally, UniqueNames,
+};
 use constants::Constants;
+use slayer_common::limits::Limits;
 
 /// A cube or view as read, with where it was.
 #[derive(Debug, Clone)]
@@ -34,6 +37,8 @@ pub struct Definition {
     pub at: At,
     /// The file's text, to find members' lines.
     pub text: Rc<String>,
+    /// The file's `name:` lines, read once.
+    pub names: Rc<NameLines>,
 }
 
 /// A list under `key` (YAML lists; a JS mapping of name → body becomes the same list).
@@ -57,7 +62,11 @@ pub fn members(body: &Value, key: &str) -> Vec<Value> {
 /// Imports the Cube model files under `path` (a folder, or one file). A file that cannot be
 /// read, or a second cube of a name, is skipped and named; only a project of which nothing
 /// could be read is refused.
-pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexError> {
+pub fn import(
+    path: &Path,
+    datasource: Option<&str>,
+    limits: &Limits,
+) -> Result<Imported, IndexError> {
     let model_file = |name: &str| {
         name.ends_with(".yml")
             || name.ends_with(".yaml")
@@ -65,18 +74,25 @@ pub fn import(path: &Path, datasource: Option<&str>) -> Result<Imported, IndexEr
             || name.ends_with(".yaml.jinja")
             || (name.ends_with(".js") && !name.ends_with(".sql.js"))
     };
-    let (files, base) = project_files(path, &model_file, &["node_modules", "target", "dist"])?;
+    let walked = project_files(path, &model_file, &["node_modules", "target", "dist"])?;
+    let (files, base) = (&walked.files, &walked.base);
     let mut found = Found::default();
     let mut tally = Tally::default();
+    walked.warn_passed_over(&mut tally);
     let mut unreadable = Vec::new();
     let mut texts = Vec::new();
-    for file in &files {
-        let rel = file.strip_prefix(&base).unwrap_or(file).to_owned();
-        match std::fs::read_to_string(file) {
+    for file in files {
+        let rel = file.strip_prefix(base).unwrap_or(file).to_owned();
+        let syntax = if file.extension().is_some_and(|e| e == "js") {
+            Syntax::JavaScript
+        } else {
+            Syntax::Yaml
+        };
+        match read_bounded(file, syntax, limits) {
             Ok(text) => texts.push((file, rel, text)),
-            Err(e) => {
-                tally.unreadable_file(&rel, format!("cannot read: {e}"));
-                unreadable.push(format!("{}: cannot read: {e}", rel.display()));
+            Err(why) => {
+                unreadable.push(format!("{}: {why}", rel.display()));
+                tally.unreadable_file(&rel, why);
             }
         }
     }
@@ -218,6 +234,7 @@ impl Found {
                 "not a Cube model file: it calls neither cube() nor view()",
             ));
         }
+        let names = Rc::new(NameLines::new(&f.text));
         let text = Rc::new(f.text);
         for (kind, name, body, line) in model.definitions {
             let d = Definition {
@@ -228,6 +245,7 @@ impl Found {
                     line,
                 },
                 text: text.clone(),
+                names: names.clone(),
             };
             if kind == "cube" {
                 self.cubes.push(d)
@@ -270,6 +288,7 @@ impl Found {
             }
             return Err(problem(f.path, "not a Cube model file: there is no top-level cubes: or views: (import dbt, ossie and slayer read the other formats)"));
         }
+        let names = Rc::new(NameLines::new(&f.text));
         let text = Rc::new(f.text);
         let mut read: Vec<(&str, Definition)> = Vec::new();
         for key in ["cubes", "views"] {
@@ -305,13 +324,14 @@ impl Found {
                 };
                 let at = At {
                     file: f.rel.clone(),
-                    line: line_of_name(&text, &name, 1),
+                    line: names.line_of(&name, 1),
                 };
                 let mut d = Definition {
                     name,
                     body,
                     at,
                     text: text.clone(),
+                    names: names.clone(),
                 };
                 if !templated.is_empty() {
                     self.templated(&mut d, &templated);
@@ -358,7 +378,7 @@ impl Found {
                 if here.contains(&"name") {
                     let at = At {
                         file: d.at.file.clone(),
-                        line: line_of_name(&d.text, name, d.at.line),
+                        line: d.names.line_of(name, d.at.line),
                     };
                     let object = format!("{kind} '{}.{name}'", d.name);
                     self.left_out.push((kind, object, at, format!("its name is made by Jinja ('{name}'), which Cube renders at compile time; an offline import cannot")));
@@ -395,7 +415,7 @@ pub fn skip_members(d: &Definition, tally: &mut Tally) {
             let name = name.as_str();
             let at = At {
                 file: d.at.file.clone(),
-                line: line_of_name(&d.text, name, d.at.line),
+                line: d.names.line_of(name, d.at.line),
             };
             let object = format!("{kind} '{}.{name}'", d.name);
             let why = format!("'{}', which holds it, is skipped", d.name);

@@ -20,12 +20,17 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::IndexError;
-use crate::import::{line_of_name, problem, project_files, At, Fate, Imported, Tally, UniqueNames};
+use crate::import::{
+    problem, project_files_within, At, Fate, Imported, NameLines, Tally, UniqueNames,
+};
+use crate::import::{read_bounded, Syntax};
 use convert::ColumnDocs;
+use slayer_common::limits::Limits;
 use spec::{Input, Metric, MetricKind, SavedQuery, SemanticModel};
 
-fn read_text(path: &Path) -> Result<String, IndexError> {
-    std::fs::read_to_string(path).map_err(|e| problem(path, format!("cannot read: {e}")))
+/// A project file read whole within the limits (its size, how deep it nests).
+fn read_text(path: &Path, syntax: Syntax, limits: &Limits) -> Result<String, IndexError> {
+    read_bounded(path, syntax, limits).map_err(|why| problem(path, why))
 }
 
 fn yaml(path: &Path, text: &str) -> Result<Value, IndexError> {
@@ -36,11 +41,22 @@ fn yaml(path: &Path, text: &str) -> Result<Value, IndexError> {
     }
 }
 
-/// Files under `dir` with one of `extensions` (none when there is no such folder).
-fn files_under(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) -> Result<(), IndexError> {
+/// Files under `dir` (a folder of the project `root`) with one of `extensions` (none when there
+/// is no such folder); what the walk passed over is named in `tally`.
+fn files_under(
+    root: &Path,
+    dir: &Path,
+    extensions: &[&str],
+    out: &mut Vec<PathBuf>,
+    tally: &mut Tally,
+) -> Result<(), IndexError> {
     if dir.is_dir() {
         let wanted = |name: &str| extensions.iter().any(|x| name.ends_with(x));
-        out.extend(project_files(dir, &wanted, &["target", "dbt_packages", "node_modules"])?.0);
+        let skip = ["target", "dbt_packages", "node_modules"];
+        let mut walked = project_files_within(dir, root, &wanted, &skip)?;
+        walked.base = root.to_owned();
+        walked.warn_passed_over(tally);
+        out.extend(walked.files);
     }
     Ok(())
 }
@@ -68,7 +84,11 @@ struct Read {
 
 /// Imports the dbt project at `dir` as the datasource `datasource` (default: the project's
 /// `name`).
-pub fn import(dir: &Path, datasource: Option<&str>) -> Result<Imported, IndexError> {
+pub fn import(
+    dir: &Path,
+    datasource: Option<&str>,
+    limits: &Limits,
+) -> Result<Imported, IndexError> {
     let project_file = dir.join("dbt_project.yml");
     if !project_file.is_file() {
         return Err(problem(
@@ -76,7 +96,10 @@ pub fn import(dir: &Path, datasource: Option<&str>) -> Result<Imported, IndexErr
             "not a dbt project: there is no dbt_project.yml here (import slayer, cube and ossie read the other formats)",
         ));
     }
-    let project = yaml(&project_file, &read_text(&project_file)?)?;
+    let project = yaml(
+        &project_file,
+        &read_text(&project_file, Syntax::Yaml, limits)?,
+    )?;
     let project_name = project
         .get("name")
         .and_then(Value::as_str)
@@ -88,7 +111,7 @@ pub fn import(dir: &Path, datasource: Option<&str>) -> Result<Imported, IndexErr
         ));
     };
     let mut tally = Tally::default();
-    let read = read_project(dir, &project, &mut tally)?;
+    let read = read_project(dir, &project, limits, &mut tally)?;
     for sm in &read.semantic_models {
         tally.object(
             "semantic_model",
@@ -119,32 +142,43 @@ pub fn import(dir: &Path, datasource: Option<&str>) -> Result<Imported, IndexErr
 /// the model and docs paths, and `target/`, checked and with the doc blocks filled in. A file
 /// that cannot be read is skipped and named; the project is refused only when nothing of its
 /// semantic layer could be read and some file could not.
-fn read_project(dir: &Path, project: &Value, tally: &mut Tally) -> Result<Read, IndexError> {
+fn read_project(
+    dir: &Path,
+    project: &Value,
+    limits: &Limits,
+    tally: &mut Tally,
+) -> Result<Read, IndexError> {
     let mut read = Read::default();
     let model_paths = paths_of(project, "model-paths", "models");
     let mut yaml_files = Vec::new();
     let mut md_files = Vec::new();
     for p in &model_paths {
-        files_under(&dir.join(p), &[".yml", ".yaml"], &mut yaml_files)?;
+        files_under(
+            dir,
+            &dir.join(p),
+            &[".yml", ".yaml"],
+            &mut yaml_files,
+            tally,
+        )?;
     }
     for p in model_paths
         .iter()
         .chain(paths_of(project, "docs-paths", "models").iter())
     {
-        files_under(&dir.join(p), &[".md"], &mut md_files)?;
+        files_under(dir, &dir.join(p), &[".md"], &mut md_files, tally)?;
     }
     md_files.sort();
     md_files.dedup();
     let rel = |f: &Path| f.strip_prefix(dir).unwrap_or(f).to_owned();
     for md in &md_files {
-        match read_text(md) {
+        match read_text(md, Syntax::Text, limits) {
             Ok(text) => read.doc_blocks.extend(jinja::doc_blocks(&text)),
             Err(e) => tally.unreadable_file(&rel(md), reason(e)),
         }
     }
     let mut unreadable = Vec::new();
     for file in &yaml_files {
-        if let Err(e) = read_file(dir, file, &mut read, tally) {
+        if let Err(e) = read_file(dir, file, limits, &mut read, tally) {
             let why = reason(e);
             unreadable.push(format!("{}: {why}", rel(file).display()));
             tally.unreadable_file(&rel(file), why);
@@ -233,6 +267,8 @@ struct YamlFile<'a> {
     rel: PathBuf,
     text: String,
     value: Value,
+    /// Its `name:` lines, read once.
+    names: NameLines,
 }
 
 impl YamlFile<'_> {
@@ -245,7 +281,7 @@ impl YamlFile<'_> {
     }
 
     fn line_in(&self, name: &str, from: usize) -> usize {
-        line_of_name(&self.text, name, from)
+        self.names.line_of(name, from)
     }
 
     fn at(&self, name: &str, from: usize) -> At {
@@ -269,14 +305,16 @@ impl YamlFile<'_> {
 fn read_file(
     dir: &Path,
     file: &Path,
+    limits: &Limits,
     read: &mut Read,
     tally: &mut Tally,
 ) -> Result<(), IndexError> {
-    let text = read_text(file)?;
+    let text = read_text(file, Syntax::Yaml, limits)?;
     let value = yaml(file, &text)?;
     let f = YamlFile {
         path: file,
         rel: file.strip_prefix(dir).unwrap_or(file).to_owned(),
+        names: NameLines::new(&text),
         text,
         value,
     };

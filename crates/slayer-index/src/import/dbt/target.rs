@@ -6,112 +6,174 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use serde_json::Value;
+use serde::Deserialize;
 use slayer_common::records::DataType;
 
 use super::convert::ColumnDocs;
-use super::{read_text, reason, spec};
 use crate::import::Tally;
 
 /// What `dbt compile` / `dbt docs generate` left in `target/`: the relation each model builds
 /// and its compiled column descriptions (manifest.json), the warehouse's column types
-/// (catalog.json). Compiled facts win over the YAML's.
+/// (catalog.json). Compiled facts win over the YAML's. Each file is streamed into the few
+/// fields read (everything else is skipped as it is parsed, never held), so a manifest of any
+/// size or shape costs the memory of what is kept; JSON nested past serde_json's recursion
+/// limit is refused, named.
 pub fn read_target(dir: &Path, docs: &mut ColumnDocs, tally: &mut Tally) {
     let target = dir.join("target");
-    let mut json = |name: &str| -> Option<Value> {
-        let path = target.join(name);
-        if !path.is_file() {
+    let mut names = HashMap::new();
+    if let Some(manifest) = json::<Manifest>(&target, "manifest.json", tally) {
+        names = read_manifest(manifest, docs);
+    }
+    if let Some(semantic) = json::<SemanticManifest>(&target, "semantic_manifest.json", tally) {
+        read_semantic_manifest(semantic, docs);
+    }
+    if let Some(catalog) = json::<Catalog>(&target, "catalog.json", tally) {
+        read_catalog(catalog, &names, docs);
+    }
+}
+
+/// `target/<name>` read into `T`, or `None` (named in `tally` when it is there but unreadable).
+fn json<T: serde::de::DeserializeOwned>(target: &Path, name: &str, tally: &mut Tally) -> Option<T> {
+    let path = target.join(name);
+    if !path.is_file() {
+        return None;
+    }
+    let rel = Path::new("target").join(name);
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) => {
+            tally.unreadable_file(&rel, format!("cannot read: {e}"));
             return None;
         }
-        let rel = Path::new("target").join(name);
-        let text = match read_text(&path) {
-            Ok(text) => text,
-            Err(e) => {
-                tally.unreadable_file(&rel, reason(e));
-                return None;
-            }
-        };
-        match serde_json::from_str(&text) {
-            Ok(v) => Some(v),
-            Err(e) => {
-                tally.unreadable_file(&rel, format!("invalid JSON: {e}; what dbt compiled (relations, column types) is not used"));
-                None
-            }
-        }
     };
-    let mut names = HashMap::new();
-    if let Some(manifest) = json("manifest.json") {
-        names = read_manifest(&manifest, docs);
+    match serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, file)) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            tally.unreadable_file(
+                &rel,
+                format!(
+                    "invalid JSON: {e}; what dbt compiled (relations, column types) is not used"
+                ),
+            );
+            None
+        }
     }
-    if let Some(semantic) = json("semantic_manifest.json") {
-        read_semantic_manifest(&semantic, docs);
-    }
-    if let Some(catalog) = json("catalog.json") {
-        read_catalog(&catalog, &names, docs);
-    }
+}
+
+/// The fields of `manifest.json` read; the rest is skipped while parsing.
+#[derive(Deserialize)]
+struct Manifest {
+    #[serde(default)]
+    nodes: HashMap<String, ManifestNode>,
+}
+
+#[derive(Deserialize)]
+struct ManifestNode {
+    #[serde(default)]
+    resource_type: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    relation_name: Option<String>,
+    #[serde(default)]
+    columns: HashMap<String, Described>,
+}
+
+#[derive(Deserialize)]
+struct Described {
+    #[serde(default)]
+    description: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct SemanticManifest {
+    #[serde(default)]
+    semantic_models: Vec<SemanticEntry>,
+}
+
+#[derive(Deserialize)]
+struct SemanticEntry {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    node_relation: Option<NodeRelation>,
+}
+
+#[derive(Deserialize)]
+struct NodeRelation {
+    #[serde(default)]
+    relation_name: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Catalog {
+    #[serde(default)]
+    nodes: HashMap<String, CatalogNode>,
+}
+
+#[derive(Deserialize)]
+struct CatalogNode {
+    #[serde(default)]
+    columns: HashMap<String, Typed>,
+}
+
+#[derive(Deserialize)]
+struct Typed {
+    #[serde(default, rename = "type")]
+    data_type: Option<String>,
 }
 
 /// manifest.json: each model's relation and compiled column descriptions; the model name of
 /// each node id.
-fn read_manifest(manifest: &Value, docs: &mut ColumnDocs) -> HashMap<String, String> {
+fn read_manifest(manifest: Manifest, docs: &mut ColumnDocs) -> HashMap<String, String> {
     let mut names = HashMap::new();
-    for (id, node) in spec::entries(manifest, "nodes") {
-        if node.get("resource_type").and_then(Value::as_str) != Some("model") {
+    for (id, node) in manifest.nodes {
+        if node.resource_type.as_deref() != Some("model") {
             continue;
         }
-        let Some(name) = node.get("name").and_then(Value::as_str) else {
+        let Some(name) = node.name else {
             continue;
         };
-        names.insert(id.clone(), name.to_owned());
-        if let Some(relation) = node.get("relation_name").and_then(Value::as_str) {
-            docs.relations.insert(name.to_owned(), relation.to_owned());
+        if let Some(relation) = node.relation_name {
+            docs.relations.insert(name.clone(), relation);
         }
-        for (column, c) in spec::entries(node, "columns") {
-            if let Some(d) = c
-                .get("description")
-                .and_then(Value::as_str)
-                .filter(|d| !d.is_empty())
-            {
-                docs.descriptions
-                    .insert((name.to_owned(), column.clone()), d.to_owned());
+        for (column, c) in node.columns {
+            if let Some(d) = c.description.filter(|d| !d.is_empty()) {
+                docs.descriptions.insert((name.clone(), column), d);
             }
         }
+        names.insert(id, name);
     }
     names
 }
 
 /// semantic_manifest.json: the relation each semantic model was compiled to.
-fn read_semantic_manifest(semantic: &Value, docs: &mut ColumnDocs) {
-    for sm in spec::items(semantic, "semantic_models") {
-        let name = sm.get("name").and_then(Value::as_str);
-        let relation = sm
-            .get("node_relation")
-            .and_then(|r| r.get("relation_name"))
-            .and_then(Value::as_str);
-        if let (Some(name), Some(relation)) = (name, relation) {
-            docs.semantic_relations
-                .insert(name.to_owned(), relation.to_owned());
+fn read_semantic_manifest(semantic: SemanticManifest, docs: &mut ColumnDocs) {
+    for sm in semantic.semantic_models {
+        let relation = sm.node_relation.and_then(|r| r.relation_name);
+        if let (Some(name), Some(relation)) = (sm.name, relation) {
+            docs.semantic_relations.insert(name, relation);
         }
     }
 }
 
 /// catalog.json: the warehouse's type of each column, under its name as written and in lower
 /// case.
-fn read_catalog(catalog: &Value, names: &HashMap<String, String>, docs: &mut ColumnDocs) {
-    for (id, node) in spec::entries(catalog, "nodes") {
+fn read_catalog(catalog: Catalog, names: &HashMap<String, String>, docs: &mut ColumnDocs) {
+    for (id, node) in catalog.nodes {
         let name = names
-            .get(id)
+            .get(&id)
             .cloned()
             .or_else(|| id.rsplit('.').next().map(str::to_owned))
             .unwrap_or_default();
-        for (column, c) in spec::entries(node, "columns") {
-            if let Some(t) = c.get("type").and_then(Value::as_str) {
+        for (column, c) in node.columns {
+            if let Some(t) = c.data_type {
                 docs.types.insert(
                     (name.clone(), column.to_ascii_lowercase()),
-                    warehouse_type(t),
+                    warehouse_type(&t),
                 );
                 docs.types
-                    .insert((name.clone(), column.clone()), warehouse_type(t));
+                    .insert((name.clone(), column), warehouse_type(&t));
             }
         }
     }

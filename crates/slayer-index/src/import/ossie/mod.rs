@@ -15,9 +15,11 @@ use slayer_common::records::{Column, DataType, Join, Model};
 
 use crate::error::IndexError;
 use crate::import::{
-    column, line_of_name, model, problem, project_files, schema, At, Fate, Imported, Tally,
+    column, model, problem, project_files, schema, At, Fate, Imported, NameLines, Tally,
     UniqueNames,
 };
+use crate::import::{read_bounded, Syntax};
+use slayer_common::limits::Limits;
 use validate::{newest_followed, prune, schema_for};
 
 /// SQL dialects, in the order a field's expression is taken when `--dialect`'s is missing.
@@ -27,7 +29,8 @@ pub const SQL_DIALECTS: [&str; 4] = ["ANSI_SQL", "SNOWFLAKE", "DATABRICKS", "BIG
 struct Document {
     /// Relative to the project folder.
     file: PathBuf,
-    text: String,
+    /// Its `name:` lines, read once.
+    names: NameLines,
     value: Value,
     /// Whether its `version` is one whose schema is bundled.
     known: bool,
@@ -51,7 +54,7 @@ impl Document {
     fn at(&self, name: &str, from: usize) -> At {
         At {
             file: self.file.clone(),
-            line: line_of_name(&self.text, name, from),
+            line: self.names.line_of(name, from),
         }
     }
 }
@@ -61,21 +64,24 @@ pub fn import(
     path: &Path,
     datasource: Option<&str>,
     dialect: &str,
+    limits: &Limits,
 ) -> Result<Imported, IndexError> {
     let document = |name: &str| [".yaml", ".yml", ".json"].iter().any(|x| name.ends_with(x));
-    let (files, base) = project_files(path, &document, &[])?;
+    let walked = project_files(path, &document, &[])?;
+    let (files, base) = (&walked.files, &walked.base);
     let mut docs = Vec::new();
     let mut tally = Tally::default();
+    walked.warn_passed_over(&mut tally);
     let mut unreadable = Vec::new();
-    for file in &files {
-        match read_document(file, &base, path.is_dir()) {
+    for file in files {
+        match read_document(file, base, path.is_dir(), limits) {
             Ok(doc) => docs.extend(doc),
             Err(e) => {
                 let why = match e {
                     IndexError::Project { message, .. } => message,
                     other => other.to_string(),
                 };
-                let rel = file.strip_prefix(&base).unwrap_or(file);
+                let rel = file.strip_prefix(base).unwrap_or(file);
                 unreadable.push(format!("{}: {why}", rel.display()));
                 tally.unreadable_file(rel, why);
             }
@@ -171,9 +177,14 @@ fn read_document(
     file: &Path,
     base: &Path,
     in_folder: bool,
+    limits: &Limits,
 ) -> Result<Option<Document>, IndexError> {
-    let text =
-        std::fs::read_to_string(file).map_err(|e| problem(file, format!("cannot read: {e}")))?;
+    let syntax = if file.extension().is_some_and(|e| e == "json") {
+        Syntax::Json
+    } else {
+        Syntax::Yaml
+    };
+    let text = read_bounded(file, syntax, limits).map_err(|why| problem(file, why))?;
     let value: Value = if file.extension().is_some_and(|e| e == "json") {
         serde_json::from_str(&text).map_err(|e| problem(file, format!("invalid JSON: {e}")))?
     } else {
@@ -241,7 +252,7 @@ fn read_document(
     }
     Ok(Some(Document {
         file: file.strip_prefix(base).unwrap_or(file).to_owned(),
-        text,
+        names: NameLines::new(&text),
         value,
         known: known || assumed_version.is_some(),
         version,

@@ -12,7 +12,7 @@ mod legacy;
 pub use latest::{latest_metric, latest_semantic_model};
 pub use legacy::{legacy_metric, legacy_semantic_model};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::import::At;
 
@@ -230,14 +230,6 @@ pub fn text(v: &Value, key: &str) -> Option<String> {
 /// The items of the list under `key` (none when it is missing or not a list).
 pub fn items<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
     v.get(key).and_then(Value::as_array).into_iter().flatten()
-}
-
-/// The entries of the mapping under `key` (none when it is missing or not a mapping).
-pub fn entries<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = (&'a String, &'a Value)> {
-    v.get(key)
-        .and_then(Value::as_object)
-        .into_iter()
-        .flat_map(Map::iter)
 }
 
 fn label_and_description(v: &Value) -> (Option<String>, Option<String>) {
