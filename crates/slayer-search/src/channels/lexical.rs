@@ -381,7 +381,7 @@ fn memory_docs(f: &Fields, ids: &[&str]) -> Box<dyn Query> {
 
 /// The docs a scope holds: under the datasource, entity docs and the memory docs the memory
 /// filter admits; `None` when that is every doc.
-fn scope_filter(
+pub(crate) fn scope_filter(
     f: &Fields,
     datasource: Option<&str>,
     admission: &Admission<'_>,

@@ -307,13 +307,21 @@ pub(crate) fn doc_freq(
     searcher: &Searcher,
     tokens: &[String],
     slop: u32,
+    scope: Option<&dyn tantivy::query::Query>,
 ) -> u64 {
     let field = fulltext.fields().text;
-    match tokens {
-        [] => 0,
-        [one] => searcher
-            .doc_freq(&Term::from_field_text(field, one))
-            .unwrap_or(0),
+    let query: Box<dyn tantivy::query::Query> = match tokens {
+        [] => return 0,
+        // Unscoped, a term's count is the index's own statistic.
+        [one] if scope.is_none() => {
+            return searcher
+                .doc_freq(&Term::from_field_text(field, one))
+                .unwrap_or(0)
+        }
+        [one] => Box::new(tantivy::query::TermQuery::new(
+            Term::from_field_text(field, one),
+            IndexRecordOption::Basic,
+        )),
         many => {
             let mut q = PhraseQuery::new(
                 many.iter()
@@ -321,10 +329,28 @@ pub(crate) fn doc_freq(
                     .collect(),
             );
             q.set_slop(slop);
-            searcher
-                .search(&q, &tantivy::collector::Count)
-                .map(|n| n as u64)
-                .unwrap_or(0)
+            Box::new(q)
         }
-    }
+    };
+    count_in(searcher, query, scope)
+}
+
+/// The docs in `scope` (`None`: every doc) that `query` matches: what a scoped request may
+/// count (docs/spec.md §15.3: no statistic counts what the scope cannot see).
+pub(crate) fn count_in(
+    searcher: &Searcher,
+    query: Box<dyn tantivy::query::Query>,
+    scope: Option<&dyn tantivy::query::Query>,
+) -> u64 {
+    let query: Box<dyn tantivy::query::Query> = match scope {
+        None => query,
+        Some(scope) => Box::new(tantivy::query::BooleanQuery::new(vec![
+            (tantivy::query::Occur::Must, query),
+            (tantivy::query::Occur::Must, scope.box_clone()),
+        ])),
+    };
+    searcher
+        .search(&query, &tantivy::collector::Count)
+        .map(|n| n as u64)
+        .unwrap_or(0)
 }

@@ -376,3 +376,57 @@ fn tiered_memories_round_trip_through_export_and_import_byte_for_byte() {
         bad.stderr
     );
 }
+
+/// Issue 49: the planner's gating and feedback statistics are the scope's. A session locked
+/// to project alpha plans exactly as on a store holding only what alpha may see, though
+/// project beta's memory is the only one holding a word of the question.
+#[test]
+fn a_planned_search_counts_only_what_its_scope_may_see() {
+    let memory = |id: &str, learning: &str, project: &str| {
+        json!({"kind": "memory", "id": id, "learning": learning, "project": project,
+            "entities": ["mydb.orders.amount"], "created_at": "2026-02-01T00:00:00Z"})
+        .to_string()
+    };
+    let alpha = [
+        memory("a1", "Refund amounts are posted weekly.", "alpha"),
+        memory(
+            "a2",
+            "Refund amount by customer region lives in orders.",
+            "alpha",
+        ),
+        memory("a3", "Order status moves from placed to shipped.", "alpha"),
+    ];
+    let beta = [
+        memory("b1", "Zephyr refunds come from the legacy system.", "beta"),
+        memory("b2", "Refund amount status for zephyr accounts.", "beta"),
+    ];
+    let full = Fixture::new();
+    full.raw_memory_import(&[alpha.join("\n"), beta.join("\n")].join("\n"));
+    let only = Fixture::new();
+    only.raw_memory_import(&alpha.join("\n"));
+    let plan_args = [
+        "--plan",
+        "auto",
+        "--question",
+        "zephyr refund amounts by status",
+        "--explain",
+    ];
+    let mut scoped = plan_args.to_vec();
+    scoped.extend(["--project", "alpha"]);
+    let a = full.search(&scoped);
+    let b = only.search(&plan_args);
+    assert_eq!(
+        a["plan"]["plan"], b["plan"]["plan"],
+        "the gated plan, with its df"
+    );
+    assert_eq!(a["plan"]["decisions"], b["plan"]["decisions"]);
+    assert_eq!(ids(&a, "memories"), ids(&b, "memories"));
+    let zephyr = a["plan"]["plan"]["anchors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["text"] == "zephyr")
+        .cloned()
+        .unwrap_or_default();
+    assert!(zephyr.is_null() || zephyr["df"] == 0, "{zephyr}");
+}

@@ -7,7 +7,7 @@ use slayer_index::fulltext::FullText;
 use tantivy::Searcher;
 
 use crate::channels::dense::{Dense, DenseSides};
-use crate::channels::lexical::Side;
+use crate::channels::lexical::{scope_filter, Side};
 use crate::channels::ranked::{ChannelOutcome, Ranking};
 use crate::corpus::Scope;
 use crate::output::warnings::Warnings;
@@ -86,11 +86,13 @@ pub(crate) fn plan(
         });
     }
     let (fulltext, searcher) = sources.text.get(sources.conn)?;
+    let scoped = scope_filter(&fulltext.fields(), scope.datasource(), scope.admission());
     let run = Run {
         sources,
         config,
         ask,
         scope,
+        scoped,
         fulltext,
         searcher,
         words: IndexWords::of(fulltext),
@@ -107,6 +109,8 @@ struct Run<'r, 'a, 's, 'c> {
     config: &'r PlanConfig,
     ask: &'r PlanAsk<'r>,
     scope: &'r Scope<'s, 'c>,
+    /// The docs the scope may see, for every count the plan makes (`None`: all).
+    scoped: Option<Box<dyn tantivy::query::Query>>,
     fulltext: &'r FullText,
     searcher: &'r Searcher,
     words: IndexWords,
@@ -193,7 +197,8 @@ impl<'r, 'a> Run<'r, 'a, '_, '_> {
     fn gate(&mut self, proposals: &[Proposed]) -> Gated {
         let (fulltext, searcher) = (self.fulltext, self.searcher);
         let slop = self.config.phrase_slop;
-        let mut df = |tokens: &[String]| passes::doc_freq(fulltext, searcher, tokens, slop);
+        let scoped = self.scoped.as_deref();
+        let mut df = |tokens: &[String]| passes::doc_freq(fulltext, searcher, tokens, slop, scoped);
         gate(proposals, self.config, &mut self.words, &mut df)
     }
 
@@ -233,13 +238,17 @@ impl<'r, 'a> Run<'r, 'a, '_, '_> {
             .iter()
             .flat_map(|a| a.tokens.clone())
             .collect();
-        let searcher = self.searcher;
-        let total = searcher.num_docs() as f64;
-        let field = self.fulltext.fields().text;
+        let (fulltext, searcher) = (self.fulltext, self.searcher);
+        let scoped = self.scoped.as_deref();
+        // Under a scope the collection is the scope's: its size and each term's count.
+        let total = match scoped {
+            None => searcher.num_docs() as f64,
+            Some(_) => {
+                passes::count_in(searcher, Box::new(tantivy::query::AllQuery), scoped) as f64
+            }
+        };
         let mut idf = |token: &str| {
-            let n = searcher
-                .doc_freq(&tantivy::Term::from_field_text(field, token))
-                .unwrap_or(0) as f64;
+            let n = passes::doc_freq(fulltext, searcher, &[token.to_owned()], 0, scoped) as f64;
             (1.0 + (total - n + 0.5) / (n + 0.5)).ln()
         };
         let terms = feedback_terms(
