@@ -184,6 +184,15 @@ pub struct McpArgs {
     /// put TLS in front).
     #[arg(long, requires = "http")]
     pub allow_remote: bool,
+    /// --http: close a session after this many seconds without a request (clients rarely
+    /// send DELETE).
+    #[arg(long, value_name = "SECONDS", default_value_t = 300, requires = "http",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub session_idle: u64,
+    /// --http: the most sessions open at once; a new one closes the least recently used.
+    #[arg(long, value_name = "N", default_value_t = 1024, requires = "http",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_sessions: u64,
     /// Save every memory of this session as proposed (it waits for `slayer-memory
     /// approve`), whatever the store's review setting.
     #[arg(long)]

@@ -14,6 +14,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::sessions::{ExpiringSessions, Expiry};
 use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
@@ -21,7 +22,6 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
 use hyper::{header, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use slayer_common::cli::UsageError;
 use tokio::sync::Notify;
@@ -70,6 +70,13 @@ impl Token {
             },
         };
         let token = text.trim();
+        // One token, one line: a second line (two tokens, a comment) would make the server
+        // refuse every request whose header carries either.
+        if token.lines().count() > 1 || token.chars().any(char::is_whitespace) {
+            return Err(UsageError(format!(
+                "the bearer token of {source} holds more than one line or a space; it must be one token alone (e.g. from `openssl rand -hex 32`)"
+            )));
+        }
         let chars = token.chars().count();
         if chars < MIN_TOKEN_CHARS {
             return Err(UsageError(format!(
@@ -109,6 +116,7 @@ pub struct Options {
     addr: SocketAddr,
     allow_remote: bool,
     token: Token,
+    expiry: Expiry,
 }
 
 impl Options {
@@ -124,6 +132,10 @@ impl Options {
             addr,
             allow_remote: args.allow_remote,
             token: Token::load(args.token_file.as_deref())?,
+            expiry: Expiry {
+                idle: std::time::Duration::from_secs(args.session_idle),
+                cap: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
+            },
         })
     }
 }
@@ -133,7 +145,7 @@ type Body = BoxBody<Bytes, Infallible>;
 /// The token check in front of rmcp's service.
 struct Gate {
     token: Token,
-    mcp: StreamableHttpService<Server, LocalSessionManager>,
+    mcp: StreamableHttpService<Server, ExpiringSessions>,
 }
 
 impl Gate {
@@ -206,13 +218,11 @@ pub async fn serve(server: Server, options: Options, request_bytes: usize) -> an
         config.allowed_hosts.push(local.ip().to_string());
     }
     let sessions = config.cancellation_token.clone();
+    let expiring = Arc::new(ExpiringSessions::new(options.expiry));
+    ExpiringSessions::reap_in_background(&expiring);
     let gate = Arc::new(Gate {
         token: options.token,
-        mcp: StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        ),
+        mcp: StreamableHttpService::new(move || Ok(server.clone()), expiring, config),
     });
     let _ = writeln!(
         std::io::stderr(),

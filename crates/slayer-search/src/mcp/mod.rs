@@ -12,6 +12,7 @@
 mod http;
 mod results;
 mod scope;
+mod sessions;
 mod tools;
 mod wire;
 mod worker;

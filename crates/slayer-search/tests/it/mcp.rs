@@ -171,6 +171,29 @@ fn http_does_not_start_without_a_token_or_beyond_loopback_unasked() {
         out.stderr
     );
     assert!(out.stderr.contains("is 0 characters"), "{}", out.stderr);
+    // Issue 49: two lines are refused at start, not on every request.
+    std::fs::write(&empty, format!("{long}\n{long}-second\n")).unwrap();
+    let out = start(
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--token-file",
+            empty.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("holds more than one line or a space; it must be one token alone"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains(long),
+        "the token is never shown: {}",
+        out.stderr
+    );
     let out = start(
         &[
             "--http",
@@ -568,6 +591,72 @@ fn http_serves_a_bounded_number_of_connections_and_the_next_when_one_closes() {
     let mut reply = String::new();
     next.read_to_string(&mut reply).unwrap();
     assert!(reply.starts_with("HTTP/1.1 401"), "{reply}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// Issue 49: a session the client abandons (no DELETE) is closed after --session-idle.
+#[test]
+fn http_sessions_nobody_closes_expire_after_the_idle_time() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::net::TcpStream;
+    let f = Fixture::new();
+    let token = "a-long-enough-secret-token";
+    let mut child = crate::kit::command("slayer-search")
+        .env("SLAYER_MCP_TOKEN", token)
+        .args(["mcp", "--store"])
+        .arg(&f.store)
+        .args(["--http", "127.0.0.1:0", "--session-idle", "1"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    let post = |session: Option<&str>, body: &str| -> String {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        let session = session
+            .map(|id| format!("Mcp-Session-Id: {id}\r\n"))
+            .unwrap_or_default();
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             {session}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut reply = String::new();
+        s.read_to_string(&mut reply).unwrap();
+        reply
+    };
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let reply = post(None, init);
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    let id = reply
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("mcp-session-id:")
+                .then(|| l.split_once(':').unwrap().1.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id in {reply}"));
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    assert!(post(Some(&id), list).starts_with("HTTP/1.1 200"));
+    std::thread::sleep(std::time::Duration::from_millis(2600));
+    let reply = post(Some(&id), list);
+    assert!(
+        reply.starts_with("HTTP/1.1 404"),
+        "an expired session is gone: {reply}"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
 }
