@@ -138,16 +138,28 @@ async def scope():
 
             # Writes stay within the scope: another project's, another agent's and the shared
             # memories are neither replaced nor forgotten.
-            await refused(session, "save_memory", {"learning": "hijack", "entities": ["mydb.orders"], "id": ops},
-                          f"memory '{ops}' is outside this session's scope", "project 'ops'")
+            # A memory the session cannot see is answered as an absent one (issue 49: no
+            # existence oracle), its owner never named.
+            hijack = await refused(session, "save_memory",
+                                   {"learning": "hijack", "entities": ["mydb.orders"], "id": ops},
+                                   f"memory id '{ops}' is taken")
+            check("ops" not in hijack.replace(ops, ""), "the owner is not named", hijack)
             check(stored(ops)["learning"] == "Zebra stripes: the ops project's rule.", "ops' memory is intact")
-            await refused(session, "forget_memory", {"id": ops}, f"memory '{ops}' is outside this session's scope")
-            await refused(session, "forget_memory", {"id": bi}, "agent 'bi'")
+            absent = "no-such-memory-id"
+            for foreign in (ops, bi):
+                gone = await refused(session, "forget_memory", {"id": foreign}, f"No memory with id '{foreign}'.")
+                unknown = await refused(session, "forget_memory", {"id": absent})
+                check(gone.replace(foreign, "?") == unknown.replace(absent, "?"), "forget: out of scope = absent", gone)
+                shown = await refused(session, "show", {"ids": [foreign]})
+                unknown = await refused(session, "show", {"ids": [absent]})
+                check(shown.replace(foreign, "?") == unknown.replace(absent, "?"), "show: out of scope = absent", shown)
+                shown = await refused(session, "show", {"ids": [f"memory:{foreign}"]})
+                unknown = await refused(session, "show", {"ids": [f"memory:{absent}"]})
+                check(shown.replace(foreign, "?") == unknown.replace(absent, "?"), "show memory: out of scope = absent", shown)
             await refused(session, "forget_memory", {"id": shared}, "shared by every project and agent")
             check(all(stored(m) is not None for m in (ops, bi, shared)), "nothing out of scope was forgotten")
-            await refused(session, "show", {"ids": [ops]}, "outside this session's scope")
             await refused(session, "save_memory", {"learning": "x", "entities": [f"memory:{ops}"]},
-                          f"memory '{ops}' is outside this session's scope")
+                          f"No memory with id '{ops}'.")
             shown = await session.call_tool("show", {"ids": [etl, "mydb.orders"]})
             check(not shown.is_error, "show of the scope's memory and an entity", shown.content)
             forgot = await session.call_tool("forget_memory", {"id": etl})

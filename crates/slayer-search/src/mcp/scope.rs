@@ -63,14 +63,25 @@ impl Scope {
 
     /// Refuses a change (forget, or a save replacing the id) to a memory the session does
     /// not own: another project's or agent's, or one shared by every project (agent) when
-    /// the session is locked to one.
-    pub fn may_change(&self, id: &str, standing: &Standing) -> Result<(), String> {
+    /// the session is locked to one. A memory the session cannot even see is answered as an
+    /// absent one would be (forget), or as a taken id (save), never naming its owner: out of
+    /// scope and absent look alike on every surface.
+    pub fn may_change(&self, id: &str, standing: &Standing, change: Change) -> Result<(), String> {
         let owned = |locked: &Option<String>, owner: &Option<String>| match locked {
             Some(locked) => owner.as_ref() == Some(locked),
             None => true,
         };
         if owned(&self.project, &standing.project) && owned(&self.agent, &standing.agent) {
             return Ok(());
+        }
+        if !self.sees(standing) {
+            return Err(match change {
+                Change::Forget => format!("No memory with id '{id}'."),
+                Change::Replace => format!(
+                    "memory id '{id}' is taken; save under another id (or without one to have \
+                     one allocated)"
+                ),
+            });
         }
         let owner = match (&standing.project, &standing.agent) {
             (None, None) => "it is shared by every project and agent".to_owned(),
@@ -102,6 +113,15 @@ impl Scope {
             side("agent", &self.agent)
         )
     }
+}
+
+/// What a change to a memory is, for [`Scope::may_change`]'s answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// `forget_memory`.
+    Forget,
+    /// `save_memory` under an id that exists.
+    Replace,
 }
 
 #[cfg(test)]
@@ -148,28 +168,33 @@ mod tests {
         };
         let session = scope(Some("shop"), Some("etl"));
         assert!(session
-            .may_change("1", &owned(Some("shop"), Some("etl")))
+            .may_change("1", &owned(Some("shop"), Some("etl")), Change::Forget)
             .is_ok());
         assert!(session.sees(&owned(None, None)));
-        let shared = session.may_change("2", &owned(None, None)).unwrap_err();
+        let shared = session
+            .may_change("2", &owned(None, None), Change::Forget)
+            .unwrap_err();
         assert!(
             shared.contains("shared by every project and agent"),
             "{shared}"
         );
+        // Out of scope looks absent (forget) or taken (save), the owner never named.
         let other = session
-            .may_change("3", &owned(Some("ops"), None))
+            .may_change("3", &owned(Some("ops"), None), Change::Forget)
             .unwrap_err();
-        assert!(
-            other.contains("belongs to project 'ops', any agent"),
-            "{other}"
-        );
+        assert_eq!(other, "No memory with id '3'.");
+        let taken = session
+            .may_change("3", &owned(Some("ops"), None), Change::Replace)
+            .unwrap_err();
+        assert!(taken.starts_with("memory id '3' is taken"), "{taken}");
+        assert!(!taken.contains("ops"), "{taken}");
         assert!(!session.sees(&owned(Some("ops"), None)));
         let project_only = scope(Some("shop"), None);
         assert!(project_only
-            .may_change("4", &owned(Some("shop"), Some("bi")))
+            .may_change("4", &owned(Some("shop"), Some("bi")), Change::Forget)
             .is_ok());
         assert!(Scope::default()
-            .may_change("5", &owned(Some("ops"), None))
+            .may_change("5", &owned(Some("ops"), None), Change::Forget)
             .is_ok());
     }
 }

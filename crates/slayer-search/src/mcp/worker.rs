@@ -22,7 +22,7 @@ use slayer_search::output::measure_card::measure_card;
 use slayer_search::request::{Request, RequestFields};
 use tokio::sync::oneshot;
 
-use super::scope::Scope;
+use super::scope::{Change, Scope};
 use super::tools::{
     ForgetMemoryArgs, LinkedEntities, QueryArg, SaveMemoryArgs, SearchArgs, ShowArgs,
 };
@@ -279,7 +279,9 @@ impl Worker<'_> {
         // A link to a memory the session cannot see would tell it that memory exists.
         for reference in entities.iter().flatten() {
             if let Some(id) = memory_id_of(reference) {
-                self.refuse_unseen(id)?;
+                if !self.visible(id)? {
+                    return Err(format!("No memory with id '{id}'."));
+                }
             }
         }
         let defaults = slayer_common::records::Standing::default();
@@ -330,7 +332,7 @@ impl Worker<'_> {
         // reads it.
         let scope = self.scope.clone();
         let id = request.id.clone().unwrap_or_default();
-        let guard = move |standing: &Standing| scope.may_change(&id, standing);
+        let guard = move |standing: &Standing| scope.may_change(&id, standing, Change::Replace);
         write::save_by(
             self.writer()?,
             request,
@@ -346,7 +348,7 @@ impl Worker<'_> {
         // Checked inside the deletion's transaction: no other writer can hand the id to
         // another scope between the check and the deletion.
         let scope = self.scope.clone();
-        let guard = |standing: &Standing| scope.may_change(id, standing);
+        let guard = |standing: &Standing| scope.may_change(id, standing, Change::Forget);
         let warning = write::forget_guarded(self.writer()?, id, &guard).map_err(message)?;
         Ok(Reply {
             structured: json!({"deleted_id": id}),
@@ -368,11 +370,13 @@ impl Worker<'_> {
         let mut catalog = None;
         let mut shown: Vec<String> = Vec::new();
         for raw in ids {
+            // A memory outside the scope is answered as an absent one: the same error.
             let canonical = if let Some(id) = memory_id_of(raw) {
-                self.refuse_unseen(id)?;
+                if !self.visible(id)? {
+                    return Err(format!("No memory with id '{id}'."));
+                }
                 vec![raw.clone()]
-            } else if conn.memory_exists(raw).map_err(message)? {
-                self.refuse_unseen(raw)?;
+            } else if self.visible(raw)? {
                 vec![memory_ref(raw)]
             } else {
                 if catalog.is_none() {
@@ -429,15 +433,13 @@ impl Worker<'_> {
         })
     }
 
-    /// A memory outside the session's scope is not shown, as search does not return it.
-    fn refuse_unseen(&self, id: &str) -> Result<(), String> {
-        match self.ctx.conn.memory(id).map_err(message)? {
-            Some(memory) if !self.scope.sees(&memory.standing) => Err(format!(
-                "memory '{id}' is outside this session's scope ({})",
-                self.scope.describe()
-            )),
-            _ => Ok(()),
-        }
+    /// Whether the memory `id` exists and the session's scope sees it (search returns only
+    /// those; anything else is answered as absent).
+    fn visible(&self, id: &str) -> Result<bool, String> {
+        Ok(match self.ctx.conn.memory(id).map_err(message)? {
+            Some(memory) => self.scope.sees(&memory.standing),
+            None => false,
+        })
     }
 
     fn list_datasources(&self) -> Outcome {
