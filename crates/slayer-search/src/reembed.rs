@@ -72,7 +72,7 @@ impl Drop for Reembed {
 
 /// Whether `SLAYER_NO_EMBED` turns embedding off: a true value as `slayer-memory --no-embed`
 /// reads it (`1`, `true`, `yes`, `on`, `y`, `t`, any case).
-fn turned_off() -> bool {
+pub fn turned_off() -> bool {
     std::env::var(slayer_common::env::NO_EMBED).is_ok_and(|v| is_true(&v))
 }
 

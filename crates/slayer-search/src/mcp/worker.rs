@@ -337,7 +337,8 @@ impl Worker<'_> {
             self.writer()?,
             request,
             limits,
-            true,
+            // SLAYER_NO_EMBED holds for the server's saves as for `slayer-memory save`.
+            !slayer_search::reembed::turned_off(),
             write::Saver::Agent,
             &guard,
         )

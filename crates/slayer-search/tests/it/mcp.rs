@@ -660,3 +660,42 @@ fn http_sessions_nobody_closes_expire_after_the_idle_time() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// Issue 49: `SLAYER_NO_EMBED=1` holds for the server's saves as for `slayer-memory save`.
+#[test]
+fn save_memory_does_not_embed_when_embedding_is_turned_off() {
+    let f = Fixture::new();
+    let save = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "save_memory", "arguments": {"learning": "Refunds post weekly.",
+        "entities": ["mydb.orders"], "id": "quiet"}}})
+    .to_string();
+    let embedded = |env_off: &str| {
+        let mut child = crate::kit::command("slayer-search")
+            .env("SLAYER_MODEL_DIR", crate::support::models_dir())
+            .env("SLAYER_NO_EMBED", env_off)
+            .args(["mcp", "--store"])
+            .arg(&f.store)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{}", initialize("2025-06-18")).unwrap();
+        writeln!(stdin, "{save}").unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert!(stdout.contains("\"isError\":false"), "{stdout}");
+        let conn = rusqlite::Connection::open(&f.store).unwrap();
+        conn.query_row(
+            "SELECT count(*) FROM embeddings WHERE canonical_id = 'memory:quiet'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+    };
+    assert_eq!(embedded("1"), 0, "turned off: no embedding row");
+    assert_eq!(embedded("0"), 1, "on: the save embeds");
+}
