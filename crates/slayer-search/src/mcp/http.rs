@@ -145,6 +145,8 @@ type Body = BoxBody<Bytes, Infallible>;
 /// The token check in front of rmcp's service.
 struct Gate {
     token: Token,
+    /// Whether a browser page of any origin may call (only with `--allow-remote`).
+    any_origin: bool,
     mcp: StreamableHttpService<Server, ExpiringSessions>,
 }
 
@@ -167,8 +169,42 @@ impl Gate {
         if request.uri().path() != ENDPOINT {
             return plain(StatusCode::NOT_FOUND, "Not Found: MCP is served at /mcp");
         }
+        // A browser names the page that sent the request; a page of another site must not
+        // reach a loopback server (DNS rebinding), as the MCP transport requires.
+        if !self.any_origin
+            && request
+                .headers()
+                .get(header::ORIGIN)
+                .is_some_and(|o| !loopback_origin(o.as_bytes()))
+        {
+            return plain(
+                StatusCode::FORBIDDEN,
+                "Forbidden: the Origin is not this machine (start with --allow-remote to accept others)",
+            );
+        }
         self.mcp.handle(request).await
     }
+}
+
+/// `http://localhost:8931`, `http://127.0.0.1`, `https://[::1]:1`: an origin on this machine.
+fn loopback_origin(origin: &[u8]) -> bool {
+    let Ok(origin) = std::str::from_utf8(origin) else {
+        return false;
+    };
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let host = match rest.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => rest.split(':').next().unwrap_or_default(),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
@@ -222,6 +258,7 @@ pub async fn serve(server: Server, options: Options, request_bytes: usize) -> an
     ExpiringSessions::reap_in_background(&expiring);
     let gate = Arc::new(Gate {
         token: options.token,
+        any_origin: options.allow_remote,
         mcp: StreamableHttpService::new(move || Ok(server.clone()), expiring, config),
     });
     let _ = writeln!(
@@ -267,6 +304,27 @@ pub async fn serve(server: Server, options: Options, request_bytes: usize) -> an
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_origins_on_this_machine_are_loopback() {
+        for yes in [
+            "http://localhost:8931",
+            "http://127.0.0.1",
+            "https://[::1]:1",
+            "http://LOCALHOST",
+        ] {
+            assert!(loopback_origin(yes.as_bytes()), "{yes}");
+        }
+        for no in [
+            "http://evil.example",
+            "http://127.0.0.1.evil.example",
+            "null",
+            "file://",
+            "http://[::2]:1",
+        ] {
+            assert!(!loopback_origin(no.as_bytes()), "{no}");
+        }
+    }
 
     #[test]
     fn only_the_exact_token_is_admitted() {

@@ -651,6 +651,20 @@ fn http_sessions_nobody_closes_expire_after_the_idle_time() {
         .unwrap_or_else(|| panic!("no session id in {reply}"));
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     assert!(post(Some(&id), list).starts_with("HTTP/1.1 200"));
+    // A page of another site (its Origin) is refused, whatever the token (issue 49).
+    let mut s = TcpStream::connect(&addr).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+         Origin: http://evil.example\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{init}",
+        init.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 403"), "{reply}");
     std::thread::sleep(std::time::Duration::from_millis(2600));
     let reply = post(Some(&id), list);
     assert!(
