@@ -3,10 +3,12 @@
 //!
 //! What guards it, in the order a request meets it: the listener is on loopback unless
 //! `--allow-remote` says otherwise; every request must carry `Authorization: Bearer <token>`
-//! (compared in constant time) or it gets 401 before any MCP processing; rmcp then checks the
-//! `Host` header (loopback names only, against DNS rebinding, unless remote) and bounds the
-//! body at `limits.request_bytes` (413 past it). The token is never printed: not in the
-//! listening line, not in errors, not in `Debug`.
+//! (compared in constant time) or it gets 401 before any MCP processing; an `Origin` that is
+//! not this machine gets 403 (unless remote); a POSTed body must arrive within 30 s and
+//! `limits.request_bytes` and be one JSON-RPC message (`posted.rs`: 408, 413, or the JSON-RPC
+//! error stdio gives); rmcp then checks the `Host` header (loopback names only, against DNS
+//! rebinding, unless remote). Sessions expire (`sessions.rs`). The token is never printed: not
+//! in the listening line, not in errors, not in `Debug`.
 
 use std::convert::Infallible;
 use std::io::Write as _;
@@ -14,6 +16,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
+use super::posted;
 use super::sessions::{ExpiringSessions, Expiry};
 use anyhow::Context as _;
 use bytes::Bytes;
@@ -147,6 +150,8 @@ struct Gate {
     token: Token,
     /// Whether a browser page of any origin may call (only with `--allow-remote`).
     any_origin: bool,
+    /// The most bytes a POSTed message may hold.
+    request_bytes: usize,
     mcp: StreamableHttpService<Server, ExpiringSessions>,
 }
 
@@ -181,6 +186,12 @@ impl Gate {
                 StatusCode::FORBIDDEN,
                 "Forbidden: the Origin is not this machine (start with --allow-remote to accept others)",
             );
+        }
+        if request.method() == hyper::Method::POST {
+            return match posted::read(request, self.request_bytes).await {
+                Ok(request) => self.mcp.handle(request).await,
+                Err(answer) => answer,
+            };
         }
         self.mcp.handle(request).await
     }
@@ -259,6 +270,7 @@ pub async fn serve(server: Server, options: Options, request_bytes: usize) -> an
     let gate = Arc::new(Gate {
         token: options.token,
         any_origin: options.allow_remote,
+        request_bytes,
         mcp: StreamableHttpService::new(move || Ok(server.clone()), expiring, config),
     });
     let _ = writeln!(

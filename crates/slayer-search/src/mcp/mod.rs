@@ -10,6 +10,7 @@
 //! protocol messages goes to stdout.
 
 mod http;
+mod posted;
 mod results;
 mod scope;
 mod sessions;

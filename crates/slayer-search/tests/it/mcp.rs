@@ -651,6 +651,22 @@ fn http_sessions_nobody_closes_expire_after_the_idle_time() {
         .unwrap_or_else(|| panic!("no session id in {reply}"));
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     assert!(post(Some(&id), list).starts_with("HTTP/1.1 200"));
+    // What is not one JSON-RPC message gets stdio's JSON-RPC error, as JSON (issue 49).
+    for (body, code) in [
+        ("{not json", "-32700"),
+        (r#"[{"jsonrpc":"2.0","id":3,"method":"ping"}]"#, "-32600"),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{}}"#,
+            "-32602",
+        ),
+    ] {
+        let reply = post(Some(&id), body);
+        assert!(reply.starts_with("HTTP/1.1 400"), "{body}: {reply}");
+        assert!(
+            reply.contains(&format!("\"code\":{code}")),
+            "{body}: {reply}"
+        );
+    }
     // A page of another site (its Origin) is refused, whatever the token (issue 49).
     let mut s = TcpStream::connect(&addr).unwrap();
     write!(
