@@ -15,6 +15,7 @@ mod hostile;
 mod kit;
 mod long_lived;
 mod mcp;
+mod mcp_hardening;
 #[path = "../../../../tests/kit/model.rs"]
 mod model;
 #[path = "../../../../tests/kit/pg_server/mod.rs"]

@@ -80,22 +80,7 @@ pub fn import(
     let mut tally = Tally::default();
     walked.warn_passed_over(&mut tally);
     let mut unreadable = Vec::new();
-    let mut texts = Vec::new();
-    for file in files {
-        let rel = file.strip_prefix(base).unwrap_or(file).to_owned();
-        let syntax = if file.extension().is_some_and(|e| e == "js") {
-            Syntax::JavaScript
-        } else {
-            Syntax::Yaml
-        };
-        match read_bounded(file, syntax, limits) {
-            Ok(text) => texts.push((file, rel, text)),
-            Err(why) => {
-                unreadable.push(format!("{}: {why}", rel.display()));
-                tally.unreadable_file(&rel, why);
-            }
-        }
-    }
+    let texts = read_files(files, base, limits, &mut tally, &mut unreadable);
     // The JavaScript constants first: a model reads another file's SQL by `require`.
     let mut constants = Constants::default();
     for (file, rel, text) in &texts {
@@ -194,6 +179,34 @@ pub fn import(
         }
     }
     Ok(Imported::of("cube", path, name, models, tally))
+}
+
+/// Each file's text, read within the limits; one that cannot be read is named in `tally`
+/// (and in `unreadable`, for the error when nothing could be read).
+fn read_files<'f>(
+    files: &'f [PathBuf],
+    base: &Path,
+    limits: &Limits,
+    tally: &mut Tally,
+    unreadable: &mut Vec<String>,
+) -> Vec<(&'f PathBuf, PathBuf, String)> {
+    let mut texts = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(base).unwrap_or(file).to_owned();
+        let syntax = if file.extension().is_some_and(|e| e == "js") {
+            Syntax::JavaScript
+        } else {
+            Syntax::Yaml
+        };
+        match read_bounded(file, syntax, limits) {
+            Ok(text) => texts.push((file, rel, text)),
+            Err(why) => {
+                unreadable.push(format!("{}: {why}", rel.display()));
+                tally.unreadable_file(&rel, why);
+            }
+        }
+    }
+    texts
 }
 
 /// One model file as read.
