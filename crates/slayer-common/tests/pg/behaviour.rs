@@ -341,7 +341,7 @@ fn an_uncommitted_or_failed_transaction_writes_nothing() {
 }
 
 #[test]
-fn a_lost_connection_is_an_error_naming_the_server_then_reconnects() {
+fn a_lost_connection_reconnects_outside_a_transaction_and_is_an_error_inside_one() {
     let own = SocketServer::start();
     own.create_database(DB);
     let schema = fresh_schema("lost");
@@ -352,16 +352,11 @@ fn a_lost_connection_is_an_error_naming_the_server_then_reconnects() {
     .unwrap();
     assert_eq!(store.doc_count().unwrap(), 0);
     own.restart();
+    // The dead connection is found on its first use after the restart, and the read runs
+    // again on a new one (issue 49: the first request after a restart used to fail).
     let started = Instant::now();
-    match store.doc_count() {
-        Err(StoreError::Postgres { server, message }) => {
-            assert_eq!(server, shown(&schema));
-            assert!(!message.is_empty());
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(store.doc_count().unwrap(), 0, "the read reconnects");
     assert!(started.elapsed() < Duration::from_secs(5));
-    assert_eq!(store.doc_count().unwrap(), 0, "the next read reconnects");
 
     // Inside a snapshot the loss is an error; once it ends, reads reconnect.
     store.begin_snapshot().unwrap();

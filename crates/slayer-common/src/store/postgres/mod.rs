@@ -220,6 +220,21 @@ fn connection_gone(e: &postgres::Error) -> bool {
         })
 }
 
+/// Why a call on the connection failed: `Again` when the connection was found gone outside a
+/// transaction (the call may run once more on a new one), `No` otherwise.
+enum Retry {
+    Again(StoreError),
+    No(StoreError),
+}
+
+impl Retry {
+    fn into_error(self) -> StoreError {
+        match self {
+            Retry::Again(e) | Retry::No(e) => e,
+        }
+    }
+}
+
 /// `name` as a double-quoted SQL identifier.
 pub(crate) fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -335,26 +350,36 @@ impl PgStore {
     }
 
     /// Runs `f` on the connection: outside a transaction, one that was lost is opened again
-    /// first; a server error is named and scrubbed, and a lost connection forgotten.
-    fn with<T>(&self, f: impl FnOnce(&mut Session) -> PgResult<T>) -> Result<T, StoreError> {
+    /// first, and a call the server refused because the connection was gone (a restart ends
+    /// every session; the client learns it only on its next call) runs once more on a new
+    /// one; a server error is named and scrubbed, and a lost connection forgotten.
+    fn with<T>(&self, mut f: impl FnMut(&mut Session) -> PgResult<T>) -> Result<T, StoreError> {
+        let idle = self.lock().mode == Mode::Idle;
+        match self.with_once(&mut f) {
+            Err(Retry::Again(_)) if idle => self.with_once(&mut f).map_err(Retry::into_error),
+            other => other.map_err(Retry::into_error),
+        }
+    }
+
+    fn with_once<T>(&self, f: &mut impl FnMut(&mut Session) -> PgResult<T>) -> Result<T, Retry> {
         let mut conn = self.lock();
         let lost = conn.session.as_ref().is_none_or(|s| s.client.is_closed());
         if lost {
             if conn.mode != Mode::Idle {
                 conn.session = None;
-                return Err(StoreError::Postgres {
+                return Err(Retry::No(StoreError::Postgres {
                     server: self.endpoint.shown.clone(),
                     message: "the connection was lost in the middle of a transaction".into(),
-                });
+                }));
             }
-            conn.session = Some(self.connect()?);
+            conn.session = Some(self.connect().map_err(Retry::No)?);
         }
         let Some(session) = conn.session.as_mut() else {
             unreachable!("a session was just opened")
         };
         match f(session) {
             Ok(value) => Ok(value),
-            Err(Fail::Store(e)) => Err(e),
+            Err(Fail::Store(e)) => Err(Retry::No(e)),
             Err(Fail::Pg(e)) => {
                 let closed = session.client.is_closed() || connection_gone(&e);
                 let error = self.pg_error(&e);
@@ -363,8 +388,9 @@ impl PgStore {
                 }
                 if closed && conn.mode == Mode::Idle {
                     conn.session = None;
+                    return Err(Retry::Again(error));
                 }
-                Err(error)
+                Err(Retry::No(error))
             }
         }
     }
