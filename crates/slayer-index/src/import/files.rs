@@ -42,7 +42,7 @@ pub fn project_files(
 }
 
 /// [`project_files`] of `path`, a folder inside the project folder `root` (links may point
-/// anywhere inside `root`).
+/// anywhere inside `root`; file names are relative to it).
 pub fn project_files_within(
     path: &Path,
     root: &Path,
@@ -60,16 +60,16 @@ pub fn project_files_within(
     if !path.is_dir() {
         return Err(problem(path, "no such file or folder"));
     }
-    let root = root
+    let canonical_root = root
         .canonicalize()
         .map_err(|e| problem(root, e.to_string()))?;
     let mut walk = Walk {
-        root,
+        root: canonical_root,
         wanted,
         skip,
         visited: HashSet::new(),
         out: ProjectFiles {
-            base: path.to_owned(),
+            base: root.to_owned(),
             ..ProjectFiles::default()
         },
     };

@@ -18,7 +18,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::Map;
+use serde_json::{Map, Value};
 use slayer_common::records::{Column, Datasource, Measure, Model};
 
 /// What an importer made of a project.
@@ -318,6 +318,59 @@ impl UniqueNames {
         self.seen.insert(name.to_owned(), at.clone());
         Ok(())
     }
+}
+
+impl UniqueNames {
+    /// Keeps the first of each name in `items`; each later one is recorded in `tally` as a
+    /// skipped `kind` (`semantic_model` → `semantic model 'x'`) and returned.
+    pub fn keep_first<T>(
+        &mut self,
+        items: &mut Vec<T>,
+        kind: &str,
+        name_at: impl Fn(&T) -> (&str, &At),
+        tally: &mut Tally,
+    ) -> Vec<T> {
+        let mut skipped = Vec::new();
+        for item in std::mem::take(items) {
+            let (name, at) = name_at(&item);
+            match self.insert(name, at) {
+                Ok(()) => items.push(item),
+                Err(twice) => {
+                    let object = format!("{} '{name}'", kind.replace('_', " "));
+                    tally.object(kind, &object, at, vec![(Fate::Skipped, twice.to_string())]);
+                    skipped.push(item);
+                }
+            }
+        }
+        skipped
+    }
+}
+
+/// What is wrong with a file, without the path the caller names anyway.
+pub fn reason(e: crate::error::IndexError) -> String {
+    match e {
+        crate::error::IndexError::Project { message, .. } => message,
+        other => other.to_string(),
+    }
+}
+
+/// The error of a project of which nothing could be read: each file and why.
+pub fn nothing_read(path: &Path, what: &str, unreadable: &[String]) -> crate::error::IndexError {
+    problem(
+        path,
+        format!("no {what} could be read:\n  {}", unreadable.join("\n  ")),
+    )
+}
+
+/// The strings of the list under `key` (none when it is missing or not a list).
+pub fn strings(v: &Value, key: &str) -> Vec<String> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// A second object of a name the project already uses.

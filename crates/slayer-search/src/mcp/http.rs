@@ -218,7 +218,8 @@ fn loopback_origin(origin: &[u8]) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+/// A plain-text answer with `status`.
+pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
     *response.status_mut() = status;
     response.headers_mut().insert(

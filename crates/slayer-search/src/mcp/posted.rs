@@ -14,6 +14,8 @@ use hyper::body::Incoming;
 use hyper::{header, Request, Response, StatusCode};
 use serde_json::{json, Value};
 
+use super::http::plain;
+
 /// How long a request body may take to arrive.
 pub const BODY_SECONDS: u64 = 30;
 
@@ -110,16 +112,6 @@ fn error(id: Value, code: i64, message: &str) -> Response<Body> {
     response
 }
 
-fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,12 +119,12 @@ mod tests {
     fn code(body: &str) -> Option<i64> {
         let response = check(body.as_bytes())?;
         assert_eq!(response.status(), StatusCode::BAD_REQUEST);
-        let bytes = futures_free_collect(response);
+        let bytes = body_of(response);
         let v: Value = serde_json::from_slice(&bytes).unwrap();
         v["error"]["code"].as_i64()
     }
 
-    fn futures_free_collect(response: Response<Body>) -> Bytes {
+    fn body_of(response: Response<Body>) -> Bytes {
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()

@@ -258,7 +258,7 @@ fn session(f: &Fixture, lines: &[String]) -> Vec<Value> {
         .collect()
 }
 
-fn initialize(version: &str) -> String {
+pub(crate) fn initialize(version: &str) -> String {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": version, "capabilities": {},
         "clientInfo": {"name": "test", "version": "0"}}})
@@ -542,19 +542,20 @@ fn show_of_a_metric_tells_its_model_formula_filter_and_every_grouping() {
     );
 }
 
-/// The HTTP server serves at most 64 connections at once: the next waits until one closes, so
-/// idle clients cannot grow its memory without bound.
-#[test]
-fn http_serves_a_bounded_number_of_connections_and_the_next_when_one_closes() {
-    use std::io::{BufRead, BufReader, Read};
-    use std::net::TcpStream;
-    use std::time::Duration;
-    let f = Fixture::new();
+/// `slayer-search mcp --http 127.0.0.1:0` on the fixture store with `token` and `extra` flags:
+/// the process and the address it listens on.
+pub(crate) fn start_http(
+    f: &Fixture,
+    token: &str,
+    extra: &[&str],
+) -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
     let mut child = crate::kit::command("slayer-search")
-        .env("SLAYER_MCP_TOKEN", "a-long-enough-secret-token")
+        .env("SLAYER_MCP_TOKEN", token)
         .args(["mcp", "--store"])
         .arg(&f.store)
         .args(["--http", "127.0.0.1:0"])
+        .args(extra)
         .stdin(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -569,6 +570,18 @@ fn http_serves_a_bounded_number_of_connections_and_the_next_when_one_closes() {
         .and_then(|rest| rest.split('/').next())
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_owned();
+    (child, addr)
+}
+
+/// The HTTP server serves at most 64 connections at once: the next waits until one closes, so
+/// idle clients cannot grow its memory without bound.
+#[test]
+fn http_serves_a_bounded_number_of_connections_and_the_next_when_one_closes() {
+    use std::io::Read;
+    use std::net::TcpStream;
+    use std::time::Duration;
+    let f = Fixture::new();
+    let (mut child, addr) = start_http(&f, "a-long-enough-secret-token", &[]);
     let idle: Vec<TcpStream> = (0..64)
         .map(|_| TcpStream::connect(&addr).unwrap())
         .collect();

@@ -6,41 +6,17 @@ use std::process::Stdio;
 
 use serde_json::json;
 
+use crate::mcp::{initialize, start_http};
 use crate::support::Fixture;
-
-fn initialize(version: &str) -> String {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"}}})
-    .to_string()
-}
 
 /// Issue 49: a session the client abandons (no DELETE) is closed after --session-idle.
 #[test]
 fn http_sessions_nobody_closes_expire_after_the_idle_time() {
-    use std::io::{BufRead, BufReader, Read};
+    use std::io::Read;
     use std::net::TcpStream;
     let f = Fixture::new();
     let token = "a-long-enough-secret-token";
-    let mut child = crate::kit::command("slayer-search")
-        .env("SLAYER_MCP_TOKEN", token)
-        .args(["mcp", "--store"])
-        .arg(&f.store)
-        .args(["--http", "127.0.0.1:0", "--session-idle", "1"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
+    let (mut child, addr) = start_http(&f, token, &["--session-idle", "1"]);
     let post = |session: Option<&str>, body: &str| -> String {
         let mut s = TcpStream::connect(&addr).unwrap();
         let session = session

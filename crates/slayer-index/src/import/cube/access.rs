@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use slayer_common::records::Model;
 
 use super::Definition;
-use crate::import::{Fate, Tally};
+use crate::import::{strings, Fate, Tally};
 
 /// Whether a `public` / `shown` value hides its object: `false`, or a value only Cube can
 /// decide at run time (a template, a function) — with the reason in that case.
@@ -54,16 +54,7 @@ pub fn apply(d: &Definition, m: &mut Model, tally: &mut Tally) {
         let mut parts = Vec::new();
         let mut problems = Vec::new();
         if let Some(ml) = p.get("member_level") {
-            let list = |k: &str| -> Vec<String> {
-                ml.get(k)
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            };
-            let (includes, excludes) = (list("includes"), list("excludes"));
+            let (includes, excludes) = (strings(ml, "includes"), strings(ml, "excludes"));
             if !excludes.is_empty() {
                 parts.push(format!("members hidden: {}", excludes.join(", ")));
                 if role == "*" {

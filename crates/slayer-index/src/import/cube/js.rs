@@ -18,6 +18,7 @@ use oxc_ast::ast::{
 use oxc_ast_visit::{walk, Visit};
 
 use super::constants::Known;
+use super::refs::{is_global, CUBE_CONTEXT};
 use oxc_parser::Parser;
 use oxc_span::SourceType;
 use serde_json::{Map, Value};
@@ -30,18 +31,6 @@ pub struct JsModel {
     /// Values read with a part only running the model would fill, kept as written.
     pub partial: Vec<(usize, String)>,
 }
-
-/// Names Cube gives a model's code (`sql: (CUBE) => …`, `FILTER_PARAMS`): references, even
-/// where a function takes them as parameters.
-const CUBE_CONTEXT: [&str; 7] = [
-    "CUBE",
-    "TABLE",
-    "FILTER_PARAMS",
-    "FILTER_GROUP",
-    "SECURITY_CONTEXT",
-    "COMPILE_CONTEXT",
-    "SQL_UTILS",
-];
 
 /// Keys whose values are maps of member name → member: their keys are names, not fields.
 const MEMBER_MAPS: [&str; 6] = [
@@ -183,16 +172,6 @@ impl<'a> Visit<'a> for Reader<'_> {
         }
         walk::walk_call_expression(self, it);
     }
-}
-
-/// `SCHEMA`, `DB_PREFIX`: an upper-case name no Cube reference has (cubes and members are
-/// named in camel or snake case), so a global of the running model.
-fn is_global(name: &str) -> bool {
-    !CUBE_CONTEXT.contains(&name)
-        && name.chars().any(|c| c.is_ascii_uppercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 fn is_definition(call: &CallExpression) -> bool {

@@ -21,7 +21,8 @@ use slayer_common::records::Model;
 
 use crate::error::IndexError;
 use crate::import::{
-    problem, project_files, read_bounded, At, Fate, Imported, NameLines, Syntax, Tally, UniqueNames,
+    nothing_read, problem, project_files, read_bounded, reason, At, Fate, Imported, NameLines,
+    Syntax, Tally, UniqueNames,
 };
 use constants::Constants;
 use slayer_common::limits::Limits;
@@ -101,10 +102,7 @@ pub fn import(
             found.read_yaml(source, path.is_dir())
         };
         if let Err(e) = read {
-            let why = match e {
-                IndexError::Project { message, .. } => message,
-                other => other.to_string(),
-            };
+            let why = reason(e);
             unreadable.push(format!("{}: {why}", rel.display()));
             tally.unreadable_file(&rel, why);
         }
@@ -121,34 +119,19 @@ pub fn import(
             format!("{}:{}: {object}: {why}", at.file.display(), at.line)
         }));
         if !unreadable.is_empty() {
-            return Err(problem(
-                path,
-                format!(
-                    "no Cube model could be read:\n  {}",
-                    unreadable.join("\n  ")
-                ),
-            ));
+            return Err(nothing_read(path, "Cube model", &unreadable));
         }
         return Err(problem(path, "no Cube model here (YAML files with cubes: or views:, JavaScript files calling cube() or view())"));
     }
     let mut seen = UniqueNames::new("cube or view");
-    let mut keep = |d: &Definition, kind: &str, tally: &mut Tally| match seen.insert(&d.name, &d.at)
-    {
-        Ok(()) => true,
-        Err(twice) => {
-            let object = format!("{kind} '{}'", d.name);
-            tally.object(
-                kind,
-                &object,
-                &d.at,
-                vec![(Fate::Skipped, twice.to_string())],
-            );
-            skip_members(d, tally);
-            false
-        }
-    };
-    found.cubes.retain(|d| keep(d, "cube", &mut tally));
-    found.views.retain(|d| keep(d, "view", &mut tally));
+    fn name_at(d: &Definition) -> (&str, &At) {
+        (&d.name, &d.at)
+    }
+    let mut twice = seen.keep_first(&mut found.cubes, "cube", name_at, &mut tally);
+    twice.extend(seen.keep_first(&mut found.views, "view", name_at, &mut tally));
+    for d in &twice {
+        skip_members(d, &mut tally);
+    }
     let name = datasource.map(str::to_owned).unwrap_or_else(|| {
         path.canonicalize()
             .ok()

@@ -11,6 +11,28 @@ static REF: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\$?\{\s*([A-Za-z_][\w]*)(?:\.([A-Za-z_][\w]*))?\s*\}(\.)?").expect("valid regex")
 });
 
+/// Names Cube gives a model's code (`sql: (CUBE) => …`, `FILTER_PARAMS`): references, even
+/// where a function takes them as parameters.
+pub const CUBE_CONTEXT: [&str; 7] = [
+    "CUBE",
+    "TABLE",
+    "FILTER_PARAMS",
+    "FILTER_GROUP",
+    "SECURITY_CONTEXT",
+    "COMPILE_CONTEXT",
+    "SQL_UTILS",
+];
+
+/// `SCHEMA`, `DB_PREFIX`: an upper-case name no Cube reference has (cubes and members are
+/// named in camel or snake case), so a global of the running model.
+pub fn is_global(name: &str) -> bool {
+    !CUBE_CONTEXT.contains(&name)
+        && name.chars().any(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
 /// `sql` with Cube's references rewritten, as seen from the cube `this`.
 pub fn translate(sql: &str, this: &str) -> String {
     let mut out = String::new();
@@ -27,14 +49,7 @@ pub fn translate(sql: &str, this: &str) -> String {
             let first = &c[1];
             // `${SCHEMA}`: a global of the running model (upper case, no member), not a
             // reference; kept as written (the JavaScript reader named it).
-            let global = c[0].starts_with('$')
-                && c.get(2).is_none()
-                && first != "CUBE"
-                && first != "TABLE"
-                && first
-                    .chars()
-                    .all(|x| x.is_ascii_uppercase() || x.is_ascii_digit() || x == '_');
-            if global {
+            if c[0].starts_with('$') && c.get(2).is_none() && is_global(first) {
                 return c[0].to_owned();
             }
             let own = first == "CUBE" || first == "TABLE" || first == this;

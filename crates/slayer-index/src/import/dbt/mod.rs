@@ -21,7 +21,8 @@ use serde_json::Value;
 
 use crate::error::IndexError;
 use crate::import::{
-    problem, project_files_within, At, Fate, Imported, NameLines, Tally, UniqueNames,
+    nothing_read, problem, project_files_within, reason, At, Fate, Imported, NameLines, Tally,
+    UniqueNames,
 };
 use crate::import::{read_bounded, Syntax};
 use convert::ColumnDocs;
@@ -53,8 +54,7 @@ fn files_under(
     if dir.is_dir() {
         let wanted = |name: &str| extensions.iter().any(|x| name.ends_with(x));
         let skip = ["target", "dbt_packages", "node_modules"];
-        let mut walked = project_files_within(dir, root, &wanted, &skip)?;
-        walked.base = root.to_owned();
+        let walked = project_files_within(dir, root, &wanted, &skip)?;
         walked.warn_passed_over(tally);
         out.extend(walked.files);
     }
@@ -185,13 +185,7 @@ fn read_project(
         }
     }
     if read.semantic_models.is_empty() && read.metrics.is_empty() && !unreadable.is_empty() {
-        return Err(problem(
-            dir,
-            format!(
-                "no semantic model or metric could be read:\n  {}",
-                unreadable.join("\n  ")
-            ),
-        ));
+        return Err(nothing_read(dir, "semantic model or metric", &unreadable));
     }
     target::read_target(dir, &mut read.docs, tally);
     inline_measures(&mut read);
@@ -199,14 +193,6 @@ fn read_project(
     keep_first_of_each_name(&mut read, tally);
     fill_docs(&mut read);
     Ok(read)
-}
-
-/// What is wrong with a file, without the path the caller names anyway.
-fn reason(e: IndexError) -> String {
-    match e {
-        IndexError::Project { message, .. } => message,
-        other => other.to_string(),
-    }
 }
 
 /// The newer simple metrics' own aggregations become measures of their semantic models (a
@@ -521,50 +507,19 @@ fn jinja_left(read: &Read, tally: &mut Tally) {
 /// Two semantic models, metrics or saved queries of one name: dbt refuses such a project; the
 /// import keeps the first and skips the second, named.
 fn keep_first_of_each_name(read: &mut Read, tally: &mut Tally) {
-    let mut seen = UniqueNames::new("semantic model");
-    read.semantic_models
-        .retain(|sm| match seen.insert(&sm.name, &sm.at) {
-            Ok(()) => true,
-            Err(twice) => {
-                let object = format!("semantic model '{}'", sm.name);
-                tally.object(
-                    "semantic_model",
-                    &object,
-                    &sm.at,
-                    vec![(Fate::Skipped, twice.to_string())],
-                );
-                false
-            }
-        });
-    let mut seen = UniqueNames::new("metric");
-    read.metrics.retain(|m| match seen.insert(&m.name, &m.at) {
-        Ok(()) => true,
-        Err(twice) => {
-            let object = format!("metric '{}'", m.name);
-            tally.object(
-                "metric",
-                &object,
-                &m.at,
-                vec![(Fate::Skipped, twice.to_string())],
-            );
-            false
-        }
-    });
-    let mut seen = UniqueNames::new("saved query");
-    read.saved_queries
-        .retain(|q| match seen.insert(&q.name, &q.at) {
-            Ok(()) => true,
-            Err(twice) => {
-                let object = format!("saved query '{}'", q.name);
-                tally.object(
-                    "saved_query",
-                    &object,
-                    &q.at,
-                    vec![(Fate::Skipped, twice.to_string())],
-                );
-                false
-            }
-        });
+    UniqueNames::new("semantic model").keep_first(
+        &mut read.semantic_models,
+        "semantic_model",
+        |sm| (&sm.name, &sm.at),
+        tally,
+    );
+    UniqueNames::new("metric").keep_first(&mut read.metrics, "metric", |m| (&m.name, &m.at), tally);
+    UniqueNames::new("saved query").keep_first(
+        &mut read.saved_queries,
+        "saved_query",
+        |q| (&q.name, &q.at),
+        tally,
+    );
 }
 
 /// `{{ doc('x') }}` in every description, from the project's `{% docs %}` blocks.

@@ -15,10 +15,9 @@ use slayer_common::records::{Column, DataType, Join, Model};
 
 use crate::error::IndexError;
 use crate::import::{
-    column, model, problem, project_files, schema, At, Fate, Imported, NameLines, Tally,
-    UniqueNames,
+    column, model, nothing_read, problem, project_files, read_bounded, reason, schema, strings, At,
+    Fate, Imported, NameLines, Syntax, Tally, UniqueNames,
 };
-use crate::import::{read_bounded, Syntax};
 use slayer_common::limits::Limits;
 use validate::{newest_followed, prune, schema_for};
 
@@ -77,10 +76,7 @@ pub fn import(
         match read_document(file, base, path.is_dir(), limits) {
             Ok(doc) => docs.extend(doc),
             Err(e) => {
-                let why = match e {
-                    IndexError::Project { message, .. } => message,
-                    other => other.to_string(),
-                };
+                let why = reason(e);
                 let rel = file.strip_prefix(base).unwrap_or(file);
                 unreadable.push(format!("{}: {why}", rel.display()));
                 tally.unreadable_file(rel, why);
@@ -89,13 +85,7 @@ pub fn import(
     }
     if docs.is_empty() {
         if !unreadable.is_empty() {
-            return Err(problem(
-                path,
-                format!(
-                    "no Ossie document could be read:\n  {}",
-                    unreadable.join("\n  ")
-                ),
-            ));
+            return Err(nothing_read(path, "Ossie document", &unreadable));
         }
         return Err(problem(
             path,
@@ -442,15 +432,7 @@ pub fn described(v: &Value) -> Option<String> {
             if let Some(i) = c.get("instructions").and_then(Value::as_str) {
                 parts.push(i.trim().to_owned());
             }
-            let list = |key: &str| -> Vec<String> {
-                c.get(key)
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            };
+            let list = |key: &str| strings(&v["ai_context"], key);
             let synonyms = list("synonyms");
             if !synonyms.is_empty() {
                 parts.push(format!("Synonyms: {}.", synonyms.join(", ")));
@@ -529,14 +511,7 @@ fn relationship(r: &Value, models: &mut [Model], at: &At, tally: &mut Tally) {
         r["from"].as_str().unwrap_or_default(),
         r["to"].as_str().unwrap_or_default(),
     );
-    let cols = |k: &str| -> Vec<String> {
-        r[k].as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect()
-    };
+    let cols = |k: &str| strings(r, k);
     let (fc, tc) = (cols("from_columns"), cols("to_columns"));
     let skip = |tally: &mut Tally, why: String| {
         tally.object("relationship", &object, at, vec![(Fate::Skipped, why)])
