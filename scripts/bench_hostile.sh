@@ -18,6 +18,8 @@
 #   YAML 40k flow    a Cube YAML file with flow collections 40,000 deep (160 KB)
 #   symlink loops    a dbt models folder holding `a -> .` and `b -> .`
 #   10k models/file  10,000 semantic models in one dbt YAML file
+#   50 MB describe   a dbt semantic model whose description is 50 MB, imported with --load,
+#                    then one search that finds it (its reply's size)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -139,6 +141,9 @@ write(f"{w}/big/dbt_project.yml", "name: p\n")
 write(f"{w}/big/models/all.yml", "semantic_models:\n" + "".join(
     f"  - name: m{i}\n    model: ref('m{i}')\n    dimensions:\n      - name: d{i}\n        type: categorical\n"
     for i in range(10000)))
+write(f"{w}/desc/dbt_project.yml", "name: p\n")
+write(f"{w}/desc/models/m.yml", "semantic_models:\n  - name: m\n    model: ref('m')\n    description: "
+      + "refunds " * 6_250_000 + "\n    dimensions:\n      - name: d\n        type: categorical\n")
 EOF
 echo
 printf '| %-17s | %8s | %9s | %-40s |\n' "import" "wall s" "peak MiB" outcome
@@ -157,3 +162,9 @@ for scenario in "manifest 10 MB:dbt:manifest" "JS 6,000 deep:cube:js" "YAML 40k 
     esac
     row "$name" "$what"
 done
+/usr/bin/time -f "%e %M" -o "$work/time" timeout 60 "$bins/slayer-index" --store "$work/d.db" -q \
+    import dbt "$work/desc" --load > /dev/null 2> "$work/err"
+row "50 MB describe" "exit $?"
+/usr/bin/time -f "%e %M" -o "$work/time" timeout 60 "$bins/slayer-search" --store "$work/d.db" \
+    --channels entities,text --question "refunds" > "$work/out" 2> "$work/err"
+row "search after it" "exit $?, reply $(wc -c < "$work/out") bytes"

@@ -216,7 +216,26 @@ pub fn main_on_store(
         eprintln!("Error: {}", terminal_safe(&refused.to_string()));
         return ExitStatus::Usage.into();
     }
+    if crate::store::location::holds_secret(store) && on_command_line(store) {
+        eprintln!(
+            "warning: the password in --store can be read by every user of this machine (`ps`); \
+             put it in PGPASSWORD or ~/.pgpass instead (or give the store in SLAYER_STORE)"
+        );
+    }
     finish(run(), is_usage, Some(store))
+}
+
+/// Whether `store` was given as an argument (`--store X` or `--store=X`), where `ps` shows it,
+/// rather than in `SLAYER_STORE`.
+fn on_command_line(store: &std::path::Path) -> bool {
+    let store = store.as_os_str();
+    std::env::args_os().any(|arg| {
+        arg == store
+            || arg
+                .to_str()
+                .and_then(|a| a.strip_prefix("--store="))
+                .is_some_and(|a| std::ffi::OsStr::new(a) == store)
+    })
 }
 
 fn finish(

@@ -34,6 +34,9 @@ pub struct Limits {
     /// How deep brackets may nest in such a file (YAML flow collections, JavaScript objects);
     /// a deeper one is skipped, named.
     pub import_depth: usize,
+    /// One description or label of a catalog record: `slayer-index load` refuses a longer
+    /// one, the importers and the profiler cut it (with a warning).
+    pub description_bytes: usize,
 }
 
 impl Default for Limits {
@@ -49,6 +52,7 @@ impl Default for Limits {
             request_bytes: 1024 * 1024,
             import_file_bytes: 64 * 1024 * 1024,
             import_depth: 256,
+            description_bytes: 64 * 1024,
         }
     }
 }
@@ -114,6 +118,7 @@ impl Limits {
             ("request_bytes", self.request_bytes),
             ("import_file_bytes", self.import_file_bytes),
             ("import_depth", self.import_depth),
+            ("description_bytes", self.description_bytes),
         ] {
             if value == 0 {
                 return Err(LimitError::Zero { key });

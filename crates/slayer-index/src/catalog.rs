@@ -115,6 +115,26 @@ impl CatalogBatch {
     }
 }
 
+/// The first description or label of `record` over `limit` bytes (`limits.description_bytes`),
+/// as the error `load` refuses its input with: such a text would be rendered, indexed,
+/// embedded and returned by every search that finds it.
+pub fn over_long_text(line: usize, record: &mut Record, limit: usize) -> Option<LineError> {
+    let (what, texts) = match record {
+        Record::Datasource(ds) => (format!("datasource '{}'", ds.name), ds.texts_mut()),
+        Record::Model(m) => (format!("model '{}'", m.name), m.texts_mut()),
+        Record::Memory(_) | Record::Doc(_) => return None,
+    };
+    let long = texts.into_iter().find(|t| t.value.len() > limit)?;
+    Some(LineError {
+        line,
+        message: format!(
+            "{what}: its {} is {} bytes; the limit is {limit} (limits.description_bytes in slayer.toml): shorten it, or raise the limit",
+            long.field,
+            long.value.len()
+        ),
+    })
+}
+
 /// Re-renders every doc of a datasource and writes only the differences; docs that no longer
 /// exist are deleted with their embedding rows.
 pub fn refresh_datasource_docs(

@@ -7,7 +7,7 @@ use serde_json::json;
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::tagged;
 use slayer_common::store::{self, OpenMode, StoreRead};
-use slayer_index::catalog::CatalogBatch;
+use slayer_index::catalog::{over_long_text, CatalogBatch};
 use slayer_index::fulltext::FullText;
 use slayer_index::{project, read_records, remove, render_records, IndexError};
 
@@ -67,10 +67,13 @@ fn load(store_path: &Path, file: &Path, out: &mut Output) -> Result<ExitStatus> 
             return Ok(ExitStatus::Usage);
         }
     };
+    let limits = slayer_common::limits::Limits::load(store_path)?;
     let mut batch = CatalogBatch::default();
     let mut errors = Vec::new();
-    for (line, record) in records {
-        if let Err(e) = batch.push(line, record) {
+    for (line, mut record) in records {
+        if let Some(e) = over_long_text(line, &mut record, limits.description_bytes) {
+            errors.push(e);
+        } else if let Err(e) = batch.push(line, record) {
             errors.push(e);
         }
     }
@@ -112,7 +115,22 @@ fn render(file: &Path, out: &mut Output) -> Result<ExitStatus> {
 }
 
 fn import_slayer(store_path: &Path, dir: &Path, out: &mut Output) -> Result<ExitStatus> {
-    let project = project::read_project(dir)?;
+    let mut project = project::read_project(dir)?;
+    let limits = slayer_common::limits::Limits::load(store_path)?;
+    let cut = |what: String, texts| {
+        for (field, len) in slayer_common::records::cut_long(texts, limits.description_bytes) {
+            out.warn(&format!(
+                "{what}: its {field} is {len} bytes, cut to its first {} (limits.description_bytes in slayer.toml)",
+                limits.description_bytes
+            ));
+        }
+    };
+    for ds in &mut project.datasources {
+        cut(format!("datasource '{}'", ds.name), ds.texts_mut());
+    }
+    for m in &mut project.models {
+        cut(format!("model '{}'", m.name), m.texts_mut());
+    }
     let mut batch = CatalogBatch::default();
     for ds in project.datasources {
         batch.push(0, slayer_common::jsonl::Record::Datasource(ds))?;

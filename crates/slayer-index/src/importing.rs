@@ -41,7 +41,7 @@ pub fn run(
         ImportFormat::Dbt => import::dbt::import(path, datasource, &limits)?,
         ImportFormat::Ossie => import::ossie::import(path, datasource, source.dialect, &limits)?,
         ImportFormat::Cube => import::cube::import(path, datasource, &limits)?,
-        ImportFormat::Slayer => slayer_project(path, datasource, out)?,
+        ImportFormat::Slayer => slayer_project(path, datasource, &limits, out)?,
     };
     let records = checked_records(&mut imported);
     for issue in &imported.issues {
@@ -194,7 +194,12 @@ fn model_kind(format: &str, m: &slayer_common::records::Model) -> &'static str {
 
 /// A SLayer YAML project through the same path: its datasources and models (memories are not
 /// catalog records; `import-slayer DIR | slayer-memory import` loads them).
-fn slayer_project(dir: &Path, datasource: Option<&str>, out: &Output) -> Result<Imported> {
+fn slayer_project(
+    dir: &Path,
+    datasource: Option<&str>,
+    limits: &slayer_common::limits::Limits,
+    out: &Output,
+) -> Result<Imported> {
     let mut project = project::read_project(dir)?;
     if let Some(name) = datasource {
         for ds in &mut project.datasources {
@@ -217,6 +222,7 @@ fn slayer_project(dir: &Path, datasource: Option<&str>, out: &Output) -> Result<
     for m in &project.models {
         tally.object("model", &format!("model '{}'", m.name), &at, vec![]);
     }
+    import::cut_long_texts(&mut project.models, &mut tally, limits.description_bytes);
     let datasource = project
         .datasources
         .first()

@@ -132,7 +132,17 @@ pub fn model(datasource: &str, t: &TableInfo, targets: &JoinTargets<'_>) -> (Mod
         joins,
         extra,
     };
-    (model, rename_warnings(datasource, t))
+    let mut model = model;
+    let mut warnings = rename_warnings(datasource, t);
+    // A comment is free text of any size in the database; the store takes a bounded one.
+    let limit = slayer_common::limits::Limits::default().description_bytes;
+    for (field, len) in slayer_common::records::cut_long(model.texts_mut(), limit) {
+        warnings.push(format!(
+            "{datasource}.{}: the {field} (its comment in the database) is {len} bytes, cut to its first {limit} (limits.description_bytes)",
+            model.name
+        ));
+    }
+    (model, warnings)
 }
 
 /// The profiling job for a model read from `t`.

@@ -8,8 +8,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 mod memory;
+mod texts;
 
 pub use memory::{check_timestamp, Memory, Standing, Tier};
+pub use texts::{cut_long, Text};
 
 pub(crate) fn is_false(b: &bool) -> bool {
     !*b

@@ -206,6 +206,31 @@ fn take_schema(dsn: &str) -> Result<(String, Option<String>), StoreError> {
     Ok((rest, schema))
 }
 
+/// Whether `store` is a server's connection string holding a password (or another secret) in
+/// its own text, rather than leaving it to `PGPASSWORD` or `~/.pgpass`.
+pub fn holds_secret(store: &Path) -> bool {
+    let Some(text) = store.to_str().filter(|t| looks_like_dsn(t)) else {
+        return false;
+    };
+    if text.contains("://") {
+        return match url::Url::parse(text) {
+            Ok(url) => {
+                url.password().is_some() || url.query_pairs().any(|(key, _)| key == "password")
+            }
+            // Unparsable: whatever it holds is not shown, so say so when it may be a password.
+            Err(_) => {
+                let userinfo = text.split("://").nth(1).and_then(|r| r.rsplit_once('@'));
+                userinfo.is_some_and(|(user, _)| user.contains(':'))
+                    || text.to_ascii_lowercase().contains("password")
+            }
+        };
+    }
+    match keyword_words(text) {
+        Some(words) => words.iter().any(|w| w.key == "password"),
+        None => text.to_ascii_lowercase().contains("password"),
+    }
+}
+
 /// A connection string as messages may show it: a URL with its secrets masked, a `key=value`
 /// string with its password's value masked (all of it withheld when it cannot be read word by
 /// word and names a password).
@@ -304,6 +329,24 @@ fn keyword_words(text: &str) -> Option<Vec<Word>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_password_in_the_store_s_own_text_is_seen() {
+        for yes in [
+            "postgres://ann:pw@db/slayer",
+            "postgresql://db/slayer?password=pw",
+            "host=db dbname=slayer password=pw",
+        ] {
+            assert!(holds_secret(Path::new(yes)), "{yes}");
+        }
+        for no in [
+            "postgres://ann@db/slayer",
+            "host=db dbname=slayer user=ann",
+            "./slayer.db",
+        ] {
+            assert!(!holds_secret(Path::new(no)), "{no}");
+        }
+    }
 
     struct NoEnv;
     impl Environment for NoEnv {

@@ -43,12 +43,14 @@ impl Imported {
         format: &str,
         project: &Path,
         name: String,
-        models: Vec<Model>,
+        mut models: Vec<Model>,
         mut tally: Tally,
+        description_bytes: usize,
     ) -> Imported {
         if format != "slayer" {
             references::check(&models, &mut tally);
         }
+        cut_long_texts(&mut models, &mut tally, description_bytes);
         Imported {
             datasource: Datasource {
                 name,
@@ -64,6 +66,20 @@ impl Imported {
                 project: project.to_owned(),
                 kinds: tally.kinds,
             },
+        }
+    }
+}
+
+/// Cuts every description or label over `limit` bytes (`limits.description_bytes`), naming
+/// each cut as a loss of its object.
+pub fn cut_long_texts(models: &mut [Model], tally: &mut Tally, limit: usize) {
+    for model in models {
+        let object = references::object_of(tally, model);
+        for (field, len) in slayer_common::records::cut_long(model.texts_mut(), limit) {
+            tally.late_loss(
+                &object,
+                format!("its {field} is {len} bytes, cut to its first {limit} (limits.description_bytes in slayer.toml)"),
+            );
         }
     }
 }

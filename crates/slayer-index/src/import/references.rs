@@ -200,6 +200,19 @@ fn unresolved(
     }
 }
 
+/// The object `tally` recorded for model `m` (a semantic model, cube, view or dataset).
+pub fn object_of(tally: &Tally, m: &Model) -> String {
+    tally
+        .known(&[
+            format!("semantic model '{}'", m.name),
+            format!("cube '{}'", m.name),
+            format!("view '{}'", m.name),
+            format!("dataset '{}'", m.name),
+            format!("model '{}'", m.name),
+        ])
+        .unwrap_or_else(|| format!("model '{}'", m.name))
+}
+
 /// Checks every model's formulas, filters and joins, recording each loss on its object.
 pub fn check(models: &[Model], tally: &mut Tally) {
     let by_name: HashMap<&str, &Model> = models.iter().map(|m| (m.name.as_str(), m)).collect();
@@ -207,14 +220,7 @@ pub fn check(models: &[Model], tally: &mut Tally) {
         let mut aggregations: HashSet<String> =
             AGGREGATIONS.iter().map(|s| (*s).to_owned()).collect();
         aggregations.extend(m.aggregations.iter().map(|a| a.name.to_ascii_lowercase()));
-        let model_object = tally
-            .known(&[
-                format!("semantic model '{}'", m.name),
-                format!("cube '{}'", m.name),
-                format!("view '{}'", m.name),
-                format!("dataset '{}'", m.name),
-            ])
-            .unwrap_or_else(|| format!("model '{}'", m.name));
+        let model_object = object_of(tally, m);
         for x in &m.measures {
             let name = x.name.clone().unwrap_or_default();
             // A measure not recorded on its own (a view's, copied from its cube) is named on

@@ -195,6 +195,59 @@ mod hostile {
         );
     }
 
+    /// Issue 49: a description of megabytes is cut by the importers (named as a loss, as every
+    /// lossy mapping is, exit 0) and
+    /// refused by `load` (exit 2, nothing written), within `limits.description_bytes`.
+    #[test]
+    fn descriptions_over_the_limit_are_cut_on_import_and_refused_on_load() {
+        let s = TempStore::new();
+        let dir = s.dir.path().join("proj");
+        let long = "word ".repeat(20_000);
+        write_files(
+            &dir,
+            &[
+                ("dbt_project.yml", "name: p\n"),
+                (
+                    "models/m.yml",
+                    &format!("semantic_models:\n  - name: m\n    model: ref('m')\n    description: {long}\n    dimensions:\n      - name: d\n        type: categorical\n        description: short\n"),
+                ),
+            ],
+        );
+        let (code, records, stderr) = import(&s, &["import", "dbt", dir.to_str().unwrap()]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains("models/m.yml:2: semantic model 'm' mapped with a loss: its description is 99999 bytes, cut to its first 65536 (limits.description_bytes in slayer.toml)"), "{stderr}");
+        let model = records.iter().find(|r| r["kind"] == "model").unwrap();
+        assert_eq!(model["description"].as_str().unwrap().len(), 65536);
+        assert_eq!(model["columns"][0]["description"], "short");
+
+        // `load` takes the cut record, and refuses the whole one, naming line and field.
+        let mut whole = model.clone();
+        whole["columns"][0]["description"] = long.clone().into();
+        let lines = |model: &serde_json::Value| format!("{}\n{model}\n", records[0]);
+        let file = s.dir.path().join("in.jsonl");
+        std::fs::write(&file, lines(&whole)).unwrap();
+        let out = s.cmd(&["load", file.to_str().unwrap()]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("line 2: model 'm': its column 'd' description is 100000 bytes; the limit is 65536 (limits.description_bytes in slayer.toml): shorten it, or raise the limit"), "{stderr}");
+        assert!(
+            !s.store.exists()
+                || s.open()
+                    .conn()
+                    .query_row("SELECT count(*) FROM models", [], |r| r.get::<_, i64>(0))
+                    .unwrap()
+                    == 0
+        );
+        std::fs::write(&file, lines(model)).unwrap();
+        let out = s.cmd(&["load", file.to_str().unwrap()]).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     #[test]
     fn a_nested_manifest_is_read_in_bounded_memory() {
         let s = TempStore::new();

@@ -7,8 +7,9 @@
 //! not this machine gets 403 (unless remote); a POSTed body must arrive within 30 s and
 //! `limits.request_bytes` and be one JSON-RPC message (`posted.rs`: 408, 413, or the JSON-RPC
 //! error stdio gives); rmcp then checks the `Host` header (loopback names only, against DNS
-//! rebinding, unless remote). Sessions expire (`sessions.rs`). The token is never printed: not
-//! in the listening line, not in errors, not in `Debug`.
+//! rebinding, unless remote). Sessions expire (`sessions.rs`). SIGTERM drains: no new connection
+//! or request, the replies under way sent, then the sessions end ([`serve`]). The token is
+//! never printed: not in the listening line, not in errors, not in `Debug`.
 
 use std::convert::Infallible;
 use std::io::Write as _;
@@ -152,6 +153,8 @@ struct Gate {
     any_origin: bool,
     /// The most bytes a POSTed message may hold.
     request_bytes: usize,
+    /// One permit per POST being answered (see [`Gate::answer`]).
+    replies: Arc<tokio::sync::Semaphore>,
     mcp: StreamableHttpService<Server, ExpiringSessions>,
 }
 
@@ -188,10 +191,22 @@ impl Gate {
             );
         }
         if request.method() == hyper::Method::POST {
-            return match posted::read(request, self.request_bytes).await {
+            // Held until the reply's body is dropped (sent, or its client gone): a shutdown
+            // waits for every one, so no caller of a committed save gets a cut-off reply.
+            let Ok(in_flight) = self.replies.clone().acquire_owned().await else {
+                return plain(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping");
+            };
+            let response = match posted::read(request, self.request_bytes).await {
                 Ok(request) => self.mcp.handle(request).await,
                 Err(answer) => answer,
             };
+            return response.map(|body| {
+                body.map_frame(move |frame| {
+                    let _held = &in_flight;
+                    frame
+                })
+                .boxed()
+            });
         }
         self.mcp.handle(request).await
     }
@@ -232,8 +247,8 @@ pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
 /// The most connections served at once.
 pub const MAX_CONNECTIONS: usize = 64;
 
-/// Serves until SIGTERM or SIGINT (then returns Ok), or until a call finds the store thread
-/// gone. One line on stderr says where it listens.
+/// Serves until SIGTERM or SIGINT (then returns Ok, once the replies under way are sent), or
+/// until a call finds the store thread gone. One line on stderr says where it listens.
 pub async fn serve(server: Server, options: Options, request_bytes: usize) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
@@ -272,6 +287,7 @@ pub async fn serve(server: Server, options: Options, request_bytes: usize) -> an
         token: options.token,
         any_origin: options.allow_remote,
         request_bytes,
+        replies: Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS)),
         mcp: StreamableHttpService::new(move || Ok(server.clone()), expiring, config),
     });
     let _ = writeln!(
@@ -279,40 +295,64 @@ pub async fn serve(server: Server, options: Options, request_bytes: usize) -> an
         "slayer-search mcp: listening on http://{local}{ENDPOINT} (every request needs \
          `Authorization: Bearer <token>`)"
     );
+    let replies = gate.replies.clone();
     let open = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
-    let accepting = tokio::spawn(async move {
-        loop {
-            // At most MAX_CONNECTIONS at once: the next waits in the listen backlog until one
-            // closes, so memory stays bounded whatever clients do.
-            let Ok(permit) = open.clone().acquire_owned().await else {
-                return;
-            };
-            // A failed accept (out of descriptors, a reset) is that connection's; go on.
-            let Ok((stream, _)) = listener.accept().await else {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                continue;
-            };
-            let gate = gate.clone();
-            tokio::spawn(async move {
-                let _open = permit;
-                let service = hyper::service::service_fn(move |request| {
-                    let gate = gate.clone();
-                    async move { Ok::<_, Infallible>(gate.answer(request).await) }
+    let (drain, draining) = tokio::sync::watch::channel(false);
+    let accepting = {
+        let open = open.clone();
+        tokio::spawn(async move {
+            loop {
+                // At most MAX_CONNECTIONS at once: the next waits in the listen backlog until
+                // one closes, so memory stays bounded whatever clients do.
+                let Ok(permit) = open.clone().acquire_owned().await else {
+                    return;
+                };
+                // A failed accept (out of descriptors, a reset) is that connection's; go on.
+                let Ok((stream, _)) = listener.accept().await else {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                };
+                let gate = gate.clone();
+                let mut draining = draining.clone();
+                tokio::spawn(async move {
+                    let _open = permit;
+                    let service = hyper::service::service_fn(move |request| {
+                        let gate = gate.clone();
+                        async move { Ok::<_, Infallible>(gate.answer(request).await) }
+                    });
+                    // Slow clients are cut off by hyper's header read timeout (30 s by
+                    // default, once a timer is set).
+                    let connection = hyper::server::conn::http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .serve_connection(TokioIo::new(stream), service);
+                    let mut connection = std::pin::pin!(connection);
+                    tokio::select! {
+                        _ = connection.as_mut() => {}
+                        _ = draining.changed() => {
+                            // The request in progress is answered; no next one is read.
+                            connection.as_mut().graceful_shutdown();
+                            let _ = connection.await;
+                        }
+                    }
                 });
-                // Slow clients are cut off by hyper's header read timeout (30 s by default,
-                // once a timer is set).
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .timer(TokioTimer::new())
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
+            }
+        })
+    };
     shutdown.notified().await;
-    sessions.cancel();
+    // Stopping: no new connection, no new request on an open one; the replies under way are
+    // finished and sent (bounded), then the sessions end, which closes their event streams.
     accepting.abort();
+    let _ = drain.send(true);
+    let deadline = tokio::time::Instant::now() + DRAIN_TIME;
+    let permits = u32::try_from(MAX_CONNECTIONS).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout_at(deadline, replies.acquire_many(permits)).await;
+    sessions.cancel();
+    let _ = tokio::time::timeout_at(deadline, open.acquire_many(permits)).await;
     Ok(())
 }
+
+/// How long a stopping server waits for the replies under way.
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[cfg(test)]
 mod tests {

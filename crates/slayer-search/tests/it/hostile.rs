@@ -438,6 +438,49 @@ fn help_never_shows_the_store_s_password_from_the_environment() {
     }
 }
 
+/// Issue 49: a password written into `--store` is visible in `ps`; every binary says so (and
+/// where to put it), never showing it, while the same URL in SLAYER_STORE is taken quietly.
+#[test]
+fn a_password_on_the_command_line_is_warned_about_never_shown() {
+    // Port 1 on loopback: nothing listens, so each command fails fast after the warning.
+    let url = "postgres://ann:S3CRET-PW@127.0.0.1:1/slayer";
+    let warning = "warning: the password in --store can be read by every user of this machine (`ps`); put it in PGPASSWORD or ~/.pgpass instead";
+    let equals = format!("--store={url}");
+    for (bin, given, rest) in [
+        ("slayer-index", vec!["--store", url], &["stats"][..]),
+        ("slayer-memory", vec!["--store", url], &["list"][..]),
+        (
+            "slayer-search",
+            vec![equals.as_str()],
+            &["--question", "x"][..],
+        ),
+    ] {
+        let args = [&given[..], rest].concat();
+        let out = crate::kit::run(bin, None, &args, &[], None);
+        assert!(out.stderr.contains(warning), "{bin}: {}", out.stderr);
+        assert!(!out.stderr.contains("S3CRET"), "{bin}: {}", out.stderr);
+        let out = crate::kit::run(bin, None, rest, &[("SLAYER_STORE", url)], None);
+        assert!(
+            !out.stderr.contains("warning: the password"),
+            "{bin}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("S3CRET"), "{bin}: {}", out.stderr);
+    }
+    let out = crate::kit::run(
+        "slayer-index",
+        None,
+        &["--store", "postgres://ann@127.0.0.1:1/slayer", "stats"],
+        &[],
+        None,
+    );
+    assert!(
+        !out.stderr.contains("warning: the password"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn stored_control_characters_reach_a_terminal_as_visible_escapes() {
     let f = Fixture::new();

@@ -9,6 +9,42 @@ use serde_json::json;
 use crate::mcp::{initialize, start_http};
 use crate::support::Fixture;
 
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+/// The head of a POST to the server at `addr`, up to the blank line.
+fn post_head(addr: &str, token: &str, session: Option<&str>, length: usize) -> String {
+    let session = session
+        .map(|id| format!("Mcp-Session-Id: {id}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         {session}Content-Length: {length}\r\nConnection: close\r\n\r\n"
+    )
+}
+
+/// POSTs `body` on a connection of its own and reads the whole reply.
+fn post(addr: &str, token: &str, session: Option<&str>, body: &str) -> String {
+    use std::io::Read;
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "{}{body}", post_head(addr, token, session, body.len())).unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    reply
+}
+
+/// The `Mcp-Session-Id` of an initialize reply.
+fn session_of(reply: &str) -> String {
+    reply
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("mcp-session-id:")
+                .then(|| l.split_once(':').unwrap().1.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id in {reply}"))
+}
+
 /// Issue 49: a session the client abandons (no DELETE) is closed after --session-idle.
 #[test]
 fn http_sessions_nobody_closes_expire_after_the_idle_time() {
@@ -17,34 +53,10 @@ fn http_sessions_nobody_closes_expire_after_the_idle_time() {
     let f = Fixture::new();
     let token = "a-long-enough-secret-token";
     let (mut child, addr) = start_http(&f, token, &["--session-idle", "1"]);
-    let post = |session: Option<&str>, body: &str| -> String {
-        let mut s = TcpStream::connect(&addr).unwrap();
-        let session = session
-            .map(|id| format!("Mcp-Session-Id: {id}\r\n"))
-            .unwrap_or_default();
-        write!(
-            s,
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
-             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-             {session}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut reply = String::new();
-        s.read_to_string(&mut reply).unwrap();
-        reply
-    };
-    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    let reply = post(None, init);
+    let post = |session: Option<&str>, body: &str| post(&addr, token, session, body);
+    let reply = post(None, INIT);
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
-    let id = reply
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .starts_with("mcp-session-id:")
-                .then(|| l.split_once(':').unwrap().1.trim().to_owned())
-        })
-        .unwrap_or_else(|| panic!("no session id in {reply}"));
+    let id = session_of(&reply);
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     assert!(post(Some(&id), list).starts_with("HTTP/1.1 200"));
     // What is not one JSON-RPC message gets stdio's JSON-RPC error, as JSON (issue 49).
@@ -70,8 +82,8 @@ fn http_sessions_nobody_closes_expire_after_the_idle_time() {
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
          Origin: http://evil.example\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n{init}",
-        init.len()
+         Connection: close\r\n\r\n{INIT}",
+        INIT.len()
     )
     .unwrap();
     let mut reply = String::new();
@@ -124,4 +136,74 @@ fn save_memory_does_not_embed_when_embedding_is_turned_off() {
     };
     assert_eq!(embedded("1"), 0, "turned off: no embedding row");
     assert_eq!(embedded("0"), 1, "on: the save embeds");
+}
+
+/// Issue 49: SIGTERM stops taking connections and requests, but a request under way (here a
+/// save whose body is still arriving) is answered in full before the server exits 0, so a
+/// client never retries a committed save. An idle open connection does not hold it up.
+#[test]
+fn sigterm_answers_the_requests_under_way_then_exits() {
+    use std::io::Read;
+    use std::net::TcpStream;
+    use std::time::{Duration, Instant};
+    let f = Fixture::new();
+    let token = "a-long-enough-secret-token";
+    let (mut child, addr) = start_http(&f, token, &[]);
+    let session = session_of(&post(&addr, token, None, INIT));
+    let save = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "save_memory", "arguments": {"learning": "Refunds post weekly.",
+        "entities": ["mydb.orders"], "id": "in-flight"}}})
+    .to_string();
+    let (first, rest) = save.split_at(save.len() / 2);
+    let mut under_way = TcpStream::connect(&addr).unwrap();
+    write!(
+        under_way,
+        "{}{first}",
+        post_head(&addr, token, Some(&session), save.len())
+    )
+    .unwrap();
+    under_way.flush().unwrap();
+    let _idle = TcpStream::connect(&addr).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let stopped = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        TcpStream::connect(&addr).is_err(),
+        "a stopping server takes no new connection"
+    );
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the server waits for the reply under way"
+    );
+    under_way.write_all(rest.as_bytes()).unwrap();
+    let mut reply = String::new();
+    under_way.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.contains("\"isError\":false"), "{reply}");
+    assert!(reply.contains("in-flight"), "{reply}");
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            stopped.elapsed() < Duration::from_secs(8),
+            "the server exits once the reply is sent"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0));
+    let conn = rusqlite::Connection::open(&f.store).unwrap();
+    let saved: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM memories WHERE id = 'in-flight'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(saved, 1);
 }

@@ -161,7 +161,14 @@ pub fn import(
             models.push(m);
         }
     }
-    Ok(Imported::of("cube", path, name, models, tally))
+    Ok(Imported::of(
+        "cube",
+        path,
+        name,
+        models,
+        tally,
+        limits.description_bytes,
+    ))
 }
 
 /// Each file's text, read within the limits; one that cannot be read is named in `tally`

@@ -133,7 +133,14 @@ pub fn import(
     let placed = metrics::add(&read.metrics, &mut built, &mut tally);
     jinja_left(&read, &mut tally);
     let memories = saved::memories(&read.saved_queries, &built, &placed, &name, &mut tally);
-    let mut imported = Imported::of("dbt", dir, name, built.models, tally);
+    let mut imported = Imported::of(
+        "dbt",
+        dir,
+        name,
+        built.models,
+        tally,
+        limits.description_bytes,
+    );
     imported.memories = memories;
     Ok(imported)
 }

@@ -158,7 +158,14 @@ pub fn import(
             message: "its version is not 0.1.1 or 0.2.0.dev0; read as 0.2.0.dev0".into(),
         });
     }
-    Ok(Imported::of("ossie", path, name, models, tally))
+    Ok(Imported::of(
+        "ossie",
+        path,
+        name,
+        models,
+        tally,
+        limits.description_bytes,
+    ))
 }
 
 /// The document in `file`, validated against the schema of its version; `None` for a file of
