@@ -18,7 +18,9 @@ use tantivy::Index;
 /// The analyzer's name in the index schema. A new name for a changed analyzer makes every old
 /// index read as "another schema", which is rebuilt (docs/spec.md §6.5). `v3`: the analyzer of
 /// `v2`, with a `name` field that also holds an entity's synonyms (an index of `v2` lacks them).
-pub const ANALYZER: &str = "slayer_en_v3";
+/// `v4`: the `name` field holds the spelled-out abbreviations of the name and label too
+/// ([`crate::abbreviations`]).
+pub const ANALYZER: &str = "slayer_en_v4";
 
 /// Tokens of this many bytes or more are dropped (tantivy's `en_stem` limit).
 const LONGEST_TOKEN: usize = 40;

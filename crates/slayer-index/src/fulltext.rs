@@ -503,8 +503,14 @@ fn document(
         // The renderer's `Label:` line (docs/spec.md §2.4, §2.5), and the synonyms an importer
         // wrote into the description (`Synonyms: a, b.`, Apache Ossie's `ai_context`): a
         // synonym names the object as much as its name does.
-        if let Some(label) = d.text.lines().find_map(|l| l.strip_prefix("Label: ")) {
+        let label = d.text.lines().find_map(|l| l.strip_prefix("Label: "));
+        if let Some(label) = label {
             doc.add_text(f.name, label);
+        }
+        // `churnedMrr` is found by "recurring revenue" too (docs/spec.md §6.2).
+        let spelled = crate::abbreviations::spelled_in(&format!("{name} {}", label.unwrap_or("")));
+        if !spelled.is_empty() {
+            doc.add_text(f.name, spelled);
         }
         if let Some(synonyms) = d.text.lines().find_map(|l| l.strip_prefix("Synonyms: ")) {
             doc.add_text(f.name, synonyms);

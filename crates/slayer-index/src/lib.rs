@@ -4,7 +4,8 @@
 //! - [`catalog`]: load datasource and model records into the store in the caller's transaction,
 //!   re-render the touched datasources' docs and keep only real changes.
 //! - [`remove`]: delete an entity or memory and cascade to docs, embeddings and memory tags.
-//! - [`analysis`]: how doc text and questions become index terms.
+//! - [`analysis`]: how doc text and questions become index terms; [`abbreviations`] spelled
+//!   out beside names (`mrr`: monthly recurring revenue).
 //! - [`fulltext`]: the persistent tantivy index beside the store, synced by content hash.
 //! - [`project`]: read a SLayer YAML project folder.
 //! - [`import`]: read another semantic layer's project (dbt) as catalog records.
@@ -14,6 +15,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod abbreviations;
 pub mod analysis;
 pub mod catalog;
 pub mod error;

@@ -170,12 +170,14 @@ pub fn column_text(model: &Model, column: &Column) -> String {
 
 /// What the embedder reads of a measure's or an aggregation's doc: the doc with its first line
 /// (`Measure: <ds>.<model>.<name>`) naming the object in words (`Measure: min stringency
-/// index (measures)`). A sentence encoder reads `minStringencyIndex` or `total_sales_qty` as
-/// code; split into words, the name is what a metric question paraphrases (docs/spec.md §2.5).
+/// index (measures)`), its abbreviations spelled out (`churned monthly recurring revenue
+/// (mrr)`). A sentence encoder reads `minStringencyIndex` or `total_sales_qty` as code; split
+/// into words, the name is what a metric question paraphrases (docs/spec.md §2.5).
 pub fn named_in_words(text: &str, name: &str, model: &str) -> String {
     let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
     let kind = first.split_once(": ").map_or(first, |(kind, _)| kind);
-    let mut out = format!("{kind}: {} ({})", words(name), words(model));
+    let name = crate::abbreviations::with_spelled(&words(name));
+    let mut out = format!("{kind}: {name} ({})", words(model));
     if !rest.is_empty() {
         out.push('\n');
         out.push_str(rest);

@@ -138,6 +138,26 @@ const METRIC_CUES: &[&str] = &[
     "conversion",
     "churn",
     "retention",
+    // A figure broken down ("revenue by month", "orders for each store") is an aggregate.
+    "by",
+    "each",
+    // The nouns of what a measure adds up: a question naming one asks for a figure.
+    "revenue",
+    "revenues",
+    "sales",
+    "spend",
+    "spending",
+    "cost",
+    "costs",
+    "expenses",
+    "profit",
+    "income",
+    "earnings",
+    "volume",
+    "amount",
+    "dollars",
+    "quantity",
+    "units",
 ];
 
 /// The aggregations a question's words ask for, each with its words: what a measure's formula
@@ -315,6 +335,10 @@ mod tests {
         assert_eq!(kind("how many large orders"), IntentKind::Metric);
         assert_eq!(kind("Month-over-month revenue growth?"), IntentKind::Metric);
         assert_eq!(kind("cost per thousand impressions"), IntentKind::Metric);
+        // A figure's noun, or its breakdown, asks for a figure too.
+        assert_eq!(kind("procurement cost by supplier"), IntentKind::Metric);
+        assert_eq!(kind("store revenue last year"), IntentKind::Metric);
+        assert_eq!(kind("orders for each store"), IntentKind::Metric);
         assert_eq!(kind("lowest lockdown strictness"), IntentKind::Metric);
         assert_eq!(
             kind("which tables hold customer emails"),
@@ -370,7 +394,10 @@ mod tests {
 
     #[test]
     fn a_measure_that_leads_makes_a_metric_question() {
-        let i = classify("cost of a thousand impressions", Some("ads.campaigns.cpm"));
+        let i = classify(
+            "what we pay for a thousand impressions",
+            Some("ads.campaigns.cpm"),
+        );
         assert_eq!(i.kind, IntentKind::Metric);
         assert!(i.why.contains("ads.campaigns.cpm"), "{}", i.why);
     }
