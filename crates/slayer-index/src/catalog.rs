@@ -75,6 +75,16 @@ impl CatalogBatch {
         Ok(())
     }
 
+    /// The names of the datasources the batch has records of (datasource records).
+    pub fn datasource_names(&self) -> impl Iterator<Item = &str> {
+        self.datasources.keys().map(String::as_str)
+    }
+
+    /// The batch's model records, by datasource and name.
+    pub fn models(&self) -> impl Iterator<Item = &Model> {
+        self.models.values().map(|(_, m)| m)
+    }
+
     /// Whether the batch is empty.
     pub fn is_empty(&self) -> bool {
         self.datasources.is_empty() && self.models.is_empty()
@@ -94,13 +104,21 @@ impl CatalogBatch {
                 .into());
             }
         }
+        // A record equal to the stored one is not written again, so a re-run with nothing
+        // changed writes nothing (the store's data version does not move). Its datasource's
+        // docs are still re-rendered, and written where the text differs: a newer renderer's
+        // docs reach a store when its records are loaded again.
         let mut touched: BTreeSet<String> = BTreeSet::new();
         for ds in self.datasources.values() {
-            store.put_datasource(ds)?;
+            if store.datasource(&ds.name)?.as_ref() != Some(ds) {
+                store.put_datasource(ds)?;
+            }
             touched.insert(ds.name.clone());
         }
         for (_, model) in self.models.values() {
-            store.put_model(model)?;
+            if store.model(&model.data_source, &model.name)?.as_ref() != Some(model) {
+                store.put_model(model)?;
+            }
             touched.insert(model.data_source.clone());
         }
         let mut summary = LoadSummary {

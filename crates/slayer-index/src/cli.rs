@@ -48,13 +48,30 @@ pub enum Command {
   $ slayer-index load tests/fixtures/catalog.jsonl
   $ slayer-index import-slayer examples/shop/slayer | wc -l
 
-A model record replaces the stored model of the same datasource and name. Docs are diffed by
-content hash: re-loading identical records writes nothing. A bad line aborts the whole load
-(exit 2) and nothing is written.")]
+  $ slayer-index load --sync --dry-run tests/fixtures/catalog.jsonl
+
+A model record replaces the stored model of the same datasource and name; a record equal to the
+stored one is not written, and docs are diffed by content hash, so re-loading identical records
+writes nothing. A bad line aborts the whole load (exit 2) and nothing is written.
+
+--sync converges the store on the input, as a nightly job needs: for every datasource the input
+has records of, the models it lacks are removed (with their docs, embeddings and memory tags;
+a memory left with no tag is kept, with a warning). A sync that would remove more than half of
+a datasource's models is refused (exit 2) unless --allow-shrink is given.")]
     Load {
         /// JSON-lines file, or - for stdin.
         #[arg(default_value = "-")]
         file: PathBuf,
+        /// Also remove the models of the input's datasources that the input lacks.
+        #[arg(long)]
+        sync: bool,
+        /// Print the plan (one record per model added, changed or removed; a summary on
+        /// stderr) and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Let --sync remove more than half of a datasource's models.
+        #[arg(long, requires = "sync")]
+        allow_shrink: bool,
     },
     /// Render catalog (and memory) records to doc records, without a store.
     #[command(after_help = "Examples:

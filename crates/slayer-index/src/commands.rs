@@ -9,7 +9,7 @@ use slayer_common::jsonl::tagged;
 use slayer_common::store::{self, OpenMode, StoreRead};
 use slayer_index::catalog::{over_long_text, CatalogBatch};
 use slayer_index::fulltext::FullText;
-use slayer_index::{project, read_records, remove, render_records, IndexError};
+use slayer_index::{project, read_records, remove, render_records, sync, IndexError};
 
 use slayer_common::cli::{Format, Output};
 use slayer_common::jsonl::open_input;
@@ -26,7 +26,21 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     let mut out = cli.common.output.output(default_format)?;
     let store = &cli.common.store;
     match cli.command {
-        Command::Load { file } => load(store, &file, &mut out),
+        Command::Load {
+            file,
+            sync,
+            dry_run,
+            allow_shrink,
+        } => load(
+            store,
+            &file,
+            LoadMode {
+                sync,
+                dry_run,
+                allow_shrink,
+            },
+            &mut out,
+        ),
         Command::Render { file } => render(&file, &mut out),
         Command::ImportSlayer { dir } => import_slayer(store, &dir, &mut out),
         Command::Import {
@@ -59,7 +73,15 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     }
 }
 
-fn load(store_path: &Path, file: &Path, out: &mut Output) -> Result<ExitStatus> {
+/// How `load` runs: `--sync`, `--dry-run`, `--allow-shrink`.
+#[derive(Debug, Clone, Copy)]
+struct LoadMode {
+    sync: bool,
+    dry_run: bool,
+    allow_shrink: bool,
+}
+
+fn load(store_path: &Path, file: &Path, mode: LoadMode, out: &mut Output) -> Result<ExitStatus> {
     let records = match read_records(open_input(file)?)? {
         Ok(records) => records,
         Err(errors) => {
@@ -82,8 +104,29 @@ fn load(store_path: &Path, file: &Path, out: &mut Output) -> Result<ExitStatus> 
         return Ok(ExitStatus::Usage);
     }
     let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
+    if mode.dry_run {
+        // Read as the write would, but in a read transaction: nothing is written.
+        let plan = sync::plan(&batch, store.reader(), mode.sync)?;
+        output::plan(out, &plan)?;
+        out.note(&format!("dry run, nothing written: {}", plan.summary()));
+        if let Some(refusal) = plan.shrink_refusal().filter(|_| !mode.allow_shrink) {
+            out.warn(&refusal);
+            return Ok(ExitStatus::Usage);
+        }
+        return Ok(ExitStatus::Success);
+    }
+    // The plan is read inside the write transaction, so two syncs of one store serialize on
+    // its write lock and the second plans against what the first committed.
     let tx = store.write()?;
-    let summary = batch.write(&tx)?;
+    let plan = sync::plan(&batch, &tx, mode.sync)?;
+    if let Some(refusal) = plan.shrink_refusal().filter(|_| !mode.allow_shrink) {
+        anyhow::bail!(slayer_common::cli::UsageError(format!(
+            "{refusal}; nothing was written"
+        )));
+    }
+    let (removed_docs, warnings) = sync::remove_absent(&tx, &plan)?;
+    let mut summary = batch.write(&tx)?;
+    summary.docs.extend(removed_docs);
     // The changed docs are on stdout (and flushed) before the commit, so a run that dies at
     // any point never commits a change its consumer (`| slayer-embed refresh`) did not get.
     // A run that dies before the commit printed docs of a load that did not happen; the
@@ -91,10 +134,14 @@ fn load(store_path: &Path, file: &Path, out: &mut Output) -> Result<ExitStatus> 
     // re-run prints them again.
     output::docs(out, &summary.docs.changed, "changed")?;
     tx.commit().context("cannot commit the load")?;
+    for warning in &warnings {
+        out.warn(warning);
+    }
     out.note(&format!(
-        "loaded {} datasources, {} models: {}",
+        "loaded {} datasources, {} models ({}): {}",
         summary.datasources,
         summary.models,
+        plan.summary(),
         describe_changes(&summary.docs)
     ));
     sync_index_or_warn(&mut store, out);

@@ -4,6 +4,7 @@
 //! - [`catalog`]: load datasource and model records into the store in the caller's transaction,
 //!   re-render the touched datasources' docs and keep only real changes.
 //! - [`remove`]: delete an entity or memory and cascade to docs, embeddings and memory tags.
+//! - [`sync`]: `load --sync`: the plan of a load, and the removal of the models the input lacks.
 //! - [`analysis`]: how doc text and questions become index terms; [`abbreviations`] spelled
 //!   out beside names (`mrr`: monthly recurring revenue).
 //! - [`fulltext`]: the persistent tantivy index beside the store, synced by content hash.
@@ -25,6 +26,7 @@ pub mod project;
 pub mod pyfmt;
 pub mod remove;
 pub mod render;
+pub mod sync;
 
 pub use error::IndexError;
 

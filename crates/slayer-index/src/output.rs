@@ -36,6 +36,19 @@ pub fn doc_texts(out: &mut Output, docs: &[Doc]) -> io::Result<()> {
     out.finish()
 }
 
+/// A load's plan (`--dry-run`): one `plan` record per model added, changed or removed; text
+/// `added    shop.orders`.
+pub fn plan(out: &mut Output, plan: &slayer_index::sync::Plan) -> io::Result<()> {
+    let values: Vec<Value> = plan.changes.iter().map(|p| tagged("plan", p)).collect();
+    out.records(&values, |v| {
+        format!(
+            "{:<8} {}",
+            v["change"].as_str().unwrap_or(""),
+            v["id"].as_str().unwrap_or("")
+        )
+    })
+}
+
 /// Prints bad input lines on stderr, one style with every other error.
 pub fn report_line_errors(errors: &[slayer_common::jsonl::LineError]) {
     for e in errors {

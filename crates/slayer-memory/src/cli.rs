@@ -174,6 +174,50 @@ written); with --keep-going it becomes an `error` record and the exit status is 
         /// Do not embed them under the active embedding model (env SLAYER_NO_EMBED).
         #[arg(long, env = "SLAYER_NO_EMBED", value_parser = clap::builder::BoolishValueParser::new())]
         no_embed: bool,
+        /// Also forget the memories whose id starts with PREFIX and that the input lacks, in
+        /// the same transaction.
+        #[arg(long, value_name = "PREFIX")]
+        sync: Option<String>,
+        /// Print the plan (one record per memory added, changed or forgotten; a summary on
+        /// stderr) and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Let --sync forget more than half of the prefix's memories.
+        #[arg(long, requires = "sync")]
+        allow_shrink: bool,
+    },
+    /// Ingest a Markdown knowledge base: each .md file one memory (or one per ## section).
+    #[command(after_help = "Examples:
+  $ slayer-memory ingest examples/kb --dry-run
+  $ slayer-memory ingest examples/kb
+
+Each file is the memory `kb.<path without .md, folders joined by .>` (or its front matter's
+`id:`); its learning is the Markdown text. YAML front matter may give entities (resolved
+strictly: an unknown one is a warning naming file and line), tier, confidence, project, agent
+and description. [[datasource.model.column]] links and backticked canonical names in the text
+that resolve become tags too. A file whose content did not change is neither written nor
+re-embedded; by default the kb. memories whose file is gone are forgotten (--no-sync keeps
+them). A sync that would forget more than half of them is refused (exit 2) unless
+--allow-shrink. Summary: `3 added, 1 changed, 2 removed, 40 unchanged`.")]
+    Ingest {
+        /// Folders (or single .md files) of the knowledge base; ids are relative to each.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// One memory per file, or per `##` section.
+        #[arg(long, value_enum, default_value = "files")]
+        split: slayer_memory::kb::Split,
+        /// Keep the kb. memories whose file is gone.
+        #[arg(long)]
+        no_sync: bool,
+        /// Print the plan and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Let the sync forget more than half of the kb. memories.
+        #[arg(long)]
+        allow_shrink: bool,
+        /// Do not embed them (env SLAYER_NO_EMBED).
+        #[arg(long, env = "SLAYER_NO_EMBED", value_parser = clap::builder::BoolishValueParser::new())]
+        no_embed: bool,
     },
 }
 

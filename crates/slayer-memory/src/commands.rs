@@ -3,27 +3,28 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::{json, Value};
 use slayer_common::canonical::check_memory_id;
 use slayer_common::exit::ExitStatus;
-use slayer_common::jsonl::{read_lines, record_from_value, tagged, ReadError, Record};
+use slayer_common::jsonl::tagged;
 use slayer_common::limits::Limits;
 use slayer_common::records::{Memory, Standing, Tier};
-use slayer_common::store::{OpenMode, Store, StoreRead, StoreWrite};
-use slayer_memory::service::{self, ImportStatus, SaveRequest};
+use slayer_common::store::{OpenMode, Store, StoreRead};
+use slayer_memory::service::{self, SaveRequest};
 use slayer_memory::MemoryError;
 use slayer_memory::{review, write};
 
 use slayer_common::cli::{Format, Output, UsageError};
-use slayer_common::jsonl::open_input;
 
 use crate::cli::{Cli, Command, OnOff};
+use crate::importing::{self, Writing};
+use crate::ingest;
 use crate::reviewing;
 
 pub fn run(cli: Cli) -> Result<ExitStatus> {
     let default_format = match cli.command {
-        Command::Export | Command::Import { .. } => Format::Jsonl,
+        Command::Export | Command::Import { .. } | Command::Ingest { .. } => Format::Jsonl,
         _ => Format::Text,
     };
     let mut out = cli.common.output.output(default_format)?;
@@ -78,7 +79,34 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
             file,
             keep_going,
             no_embed,
-        } => import(store, &file, keep_going, !no_embed, &mut out),
+            sync,
+            dry_run,
+            allow_shrink,
+        } => {
+            let writing = Writing {
+                sync,
+                dry_run,
+                allow_shrink,
+                embed: !no_embed,
+            };
+            importing::import(store, &file, keep_going, &writing, &mut out)
+        }
+        Command::Ingest {
+            paths,
+            split,
+            no_sync,
+            dry_run,
+            allow_shrink,
+            no_embed,
+        } => {
+            let writing = Writing {
+                sync: (!no_sync).then(|| slayer_memory::kb::PREFIX.to_owned()),
+                dry_run,
+                allow_shrink,
+                embed: !no_embed,
+            };
+            ingest::ingest(store, &paths, split, &writing, &mut out)
+        }
     }?;
     out.finish()?;
     Ok(status)
@@ -89,7 +117,7 @@ pub(crate) fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
 }
 
 /// `[limits]` of slayer.toml beside the store (docs/spec.md §16).
-fn load_limits(store_path: &Path) -> Result<Limits, UsageError> {
+pub(crate) fn load_limits(store_path: &Path) -> Result<Limits, UsageError> {
     Limits::load(store_path).map_err(|e| UsageError(e.to_string()))
 }
 
@@ -326,233 +354,4 @@ fn export(store_path: &Path, out: &mut Output) -> Result<ExitStatus> {
         .collect();
     out.records(&values, memory_line)?;
     Ok(ExitStatus::Success)
-}
-
-/// Parses and checks one import line into a memory record.
-fn import_record(text: &str, limits: &Limits) -> Result<Memory, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
-    let Value::Object(mut object) = value else {
-        return Err("expected a JSON object (a memory record)".into());
-    };
-    match object.remove("kind") {
-        Some(Value::String(k)) if k == "memory" => {}
-        None => return Err(
-            "missing field 'kind'; a memory record has \"kind\": \"memory\" (as export writes it)"
-                .into(),
-        ),
-        Some(other) => return Err(format!("field 'kind': expected \"memory\", got {other}")),
-    }
-    match object.get("id") {
-        None | Some(Value::String(_)) => {}
-        Some(other) => {
-            return Err(format!(
-                "field 'id': expected a string, got {other}; quote it (\"id\": \"{}\") or leave it out to have one allocated",
-                other.to_string().trim_matches('"')
-            ))
-        }
-    }
-    object
-        .entry("id")
-        .or_insert_with(|| Value::String(String::new()));
-    object
-        .entry("created_at")
-        .or_insert_with(|| Value::String(service::now_utc()));
-    // An empty id is the "allocate one" sentinel: validate the rest with a stand-in id.
-    let allocate = object.get("id") == Some(&Value::String(String::new()));
-    if allocate {
-        object.insert("id".into(), Value::String("pending".into()));
-    }
-    let Record::Memory(mut memory) = record_from_value("memory", Value::Object(object))? else {
-        return Err("expected a memory record".into());
-    };
-    if allocate {
-        memory.id.clear();
-    }
-    service::check_record(&mut memory).map_err(|e| e.to_string())?;
-    let id = (!memory.id.is_empty()).then_some(memory.id.as_str());
-    let entities = memory.entities.iter().map(String::as_str);
-    service::check_fields(
-        limits,
-        &memory.learning,
-        id,
-        entities,
-        memory.query.as_ref(),
-        &memory.standing,
-    )
-    .map_err(|e| e.to_string())?;
-    Ok(memory)
-}
-
-/// The lines whose explicit id an earlier line of the same input already has, with that line.
-fn duplicate_ids(parsed: &[ImportLine]) -> std::collections::HashMap<usize, usize> {
-    let mut first_line: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    let mut duplicates = std::collections::HashMap::new();
-    for (no, memory) in parsed {
-        let Ok(memory) = memory else { continue };
-        if memory.id.is_empty() {
-            continue;
-        }
-        match first_line.get(memory.id.as_str()) {
-            Some(&first) => {
-                duplicates.insert(*no, first);
-            }
-            None => {
-                first_line.insert(&memory.id, *no);
-            }
-        }
-    }
-    duplicates
-}
-
-/// From this many records, an import recounts tags once instead of per row.
-const BULK_IMPORT: usize = 1000;
-
-/// An import line's number and its memory, or why it is not one.
-type ImportLine = (usize, Result<Memory, String>);
-
-/// The import's lines, each a memory or why it is not one, and how many are bad; without
-/// `keep_going` the first bad line stops the import before the store is opened.
-fn read_import(file: &Path, keep_going: bool, limits: &Limits) -> Result<(Vec<ImportLine>, usize)> {
-    let mut parsed: Vec<ImportLine> = Vec::new();
-    let mut bad = 0;
-    for line in read_lines(open_input(file)?) {
-        let (no, result) = match line {
-            Ok((no, text)) => (no, import_record(&text, limits)),
-            Err(ReadError::Utf8(no)) => (
-                no,
-                Err("not valid UTF-8; input must be UTF-8 JSON lines".to_owned()),
-            ),
-            Err(e) => return Err(MemoryError::Read(e).into()),
-        };
-        if let Err(message) = &result {
-            bad += 1;
-            if !keep_going {
-                return Err(MemoryError::Line {
-                    line: no,
-                    message: format!("{message}; nothing was imported"),
-                }
-                .into());
-            }
-        }
-        parsed.push((no, result));
-    }
-    Ok((parsed, bad))
-}
-
-/// One import result for people: `line N: <status> memory <id>` and its warnings.
-fn import_line(r: &Value) -> String {
-    match r["kind"].as_str() {
-        Some("error") => format!(
-            "line {}: error: {}",
-            r["line"],
-            r["error"].as_str().unwrap_or("")
-        ),
-        _ => {
-            let mut line = format!(
-                "line {}: {} memory {}",
-                r["line"],
-                r["status"].as_str().unwrap_or(""),
-                r["memory_id"].as_str().unwrap_or("")
-            );
-            for w in r["warnings"].as_array().into_iter().flatten() {
-                line.push_str(&format!("\n  Warning: {}", w.as_str().unwrap_or("")));
-            }
-            line
-        }
-    }
-}
-
-fn import(
-    store_path: &Path,
-    file: &Path,
-    keep_going: bool,
-    embed: bool,
-    out: &mut Output,
-) -> Result<ExitStatus> {
-    let limits = load_limits(store_path)?;
-    let (parsed, bad) = read_import(file, keep_going, &limits)?;
-    let duplicates = duplicate_ids(&parsed);
-    let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
-    let tx = store.write()?;
-    let mut ids = service::TierIds::new(
-        &tx,
-        parsed
-            .iter()
-            .filter_map(|(_, r)| r.as_ref().ok().map(|m| m.id.clone()))
-            .collect(),
-    );
-    let mut results = Vec::new();
-    let (mut created, mut updated, mut unchanged) = (0, 0, 0);
-    let mut imported = Vec::new();
-    // Many memories: recount once at the end instead of per tag row.
-    let bulk = parsed.len() >= BULK_IMPORT;
-    if bulk {
-        tx.suspend_counts()?;
-    }
-    for (no, result) in parsed {
-        match result {
-            Ok(memory) => {
-                let (id, status) = service::import_one(&tx, &mut ids, memory)?;
-                match status {
-                    ImportStatus::Created => created += 1,
-                    ImportStatus::Updated => updated += 1,
-                    ImportStatus::Unchanged => unchanged += 1,
-                }
-                imported.push(id.clone());
-                results.push(json!({"kind": "imported", "line": no, "memory_id": id, "status": status, "warnings": []}));
-            }
-            Err(message) => results.push(json!({"kind": "error", "line": no, "error": message})),
-        }
-    }
-    if bulk {
-        tx.resume_counts()?;
-    }
-    // Dangling tags are judged after the whole batch, so memory: links to later lines count.
-    let catalog = service::load_catalog(&tx)?;
-    for r in results.iter_mut().filter(|r| r["kind"] == "imported") {
-        let id = r["memory_id"].as_str().unwrap_or_default().to_owned();
-        if let Some(m) = tx.memory(&id)? {
-            let dangling = service::dangling_tags(&tx, &catalog, &m)?;
-            r["warnings"] = dangling
-                .iter()
-                .map(|t| Value::String(format!("tag '{t}' names nothing in the store yet; search ignores it until it exists")))
-                .collect();
-        }
-        let line = r["line"].as_u64().unwrap_or_default() as usize;
-        if let Some(first) = duplicates.get(&line) {
-            if let Some(warnings) = r["warnings"].as_array_mut() {
-                warnings.insert(0, Value::String(format!(
-                    "id '{id}' is also on line {first}; this line (the later one) is what the store keeps"
-                )));
-            }
-        }
-    }
-    tx.commit().context("cannot commit the import")?;
-    let index_warning = write::sync_index(&mut store);
-    if embed && !imported.is_empty() {
-        for warning in write::embed_memories(&mut store, &imported) {
-            out.note(&format!("Warning: {warning}"));
-        }
-    }
-    if let Some(warning) = write::follow_vectors(&store) {
-        out.note(&format!("Warning: {warning}"));
-    }
-    out.records(&results, import_line)?;
-    out.note(&format!(
-        "imported {} memories ({created} created, {updated} updated, {unchanged} unchanged){}",
-        imported.len(),
-        if bad > 0 {
-            format!(", {bad} bad lines skipped")
-        } else {
-            String::new()
-        }
-    ));
-    if let Some(w) = index_warning {
-        out.note(&format!("Warning: {w}"));
-    }
-    Ok(if bad > 0 {
-        ExitStatus::Failure
-    } else {
-        ExitStatus::Success
-    })
 }

@@ -3,6 +3,7 @@
 //! - [`resolve`]: canonical entity resolution against the stored catalog (docs/spec.md §3).
 //! - [`aggref`]: aggregation suffixes and `agg(column)` forms.
 //! - [`extract`]: the entities of an inline SlayerQuery.
+//! - [`kb`]: a Markdown knowledge base's pages as memory records (`ingest`).
 //! - [`service`]: save, forget, import in one store transaction each, docs re-rendered in it.
 //! - [`write`]: save and forget as whole operations (transaction, commit, index, embedding).
 //! - [`review`]: review of agent memories (the store setting, proposals, approve, reject).
@@ -15,6 +16,7 @@
 
 pub mod aggref;
 pub mod extract;
+pub mod kb;
 pub mod resolve;
 pub mod review;
 pub mod service;

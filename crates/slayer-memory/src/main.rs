@@ -3,6 +3,8 @@
 
 mod cli;
 mod commands;
+mod importing;
+mod ingest;
 mod reviewing;
 
 use std::process::ExitCode;

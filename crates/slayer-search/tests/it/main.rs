@@ -28,5 +28,6 @@ mod review;
 mod revisions;
 mod schema;
 mod support;
+mod sync;
 mod tiers;
 mod values;

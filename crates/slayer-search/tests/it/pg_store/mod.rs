@@ -4,6 +4,7 @@
 
 mod parity;
 mod sharing;
+mod sync;
 
 use std::path::{Path, PathBuf};
 
@@ -160,6 +161,37 @@ pub(super) fn memory_ids(v: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Feeds `input` to `child` (a writer started with a piped stdin), waits until it holds the
+/// store's write lock (its advisory lock, taken first thing in its one transaction), lets it
+/// write a while, and kills it (SIGKILL).
+pub(super) fn kill_while_writing(db: &TeamDb<'_>, mut child: std::process::Child, input: String) {
+    use std::io::Write as _;
+    use std::time::{Duration, Instant};
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let holding = format!(
+        "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database \
+         WHERE l.locktype = 'advisory' AND l.granted AND d.datname = '{}'",
+        db.name
+    );
+    let started = Instant::now();
+    let mut seen = false;
+    while started.elapsed() < Duration::from_secs(30) {
+        if db.server.query("postgres", &holding) != "0" {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(seen, "the writer never took the write lock");
+    std::thread::sleep(Duration::from_millis(200));
+    child.kill().unwrap();
+    let _ = child.wait();
+    let _ = feeder.join();
 }
 
 pub(super) fn memory_count(db: &TeamDb<'_>) -> i64 {

@@ -108,34 +108,14 @@ fn a_writer_killed_mid_transaction_writes_nothing_and_the_next_one_works() {
     let lines: String = (0..20_000)
         .map(|i| format!("{{\"kind\": \"memory\", \"learning\": \"bulk note {i}\", \"entities\": [\"shop.orders\"]}}\n"))
         .collect();
-    let mut child = host
+    let child = host
         .process(&url, "slayer-memory", &["import", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let feeder = std::thread::spawn(move || {
-        let _ = stdin.write_all(lines.as_bytes());
-    });
-    // Kill it while its one transaction holds the store's write lock (taken first thing).
-    let started = Instant::now();
-    let holding = "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database \
-                   WHERE l.locktype = 'advisory' AND l.granted AND d.datname = 'team_kill'";
-    let mut seen = false;
-    while started.elapsed() < Duration::from_secs(30) {
-        if db.server.query("postgres", holding) != "0" {
-            seen = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    assert!(seen, "the import never took the write lock");
-    std::thread::sleep(Duration::from_millis(200));
-    child.kill().unwrap(); // SIGKILL
-    let _ = child.wait();
-    let _ = feeder.join();
+    kill_while_writing(&db, child, lines);
     let count = memory_count(&db);
     assert_eq!(count, 0, "a killed import writes nothing");
     // The lock died with the connection: the next writer goes through at once.

@@ -1,0 +1,428 @@
+//! `slayer-memory import`: memory records (JSON lines) into the store in one transaction, and
+//! the writer `ingest` shares: with a sync prefix, the memories of that prefix the input lacks
+//! are forgotten in the same transaction; `--dry-run` prints the plan and writes nothing.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+use slayer_common::cli::{Output, UsageError};
+use slayer_common::exit::ExitStatus;
+use slayer_common::jsonl::{open_input, read_lines, record_from_value, tagged, ReadError, Record};
+use slayer_common::limits::Limits;
+use slayer_common::records::Memory;
+use slayer_common::store::{OpenMode, StoreRead, StoreWrite};
+use slayer_index::sync::{Change, Planned};
+use slayer_memory::service::{self, ImportStatus};
+use slayer_memory::{write, MemoryError};
+
+use crate::commands::{load_limits, open_store};
+
+/// How a batch of memories is written: `--sync PREFIX`, `--dry-run`, `--allow-shrink`, and
+/// whether to embed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Writing {
+    /// Forget the memories of this id prefix that the input lacks.
+    pub sync: Option<String>,
+    /// Print the plan; write nothing.
+    pub dry_run: bool,
+    /// Let a sync forget more than half of the prefix's memories.
+    pub allow_shrink: bool,
+    /// Embed what was added or changed.
+    pub embed: bool,
+}
+
+/// Parses and checks one import line into a memory record.
+pub(crate) fn import_record(text: &str, limits: &Limits) -> Result<Memory, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+    let Value::Object(mut object) = value else {
+        return Err("expected a JSON object (a memory record)".into());
+    };
+    match object.remove("kind") {
+        Some(Value::String(k)) if k == "memory" => {}
+        None => return Err(
+            "missing field 'kind'; a memory record has \"kind\": \"memory\" (as export writes it)"
+                .into(),
+        ),
+        Some(other) => return Err(format!("field 'kind': expected \"memory\", got {other}")),
+    }
+    match object.get("id") {
+        None | Some(Value::String(_)) => {}
+        Some(other) => {
+            return Err(format!(
+                "field 'id': expected a string, got {other}; quote it (\"id\": \"{}\") or leave it out to have one allocated",
+                other.to_string().trim_matches('"')
+            ))
+        }
+    }
+    object
+        .entry("id")
+        .or_insert_with(|| Value::String(String::new()));
+    object
+        .entry("created_at")
+        .or_insert_with(|| Value::String(service::now_utc()));
+    // An empty id is the "allocate one" sentinel: validate the rest with a stand-in id.
+    let allocate = object.get("id") == Some(&Value::String(String::new()));
+    if allocate {
+        object.insert("id".into(), Value::String("pending".into()));
+    }
+    let Record::Memory(mut memory) = record_from_value("memory", Value::Object(object))? else {
+        return Err("expected a memory record".into());
+    };
+    if allocate {
+        memory.id.clear();
+    }
+    service::check_record(&mut memory).map_err(|e| e.to_string())?;
+    let id = (!memory.id.is_empty()).then_some(memory.id.as_str());
+    let entities = memory.entities.iter().map(String::as_str);
+    service::check_fields(
+        limits,
+        &memory.learning,
+        id,
+        entities,
+        memory.query.as_ref(),
+        &memory.standing,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(memory)
+}
+
+/// The lines whose explicit id an earlier line of the same input already has, with that line.
+fn duplicate_ids(parsed: &[ImportLine]) -> std::collections::HashMap<usize, usize> {
+    let mut first_line: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut duplicates = std::collections::HashMap::new();
+    for (no, memory) in parsed {
+        let Ok(memory) = memory else { continue };
+        if memory.id.is_empty() {
+            continue;
+        }
+        match first_line.get(memory.id.as_str()) {
+            Some(&first) => {
+                duplicates.insert(*no, first);
+            }
+            None => {
+                first_line.insert(&memory.id, *no);
+            }
+        }
+    }
+    duplicates
+}
+
+/// From this many records, an import recounts tags once instead of per row.
+const BULK_IMPORT: usize = 1000;
+
+/// An import line's number and its memory, or why it is not one.
+pub(crate) type ImportLine = (usize, Result<Memory, String>);
+
+/// The import's lines, each a memory or why it is not one, and how many are bad; without
+/// `keep_going` the first bad line stops the import before the store is opened.
+fn read_import(file: &Path, keep_going: bool, limits: &Limits) -> Result<(Vec<ImportLine>, usize)> {
+    let mut parsed: Vec<ImportLine> = Vec::new();
+    let mut bad = 0;
+    for line in read_lines(open_input(file)?) {
+        let (no, result) = match line {
+            Ok((no, text)) => (no, import_record(&text, limits)),
+            Err(ReadError::Utf8(no)) => (
+                no,
+                Err("not valid UTF-8; input must be UTF-8 JSON lines".to_owned()),
+            ),
+            Err(e) => return Err(MemoryError::Read(e).into()),
+        };
+        if let Err(message) = &result {
+            bad += 1;
+            if !keep_going {
+                return Err(MemoryError::Line {
+                    line: no,
+                    message: format!("{message}; nothing was imported"),
+                }
+                .into());
+            }
+        }
+        parsed.push((no, result));
+    }
+    Ok((parsed, bad))
+}
+
+/// One import result for people: `line N: <status> memory <id>` and its warnings.
+fn import_line(r: &Value) -> String {
+    match r["kind"].as_str() {
+        Some("forgotten") => format!(
+            "forgotten memory {} (absent from the input)",
+            r["memory_id"].as_str().unwrap_or("")
+        ),
+        Some("error") => format!(
+            "line {}: error: {}",
+            r["line"],
+            r["error"].as_str().unwrap_or("")
+        ),
+        _ => {
+            let mut line = format!(
+                "line {}: {} memory {}",
+                r["line"],
+                r["status"].as_str().unwrap_or(""),
+                r["memory_id"].as_str().unwrap_or("")
+            );
+            for w in r["warnings"].as_array().into_iter().flatten() {
+                line.push_str(&format!("\n  Warning: {}", w.as_str().unwrap_or("")));
+            }
+            line
+        }
+    }
+}
+
+pub(crate) fn import(
+    store_path: &Path,
+    file: &Path,
+    keep_going: bool,
+    writing: &Writing,
+    out: &mut Output,
+) -> Result<ExitStatus> {
+    let limits = load_limits(store_path)?;
+    let (parsed, bad) = read_import(file, keep_going, &limits)?;
+    write_memories(store_path, parsed, bad, writing, &[], out)
+}
+
+/// The memories of `prefix` in the store that `present` lacks: what a sync forgets.
+fn absent(store: &dyn StoreRead, prefix: &str, present: &BTreeSet<&str>) -> Result<Vec<String>> {
+    Ok(store
+        .memories()?
+        .into_iter()
+        .filter(|m| m.id.starts_with(prefix) && !present.contains(m.id.as_str()))
+        .map(|m| m.id)
+        .collect())
+}
+
+/// The refusal of a sync that forgets more than half of its prefix's memories, when it does.
+fn shrink_refusal(store: &dyn StoreRead, prefix: &str, forgotten: usize) -> Result<Option<String>> {
+    let stored = store
+        .memories()?
+        .iter()
+        .filter(|m| m.id.starts_with(prefix))
+        .count();
+    Ok((forgotten * 2 > stored).then(|| {
+        format!(
+            "this sync would forget {forgotten} of the {stored} memories whose id starts with '{prefix}' (more than half); an empty or broken source would wipe them this way: check the input, or add --allow-shrink to mean it"
+        )
+    }))
+}
+
+/// `3 added, 1 changed, 2 removed, 40 unchanged`.
+fn summary(added: usize, changed: usize, removed: usize, unchanged: usize) -> String {
+    format!("{added} added, {changed} changed, {removed} removed, {unchanged} unchanged")
+}
+
+/// Writes checked memories (and the bad lines' errors) in one transaction, as `writing` says;
+/// `notes` are warnings the reader found (printed before the summary).
+pub(crate) fn write_memories(
+    store_path: &Path,
+    parsed: Vec<ImportLine>,
+    bad: usize,
+    writing: &Writing,
+    notes: &[String],
+    out: &mut Output,
+) -> Result<ExitStatus> {
+    let duplicates = duplicate_ids(&parsed);
+    let present: BTreeSet<&str> = parsed
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().ok().map(|m| m.id.as_str()))
+        .collect();
+    if writing.dry_run {
+        return plan(store_path, &parsed, &present, writing, notes, out);
+    }
+    let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
+    let tx = store.write()?;
+    // Read inside the write transaction: two syncs of one store serialize on its write lock.
+    let forgotten = match &writing.sync {
+        Some(prefix) => absent(&tx, prefix, &present)?,
+        None => Vec::new(),
+    };
+    if let Some(prefix) = writing.sync.as_deref().filter(|_| !writing.allow_shrink) {
+        if let Some(refusal) = shrink_refusal(&tx, prefix, forgotten.len())? {
+            return Err(UsageError(format!("{refusal}; nothing was written")).into());
+        }
+    }
+    let mut ids = service::TierIds::new(
+        &tx,
+        parsed
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().ok().map(|m| m.id.clone()))
+            .collect(),
+    );
+    let mut results = Vec::new();
+    let (mut created, mut updated, mut unchanged) = (0, 0, 0);
+    let mut imported = Vec::new();
+    let mut to_embed = Vec::new();
+    // Many writes: recount once at the end instead of per tag row. Only writes count: turning
+    // the counting off is itself a write, and a re-run with nothing changed writes nothing.
+    let mut writes = forgotten.len();
+    for memory in parsed.iter().filter_map(|(_, r)| r.as_ref().ok()) {
+        if change_of(&tx, memory)?.is_some() {
+            writes += 1;
+        }
+    }
+    let bulk = writes >= BULK_IMPORT;
+    if bulk {
+        tx.suspend_counts()?;
+    }
+    for (no, result) in parsed {
+        match result {
+            Ok(memory) => {
+                let (id, status) = service::import_one(&tx, &mut ids, memory)?;
+                match status {
+                    ImportStatus::Created => created += 1,
+                    ImportStatus::Updated => updated += 1,
+                    ImportStatus::Unchanged => unchanged += 1,
+                }
+                if status != ImportStatus::Unchanged {
+                    to_embed.push(id.clone());
+                }
+                imported.push(id.clone());
+                results.push(json!({"kind": "imported", "line": no, "memory_id": id, "status": status, "warnings": []}));
+            }
+            Err(message) => results.push(json!({"kind": "error", "line": no, "error": message})),
+        }
+    }
+    for id in &forgotten {
+        slayer_index::remove::remove(&tx, &format!("memory:{id}"))
+            .map_err(|e| anyhow::anyhow!("cannot forget memory '{id}': {e}"))?;
+        results.push(json!({"kind": "forgotten", "memory_id": id}));
+    }
+    if bulk {
+        tx.resume_counts()?;
+    }
+    // Dangling tags are judged after the whole batch, so memory: links to later lines count.
+    let catalog = service::load_catalog(&tx)?;
+    for r in results.iter_mut().filter(|r| r["kind"] == "imported") {
+        let id = r["memory_id"].as_str().unwrap_or_default().to_owned();
+        if let Some(m) = tx.memory(&id)? {
+            let dangling = service::dangling_tags(&tx, &catalog, &m)?;
+            r["warnings"] = dangling
+                .iter()
+                .map(|t| Value::String(format!("tag '{t}' names nothing in the store yet; search ignores it until it exists")))
+                .collect();
+        }
+        let line = r["line"].as_u64().unwrap_or_default() as usize;
+        if let Some(first) = duplicates.get(&line) {
+            if let Some(warnings) = r["warnings"].as_array_mut() {
+                warnings.insert(0, Value::String(format!(
+                    "id '{id}' is also on line {first}; this line (the later one) is what the store keeps"
+                )));
+            }
+        }
+    }
+    tx.commit().context("cannot commit the import")?;
+    let index_warning = write::sync_index(&mut store);
+    // Only what was added or changed is embedded: a re-run with nothing changed embeds nothing.
+    if writing.embed && !to_embed.is_empty() {
+        for warning in write::embed_memories(&mut store, &to_embed) {
+            out.note(&format!("Warning: {warning}"));
+        }
+    }
+    if let Some(warning) = write::follow_vectors(&store) {
+        out.note(&format!("Warning: {warning}"));
+    }
+    out.records(&results, import_line)?;
+    for note in notes {
+        out.warn(note);
+    }
+    let tally = summary(created, updated, forgotten.len(), unchanged);
+    out.note(&format!(
+        "imported {} memories ({tally}){}",
+        imported.len(),
+        if bad > 0 {
+            format!(", {bad} bad lines skipped")
+        } else {
+            String::new()
+        }
+    ));
+    if let Some(w) = index_warning {
+        out.note(&format!("Warning: {w}"));
+    }
+    Ok(if bad > 0 || !notes.is_empty() {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    })
+}
+
+/// What writing `memory` would change: added (a new id, or one to allocate), changed, or
+/// nothing (`None`: equal to the stored one but for `created_at`, which import keeps).
+fn change_of(store: &dyn StoreRead, memory: &Memory) -> Result<Option<Change>> {
+    if memory.id.is_empty() {
+        return Ok(Some(Change::Added));
+    }
+    Ok(match store.memory(&memory.id)? {
+        None => Some(Change::Added),
+        Some(old) => {
+            let mut same = memory.clone();
+            same.created_at = old.created_at.clone();
+            (same != old).then_some(Change::Changed)
+        }
+    })
+}
+
+/// `--dry-run`: one `plan` record per memory added, changed or forgotten, the summary on
+/// stderr; nothing is written.
+fn plan(
+    store_path: &Path,
+    parsed: &[ImportLine],
+    present: &BTreeSet<&str>,
+    writing: &Writing,
+    notes: &[String],
+    out: &mut Output,
+) -> Result<ExitStatus> {
+    let store = open_store(store_path, OpenMode::CreateIfMissing)?;
+    let reader = store.reader();
+    let mut planned = Vec::new();
+    let mut unchanged = 0;
+    for memory in parsed.iter().filter_map(|(_, r)| r.as_ref().ok()) {
+        match change_of(reader, memory)? {
+            Some(change) => planned.push(Planned {
+                change,
+                id: memory.id.clone(),
+            }),
+            None => unchanged += 1,
+        }
+    }
+    let forgotten = match &writing.sync {
+        Some(prefix) => absent(reader, prefix, present)?,
+        None => Vec::new(),
+    };
+    let refusal = match writing.sync.as_deref().filter(|_| !writing.allow_shrink) {
+        Some(prefix) => shrink_refusal(reader, prefix, forgotten.len())?,
+        None => None,
+    };
+    planned.extend(forgotten.into_iter().map(|id| Planned {
+        change: Change::Removed,
+        id,
+    }));
+    let count = |c: Change| planned.iter().filter(|p| p.change == c).count();
+    let tally = summary(
+        count(Change::Added),
+        count(Change::Changed),
+        count(Change::Removed),
+        unchanged,
+    );
+    let values: Vec<Value> = planned.iter().map(|p| tagged("plan", p)).collect();
+    out.records(&values, |v| {
+        format!(
+            "{:<8} {}",
+            v["change"].as_str().unwrap_or(""),
+            v["id"].as_str().unwrap_or("")
+        )
+    })?;
+    for note in notes {
+        out.warn(note);
+    }
+    out.note(&format!("dry run, nothing written: {tally}"));
+    if let Some(refusal) = refusal {
+        out.warn(&refusal);
+        return Ok(ExitStatus::Usage);
+    }
+    Ok(if notes.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    })
+}
