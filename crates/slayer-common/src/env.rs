@@ -146,6 +146,17 @@ pub fn var(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
+/// The user's cache folder for slayer: `$XDG_CACHE_HOME/slayer`, else `~/.cache/slayer`;
+/// `None` when neither variable is set (an empty one counts as unset). The one lookup every
+/// cache (index and sidecars, models, revisions) starts from.
+pub fn user_cache_dir() -> Option<std::path::PathBuf> {
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    set("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| set("HOME").map(|home| std::path::PathBuf::from(home).join(".cache")))
+        .map(|cache| cache.join("slayer"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

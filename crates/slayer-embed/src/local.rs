@@ -27,12 +27,9 @@ pub fn models_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os(slayer_common::env::MODEL_DIR).filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(|| PathBuf::from(".cache"));
-    cache.join("slayer").join("models")
+    slayer_common::env::user_cache_dir()
+        .unwrap_or_else(|| PathBuf::from(".cache").join("slayer"))
+        .join("models")
 }
 
 /// How often the process embeds a question: which copy of the encoder's weights a question

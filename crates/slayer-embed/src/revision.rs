@@ -157,12 +157,8 @@ fn cache_places(dir: &Path) -> Vec<PathBuf> {
     let mut places = vec![dir.join(CACHE_FILE)];
     let absolute = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
     let tag = short_hex(&Sha256::digest(absolute.as_os_str().as_encoded_bytes()));
-    if let Some(cache) = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-    {
-        places.push(cache.join("slayer").join("revisions").join(tag));
+    if let Some(cache) = slayer_common::env::user_cache_dir() {
+        places.push(cache.join("revisions").join(tag));
     }
     places
 }

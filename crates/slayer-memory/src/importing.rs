@@ -186,20 +186,15 @@ pub(crate) fn import(
 /// The memories of `prefix` in the store that `present` lacks: what a sync forgets.
 fn absent(store: &dyn StoreRead, prefix: &str, present: &BTreeSet<&str>) -> Result<Vec<String>> {
     Ok(store
-        .memories()?
+        .memory_ids_with_prefix(prefix)?
         .into_iter()
-        .filter(|m| m.id.starts_with(prefix) && !present.contains(m.id.as_str()))
-        .map(|m| m.id)
+        .filter(|id| !present.contains(id.as_str()))
         .collect())
 }
 
 /// The refusal of a sync that forgets more than half of its prefix's memories, when it does.
 fn shrink_refusal(store: &dyn StoreRead, prefix: &str, forgotten: usize) -> Result<Option<String>> {
-    let stored = store
-        .memories()?
-        .iter()
-        .filter(|m| m.id.starts_with(prefix))
-        .count();
+    let stored = store.memory_ids_with_prefix(prefix)?.len();
     Ok((forgotten * 2 > stored).then(|| {
         format!(
             "this sync would forget {forgotten} of the {stored} memories whose id starts with '{prefix}' (more than half); an empty or broken source would wipe them this way: check the input, or add --allow-shrink to mean it"
@@ -292,25 +287,7 @@ pub(crate) fn write_memories(
         tx.resume_counts()?;
     }
     // Dangling tags are judged after the whole batch, so memory: links to later lines count.
-    let catalog = service::load_catalog(&tx)?;
-    for r in results.iter_mut().filter(|r| r["kind"] == "imported") {
-        let id = r["memory_id"].as_str().unwrap_or_default().to_owned();
-        if let Some(m) = tx.memory(&id)? {
-            let dangling = service::dangling_tags(&tx, &catalog, &m)?;
-            r["warnings"] = dangling
-                .iter()
-                .map(|t| Value::String(format!("tag '{t}' names nothing in the store yet; search ignores it until it exists")))
-                .collect();
-        }
-        let line = r["line"].as_u64().unwrap_or_default() as usize;
-        if let Some(first) = duplicates.get(&line) {
-            if let Some(warnings) = r["warnings"].as_array_mut() {
-                warnings.insert(0, Value::String(format!(
-                    "id '{id}' is also on line {first}; this line (the later one) is what the store keeps"
-                )));
-            }
-        }
-    }
+    add_warnings(&tx, &mut results, &duplicates)?;
     tx.commit().context("cannot commit the import")?;
     let index_warning = write::sync_index(&mut store);
     // Only what was added or changed is embedded: a re-run with nothing changed embeds nothing.
@@ -344,6 +321,35 @@ pub(crate) fn write_memories(
     } else {
         ExitStatus::Success
     })
+}
+
+/// Each `imported` result's warnings: its tags that name nothing in the store yet, and an id
+/// an earlier line of the input also had.
+fn add_warnings(
+    tx: &dyn StoreRead,
+    results: &mut [Value],
+    duplicates: &std::collections::HashMap<usize, usize>,
+) -> Result<()> {
+    let catalog = service::load_catalog(tx)?;
+    for r in results.iter_mut().filter(|r| r["kind"] == "imported") {
+        let id = r["memory_id"].as_str().unwrap_or_default().to_owned();
+        if let Some(m) = tx.memory(&id)? {
+            let dangling = service::dangling_tags(tx, &catalog, &m)?;
+            r["warnings"] = dangling
+                .iter()
+                .map(|t| Value::String(format!("tag '{t}' names nothing in the store yet; search ignores it until it exists")))
+                .collect();
+        }
+        let line = r["line"].as_u64().unwrap_or_default() as usize;
+        if let Some(first) = duplicates.get(&line) {
+            if let Some(warnings) = r["warnings"].as_array_mut() {
+                warnings.insert(0, Value::String(format!(
+                    "id '{id}' is also on line {first}; this line (the later one) is what the store keeps"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What writing `memory` would change: added (a new id, or one to allocate), changed, or

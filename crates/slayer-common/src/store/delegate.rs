@@ -77,6 +77,9 @@ macro_rules! delegate_reads {
             fn largest_prefixed_id(&self, prefix: &str) -> Result<Option<String>, StoreError> {
                 self.$via().largest_prefixed_id(prefix)
             }
+            fn memory_ids_with_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+                self.$via().memory_ids_with_prefix(prefix)
+            }
             fn memory_count(&self) -> Result<i64, StoreError> {
                 self.$via().memory_count()
             }

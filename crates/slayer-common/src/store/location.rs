@@ -126,13 +126,7 @@ pub fn cache_root() -> PathBuf {
     if let Some(dir) = var(crate::env::CACHE_DIR) {
         return PathBuf::from(dir);
     }
-    if let Some(dir) = var("XDG_CACHE_HOME") {
-        return PathBuf::from(dir).join("slayer");
-    }
-    if let Some(home) = var("HOME") {
-        return PathBuf::from(home).join(".cache").join("slayer");
-    }
-    std::env::temp_dir().join("slayer-cache")
+    crate::env::user_cache_dir().unwrap_or_else(|| std::env::temp_dir().join("slayer-cache"))
 }
 
 /// The store named by `--store` as messages show it (a server's password masked).

@@ -70,6 +70,9 @@ pub trait StoreRead {
     fn largest_int_id(&self) -> Result<Option<String>, StoreError>;
     /// The largest `<prefix>_<n>` memory id (a tier's), for id allocation.
     fn largest_prefixed_id(&self, prefix: &str) -> Result<Option<String>, StoreError>;
+    /// The ids of the memories whose id starts with `prefix`, in id order (what a sync by
+    /// prefix compares its input with), without reading the memories themselves.
+    fn memory_ids_with_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError>;
     /// How many memories there are.
     fn memory_count(&self) -> Result<i64, StoreError>;
     /// Every memory that is not a plain lesson, by id.

@@ -109,6 +109,9 @@ macro_rules! store_read {
             fn largest_prefixed_id(&self, prefix: &str) -> Result<Option<String>, StoreError> {
                 self.pg().with(|s| memories::largest_prefixed_id(s, prefix))
             }
+            fn memory_ids_with_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+                self.pg().with(|s| memories::ids_with_prefix(s, prefix))
+            }
             fn memory_count(&self) -> Result<i64, StoreError> {
                 self.pg().with(memories::count)
             }

@@ -107,6 +107,15 @@ pub(super) fn largest_prefixed_id(s: &mut Session, prefix: &str) -> PgResult<Opt
     Ok(row.map(|r| r.get(0)))
 }
 
+pub(super) fn ids_with_prefix(s: &mut Session, prefix: &str) -> PgResult<Vec<String>> {
+    // `id >= $1` lets the primary key's index start at the prefix (ids compare as "C").
+    let rows = s.query(
+        "SELECT id FROM memories WHERE id >= $1 AND left(id, length($1)) = $1 ORDER BY id",
+        &[&prefix],
+    )?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
 pub(super) fn marked(s: &mut Session) -> PgResult<Vec<Marked>> {
     let rows = s.query(
         "SELECT id, tier, confidence, strength, project, agent, deleted, proposed FROM memories

@@ -110,6 +110,9 @@ impl<T: Connected> StoreRead for T {
     fn largest_prefixed_id(&self, prefix: &str) -> Result<Option<String>, StoreError> {
         memories::largest_prefixed_id(self.connection(), prefix)
     }
+    fn memory_ids_with_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        memories::ids_with_prefix(self.connection(), prefix)
+    }
     fn memory_count(&self) -> Result<i64, StoreError> {
         memories::count(self.connection())
     }

@@ -103,6 +103,16 @@ pub fn largest_prefixed_id(conn: &Connection, prefix: &str) -> Result<Option<Str
     Ok(stmt.query_row([prefix], |r| r.get(0)).optional()?)
 }
 
+/// The ids starting with `prefix`, in id order; `id >= ?1` lets the primary key's index start
+/// at the prefix.
+pub fn ids_with_prefix(conn: &Connection, prefix: &str) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM memories WHERE id >= ?1 AND substr(id, 1, length(?1)) = ?1 ORDER BY id",
+    )?;
+    let ids = stmt.query_map([prefix], |r| r.get(0))?;
+    Ok(ids.collect::<Result<Vec<String>, _>>()?)
+}
+
 /// Every memory that is not a plain lesson (another tier, a trust below 1, an owner, a soft
 /// delete, a proposal awaiting review), in id order, from the partial index that holds only
 /// them.
