@@ -180,7 +180,16 @@ pub(crate) fn import(
 ) -> Result<ExitStatus> {
     let limits = load_limits(store_path)?;
     let (parsed, bad) = read_import(file, keep_going, &limits)?;
-    write_memories(store_path, parsed, bad, writing, &[], out)
+    let mut writing = writing.clone();
+    let mut notes = Vec::new();
+    if bad > 0 && writing.sync.is_some() {
+        // A line that could not be read may be a memory that is not gone: nothing is forgotten.
+        notes.push(format!(
+            "{bad} lines could not be read, so --sync forgot nothing this run; fix them and run again"
+        ));
+        writing.sync = None;
+    }
+    write_memories(store_path, parsed, bad, &writing, &notes, out)
 }
 
 /// The memories of `prefix` in the store that `present` lacks: what a sync forgets.

@@ -264,6 +264,29 @@ fn import_sync_forgets_the_prefix_s_memories_the_input_lacks() {
         ["ext.a", "ext.b", "mine"],
         "outside the prefix is not touched"
     );
+    // A bad line kept going past may be a memory that is not gone: nothing is forgotten.
+    let bad = format!(
+        "{}{{\"kind\": \"memory\", \"id\": \"ext.b\"}}\n",
+        line("ext.a", "A, revised.")
+    );
+    let out = kit::run(
+        "slayer-memory",
+        Some(&job.store()),
+        &["import", "-", "--sync", "ext.", "--keep-going"],
+        &[],
+        Some(&bad),
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("1 lines could not be read, so --sync forgot nothing"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        job.count("SELECT count(*) FROM memories WHERE id = 'ext.b'"),
+        1
+    );
 }
 
 #[test]
