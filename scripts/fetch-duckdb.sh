@@ -37,7 +37,7 @@ fi
 fail() {
     echo "fetch-duckdb: $*" >&2
     echo "fetch-duckdb: to compile DuckDB from source instead, build with" \
-        "--features slayer-profile/bundled-duckdb (README, \"DuckDB\")" >&2
+        "--features slayer-profile/bundled-duckdb (docs/usage.md, \"DuckDB\")" >&2
     exit 1
 }
 

@@ -162,12 +162,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_readme_documents_every_variable() {
-        let readme = include_str!("../../../README.md");
+    fn the_reference_documents_every_variable() {
+        let readme = include_str!("../../../docs/usage.md");
         for v in ALL {
             assert!(
                 readme.contains(&format!("`{}`", v.name)),
-                "README.md's environment table lacks `{}`",
+                "docs/usage.md's environment table lacks `{}`",
                 v.name
             );
         }
