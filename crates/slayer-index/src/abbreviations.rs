@@ -76,10 +76,9 @@ pub fn spelled(word: &str) -> Option<&'static str> {
         .map(|i| SPELLED[i].1)
 }
 
-/// The spelled-out forms of the abbreviations among `text`'s words (split as names split:
-/// `churnedMrr`, `avg_qty`, `Churned MRR`), space-separated; empty when there is none.
-pub fn spelled_in(text: &str) -> String {
-    let words = crate::render::words(text);
+/// The spelled-out forms of the abbreviations among `words` (a name or label as lowercase
+/// words, `render::words`: `churned mrr`), space-separated; empty when there is none.
+pub fn spelled_in(words: &str) -> String {
     let mut out: Vec<&str> = Vec::new();
     for word in words.split(' ') {
         if let Some(long) = spelled(word) {
@@ -117,9 +116,11 @@ mod tests {
 
     #[test]
     fn whole_words_only_are_spelled_out() {
-        assert_eq!(spelled_in("churnedMrr"), "monthly recurring revenue");
-        assert_eq!(spelled_in("Churned MRR"), "monthly recurring revenue");
-        assert_eq!(spelled_in("avg_order_qty"), "average quantity");
+        assert_eq!(spelled_in("churned mrr"), "monthly recurring revenue");
+        assert_eq!(
+            spelled_in("avg order qty mrr"),
+            "average quantity monthly recurring revenue"
+        );
         assert_eq!(spelled_in("mrrs smrr revenue"), "");
         assert_eq!(
             with_spelled("churned mrr"),

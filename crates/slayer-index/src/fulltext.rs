@@ -508,7 +508,10 @@ fn document(
             doc.add_text(f.name, label);
         }
         // `churnedMrr` is found by "recurring revenue" too (docs/spec.md §6.2).
-        let spelled = crate::abbreviations::spelled_in(&format!("{name} {}", label.unwrap_or("")));
+        let spelled = crate::abbreviations::spelled_in(&crate::render::words(&format!(
+            "{name} {}",
+            label.unwrap_or("")
+        )));
         if !spelled.is_empty() {
             doc.add_text(f.name, spelled);
         }

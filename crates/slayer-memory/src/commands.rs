@@ -8,9 +8,8 @@ use serde_json::{json, Value};
 use slayer_common::canonical::check_memory_id;
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::tagged;
-use slayer_common::limits::Limits;
 use slayer_common::records::{Memory, Standing, Tier};
-use slayer_common::store::{OpenMode, Store, StoreRead};
+use slayer_common::store::{OpenMode, StoreRead};
 use slayer_memory::service::{self, SaveRequest};
 use slayer_memory::MemoryError;
 use slayer_memory::{review, write};
@@ -20,6 +19,7 @@ use slayer_common::cli::{Format, Output, UsageError};
 use crate::cli::{Cli, Command, OnOff};
 use crate::importing::{self, Writing};
 use crate::ingest;
+use crate::opening::{load_limits, open_store};
 use crate::reviewing;
 
 pub fn run(cli: Cli) -> Result<ExitStatus> {
@@ -110,15 +110,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     }?;
     out.finish()?;
     Ok(status)
-}
-
-pub(crate) fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
-    Store::open(path, mode).map_err(|e| MemoryError::Store(e).into())
-}
-
-/// `[limits]` of slayer.toml beside the store (docs/spec.md §16).
-pub(crate) fn load_limits(store_path: &Path) -> Result<Limits, UsageError> {
-    Limits::load(store_path).map_err(|e| UsageError(e.to_string()))
 }
 
 fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {

@@ -17,7 +17,7 @@ use slayer_index::sync::{Change, Planned};
 use slayer_memory::service::{self, ImportStatus};
 use slayer_memory::{write, MemoryError};
 
-use crate::commands::{load_limits, open_store};
+use crate::opening::{load_limits, open_store};
 
 /// How a batch of memories is written: `--sync PREFIX`, `--dry-run`, `--allow-shrink`, and
 /// whether to embed.

@@ -15,8 +15,8 @@ use slayer_memory::kb::{self, Source, Split};
 use slayer_memory::resolve::Catalog;
 use slayer_memory::service;
 
-use crate::commands::{load_limits, open_store};
 use crate::importing::{import_record, write_memories, ImportLine, Writing};
+use crate::opening::{load_limits, open_store};
 
 pub(crate) fn ingest(
     store_path: &Path,
