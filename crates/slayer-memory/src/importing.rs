@@ -192,23 +192,30 @@ pub(crate) fn import(
     write_memories(store_path, parsed, bad, &writing, &notes, out)
 }
 
-/// The memories of `prefix` in the store that `present` lacks: what a sync forgets.
-fn absent(store: &dyn StoreRead, prefix: &str, present: &BTreeSet<&str>) -> Result<Vec<String>> {
-    Ok(store
-        .memory_ids_with_prefix(prefix)?
+/// What a sync by prefix forgets: the stored memories of `writing.sync`'s prefix that
+/// `present` lacks (none without a prefix), read once, and the refusal of a sync that would
+/// forget more than half of them (unless `--allow-shrink`).
+fn to_forget(
+    store: &dyn StoreRead,
+    writing: &Writing,
+    present: &BTreeSet<&str>,
+) -> Result<(Vec<String>, Option<String>)> {
+    let Some(prefix) = writing.sync.as_deref() else {
+        return Ok((Vec::new(), None));
+    };
+    let stored = store.memory_ids_with_prefix(prefix)?;
+    let total = stored.len();
+    let gone: Vec<String> = stored
         .into_iter()
         .filter(|id| !present.contains(id.as_str()))
-        .collect())
-}
-
-/// The refusal of a sync that forgets more than half of its prefix's memories, when it does.
-fn shrink_refusal(store: &dyn StoreRead, prefix: &str, forgotten: usize) -> Result<Option<String>> {
-    let stored = store.memory_ids_with_prefix(prefix)?.len();
-    Ok((forgotten * 2 > stored).then(|| {
+        .collect();
+    let n = gone.len();
+    let refusal = (!writing.allow_shrink && n * 2 > total).then(|| {
         format!(
-            "this sync would forget {forgotten} of the {stored} memories whose id starts with '{prefix}' (more than half); an empty or broken source would wipe them this way: check the input, or add --allow-shrink to mean it"
+            "this sync would forget {n} of the {total} memories whose id starts with '{prefix}' (more than half); an empty or broken source would wipe them this way: check the input, or add --allow-shrink to mean it"
         )
-    }))
+    });
+    Ok((gone, refusal))
 }
 
 /// `3 added, 1 changed, 2 removed, 40 unchanged`.
@@ -237,14 +244,9 @@ pub(crate) fn write_memories(
     let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
     let tx = store.write()?;
     // Read inside the write transaction: two syncs of one store serialize on its write lock.
-    let forgotten = match &writing.sync {
-        Some(prefix) => absent(&tx, prefix, &present)?,
-        None => Vec::new(),
-    };
-    if let Some(prefix) = writing.sync.as_deref().filter(|_| !writing.allow_shrink) {
-        if let Some(refusal) = shrink_refusal(&tx, prefix, forgotten.len())? {
-            return Err(UsageError(format!("{refusal}; nothing was written")).into());
-        }
+    let (forgotten, refusal) = to_forget(&tx, writing, &present)?;
+    if let Some(refusal) = refusal {
+        return Err(UsageError(format!("{refusal}; nothing was written")).into());
     }
     let mut ids = service::TierIds::new(
         &tx,
@@ -400,14 +402,7 @@ fn plan(
             None => unchanged += 1,
         }
     }
-    let forgotten = match &writing.sync {
-        Some(prefix) => absent(reader, prefix, present)?,
-        None => Vec::new(),
-    };
-    let refusal = match writing.sync.as_deref().filter(|_| !writing.allow_shrink) {
-        Some(prefix) => shrink_refusal(reader, prefix, forgotten.len())?,
-        None => None,
-    };
+    let (forgotten, refusal) = to_forget(reader, writing, present)?;
     planned.extend(forgotten.into_iter().map(|id| Planned {
         change: Change::Removed,
         id,

@@ -228,8 +228,17 @@ fn http_does_not_start_without_a_token_or_beyond_loopback_unasked() {
 /// Writes `lines` to a fresh server, closes stdin and returns every stdout line as JSON (each
 /// must be one), after checking the server exited 0.
 fn session(f: &Fixture, lines: &[String]) -> Vec<Value> {
+    session_with(
+        f,
+        lines,
+        &[("SLAYER_MODEL_DIR", "/nonexistent/slayer-models")],
+    )
+}
+
+/// [`session`] with the server's environment `env`.
+pub(crate) fn session_with(f: &Fixture, lines: &[String], env: &[(&str, &str)]) -> Vec<Value> {
     let mut child = crate::kit::command("slayer-search")
-        .env("SLAYER_MODEL_DIR", "/nonexistent/slayer-models")
+        .envs(env.iter().copied())
         .args(["mcp", "--store"])
         .arg(&f.store)
         .stdin(Stdio::piped())

@@ -2,11 +2,10 @@
 //! Origin check, JSON-RPC error shapes over HTTP, and saves that honour SLAYER_NO_EMBED.
 
 use std::io::Write as _;
-use std::process::Stdio;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
-use crate::mcp::{initialize, start_http};
+use crate::mcp::{initialize, session_with, start_http};
 use crate::support::Fixture;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
@@ -108,23 +107,16 @@ fn save_memory_does_not_embed_when_embedding_is_turned_off() {
         "entities": ["mydb.orders"], "id": "quiet"}}})
     .to_string();
     let embedded = |env_off: &str| {
-        let mut child = crate::kit::command("slayer-search")
-            .env("SLAYER_MODEL_DIR", crate::support::models_dir())
-            .env("SLAYER_NO_EMBED", env_off)
-            .args(["mcp", "--store"])
-            .arg(&f.store)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        writeln!(stdin, "{}", initialize("2025-06-18")).unwrap();
-        writeln!(stdin, "{save}").unwrap();
-        drop(stdin);
-        let out = child.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(0));
-        let stdout = String::from_utf8(out.stdout).unwrap();
+        let models = crate::support::models_dir();
+        let replies = session_with(
+            &f,
+            &[initialize("2025-06-18"), save.clone()],
+            &[
+                ("SLAYER_MODEL_DIR", models.to_str().unwrap()),
+                ("SLAYER_NO_EMBED", env_off),
+            ],
+        );
+        let stdout = Value::Array(replies).to_string();
         assert!(stdout.contains("\"isError\":false"), "{stdout}");
         let conn = rusqlite::Connection::open(&f.store).unwrap();
         conn.query_row(
