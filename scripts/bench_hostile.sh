@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# What hostile or unlucky requests cost a slayer-search process (docs/spec.md §16), as a table.
+# What hostile or unlucky requests cost a slayer-search process (docs/spec/limits.md §16), as a
+# table.
 #
 #   scripts/bench_hostile.sh [BIN_DIR]     (default: this checkout's release build)
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The query planner (`slayer-search --plan auto`, seed 002) on both benchmarks (docs/quality.md):
+# The query planner (`slayer-search --plan auto`, seed 002) on both benchmarks (docs/quality/planner.md):
 # planner off, pseudo-relevance feedback without a reranker, PRF + the local reranker, and (BIRD)
 # terms injected from the question's evidence as an agent would pass its own hints (as
 # synonyms, and as anchors beside the question's words).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Schema linking on BIRD dev through the real binaries (see docs/quality.md): does the search put
-# the tables and columns a question's SQL needs near the top of `entities`?
+# Schema linking on BIRD dev through the real binaries (see docs/quality/bird.md): does the search
+# put the tables and columns a question's SQL needs near the top of `entities`?
 #
 #   scripts/eval-schema.sh              both catalogs, both settings, every channel set
 #   scripts/eval-schema.sh --quick      the described catalog, question only, 300 questions
@@ -13,9 +13,9 @@
 # --max-entities 50, per channel set and setting (question; question + evidence); the scores are
 # T@k, T+c@k and C@k as the data's README defines them (scripts/eval_schema.py), with the median
 # whole-process time of 30 one-shot searches beside each row. The all-channel runs also ask for
-# the schema answer (docs/spec.md §9.13) and score it: table, column and join-pair recall, its
-# columns and tokens. Then each all-channel run again without --datasource (every store holds
-# all eleven databases): routing (docs/spec.md §8.7) against the filtered search.
+# the schema answer (docs/spec/search.md §9.13) and score it: table, column and join-pair recall,
+# its columns and tokens. Then each all-channel run again without --datasource (every store holds
+# all eleven databases): routing (docs/spec/fusion.md §8.7) against the filtered search.
 # Data: $BIRD_DIR (default ../shared/data/bird-dev). Work: $SLAYER_EVAL_DIR (default
 # target/eval-schema). Binaries: $SLAYER_BIN (default: built here).
 set -euo pipefail
@@ -50,7 +50,7 @@ ensure_store() {
 }
 
 if $ablations; then
-    # name|tuning: each lever of docs/spec.md §8.6 off in turn, then all of them.
+    # name|tuning: each lever of docs/spec/fusion.md §8.6 off in turn, then all of them.
     levers=(
         'defaults|{}'
         'no name field|{"name_weight": 0}'

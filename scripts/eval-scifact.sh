@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Retrieval quality on BEIR SciFact through the real binaries (see docs/quality.md).
+# Retrieval quality on BEIR SciFact through the real binaries (see docs/quality/scifact.md).
 #
 #   scripts/eval-scifact.sh            the full set: 5,183 abstracts, 300 test queries
 #   scripts/eval-scifact.sh --smoke    200 abstracts (holding the judged docs), 20 queries

@@ -1,5 +1,5 @@
-//! What one request may carry (docs/spec.md §16). Every text field an agent or a user sends is
-//! bounded, so a long-lived `--batch` or MCP process answers a hostile or unlucky request with
+//! What one request may carry (docs/spec/limits.md §16). Every text field an agent or a user sends
+//! is bounded, so a long-lived `--batch` or MCP process answers a hostile or unlucky request with
 //! an error (or, for a question, a cut and a warning) instead of gigabytes. The defaults are
 //! below; a `[limits]` table in `slayer.toml` beside the store changes any of them.
 
@@ -212,7 +212,7 @@ impl Limits {
 }
 
 /// What a request or a configuration holds over a limit; each reads as the sentence a user
-/// acts on (docs/spec.md §16).
+/// acts on (docs/spec/limits.md §16).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LimitError {
     /// A configured limit of 0, which would let nothing through.

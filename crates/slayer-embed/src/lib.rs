@@ -1,4 +1,4 @@
-//! slayer-embed: dense vectors for slayer docs (channel 3; docs/spec.md §7).
+//! slayer-embed: dense vectors for slayer docs (channel 3; docs/spec/channels.md §7).
 //!
 //! - [`provider`]: the active model name (`SLAYER_EMBEDDING_MODEL`, `<provider>/<model>`) and
 //!   the provider it names: [`local`] (the default, offline) or [`openai`] (any

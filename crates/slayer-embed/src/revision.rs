@@ -1,7 +1,7 @@
 //! The revision of a model: what tells two models under one name apart. Every embedding row
 //! records the revision that wrote it, so a model folder replaced in place (new weights, a new
 //! tokenizer, another configuration) leaves its old rows stale instead of silently mixed with
-//! the new ones (docs/spec.md §7.1).
+//! the new ones (docs/spec/channels.md §7.1).
 //!
 //! - A local folder's revision is the first [`SHORT`] hex digits of the SHA-256 over
 //!   `config.json`, `tokenizer.json` and `model.safetensors`, each as its name, its length

@@ -2,7 +2,7 @@
 //! or `avg_order_qty`; an analyst asks for "recurring revenue lost to cancellations" or "average
 //! order quantity". The entity's name field (full text) and the words its measure is embedded
 //! by carry the spelled-out form beside the name, so either phrasing finds it
-//! (docs/spec.md §2.5, §6.2).
+//! (docs/spec/render.md §2.5, docs/spec/channels.md §6.2).
 //!
 //! The list is the standard vocabulary of SaaS, e-commerce, marketing and finance reporting
 //! and the short forms column names use; a word is spelled out only when the whole word is

@@ -1,5 +1,5 @@
-//! The analyzer of the full-text index (docs/spec.md §6.1): how doc text and questions become
-//! terms.
+//! The analyzer of the full-text index (docs/spec/channels.md §6.1): how doc text and questions
+//! become terms.
 //!
 //! Warehouse names are written in every convention (`customer_id`, `CustomerID`, `custId`,
 //! `AvgScr2`), and a question spells them as words ("customer id"). So besides splitting on
@@ -16,10 +16,10 @@ use tantivy::tokenizer::{
 use tantivy::Index;
 
 /// The analyzer's name in the index schema. A new name for a changed analyzer makes every old
-/// index read as "another schema", which is rebuilt (docs/spec.md §6.5). `v3`: the analyzer of
-/// `v2`, with a `name` field that also holds an entity's synonyms (an index of `v2` lacks them).
-/// `v4`: the `name` field holds the spelled-out abbreviations of the name and label too
-/// ([`crate::abbreviations`]).
+/// index read as "another schema", which is rebuilt (docs/spec/channels.md §6.5). `v3`: the
+/// analyzer of `v2`, with a `name` field that also holds an entity's synonyms (an index of `v2`
+/// lacks them). `v4`: the `name` field holds the spelled-out abbreviations of the name and label
+/// too ([`crate::abbreviations`]).
 pub const ANALYZER: &str = "slayer_en_v4";
 
 /// Tokens of this many bytes or more are dropped (tantivy's `en_stem` limit).

@@ -41,7 +41,7 @@ const WRITER_HEAP: usize = 50_000_000;
 /// How long to wait for another process's writer.
 const LOCK_WAIT: Duration = Duration::from_secs(60);
 
-/// The index's fields (docs/spec.md §6.1, `datasource` included for filtering).
+/// The index's fields (docs/spec/channels.md §6.1, `datasource` included for filtering).
 #[derive(Debug, Clone, Copy)]
 pub struct Fields {
     /// Doc id: the canonical id, or `memory:<id>` (raw; a fast field, so rankings read ids
@@ -58,7 +58,7 @@ pub struct Fields {
     /// An entity's own name and label, analyzed the same way: a question's words that name an
     /// entity count apart from words its description happens to use. Empty for memories.
     pub name: Field,
-    /// A column's value index (docs/spec.md §12.4), analyzed the same way: a question that
+    /// A column's value index (docs/spec/profile.md §12.4), analyzed the same way: a question that
     /// names a value finds the column holding it. Empty for every other doc.
     pub values: Field,
 }
@@ -500,14 +500,14 @@ fn document(
     }
     if let Some(name) = entity_name(stored) {
         doc.add_text(f.name, name);
-        // The renderer's `Label:` line (docs/spec.md §2.4, §2.5), and the synonyms an importer
-        // wrote into the description (`Synonyms: a, b.`, Apache Ossie's `ai_context`): a
+        // The renderer's `Label:` line (docs/spec/render.md §2.4, §2.5), and the synonyms an
+        // importer wrote into the description (`Synonyms: a, b.`, Apache Ossie's `ai_context`): a
         // synonym names the object as much as its name does.
         let label = d.text.lines().find_map(|l| l.strip_prefix("Label: "));
         if let Some(label) = label {
             doc.add_text(f.name, label);
         }
-        // `churnedMrr` is found by "recurring revenue" too (docs/spec.md §6.2).
+        // `churnedMrr` is found by "recurring revenue" too (docs/spec/channels.md §6.2).
         let spelled = crate::abbreviations::spelled_in(&crate::render::words(&format!(
             "{name} {}",
             label.unwrap_or("")
@@ -523,7 +523,7 @@ fn document(
 }
 
 /// A column doc's value index, read from its model. Only a column whose values overflow its
-/// top 50 can have one, and only its doc says `Distinct count:` (docs/spec.md §2.4), so no
+/// top 50 can have one, and only its doc says `Distinct count:` (docs/spec/render.md §2.4), so no
 /// other doc costs a read.
 fn value_index(
     store: &dyn StoreRead,

@@ -1,5 +1,6 @@
 //! `slayer-index import <format> PATH`: a project of another semantic layer as catalog records,
-//! printed or loaded, with one warning per object skipped or mapped lossily (docs/spec.md §17).
+//! printed or loaded, with one warning per object skipped or mapped lossily (docs/spec/importers.md
+//! §17).
 
 use std::path::Path;
 

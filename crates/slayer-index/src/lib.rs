@@ -1,6 +1,6 @@
 //! slayer-index: the write path from catalog records to searchable docs.
 //!
-//! - [`render`]: the one renderer (the exact text of every doc kind; docs/spec.md §2).
+//! - [`render`]: the one renderer (the exact text of every doc kind; docs/spec/render.md §2).
 //! - [`catalog`]: load datasource and model records into the store in the caller's transaction,
 //!   re-render the touched datasources' docs and keep only real changes.
 //! - [`remove`]: delete an entity or memory and cascade to docs, embeddings and memory tags.

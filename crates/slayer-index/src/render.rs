@@ -172,7 +172,7 @@ pub fn column_text(model: &Model, column: &Column) -> String {
 /// (`Measure: <ds>.<model>.<name>`) naming the object in words (`Measure: min stringency
 /// index (measures)`), its abbreviations spelled out (`churned monthly recurring revenue
 /// (mrr)`). A sentence encoder reads `minStringencyIndex` or `total_sales_qty` as code; split
-/// into words, the name is what a metric question paraphrases (docs/spec.md §2.5).
+/// into words, the name is what a metric question paraphrases (docs/spec/render.md §2.5).
 pub fn named_in_words(text: &str, name: &str, model: &str) -> String {
     let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
     let kind = first.split_once(": ").map_or(first, |(kind, _)| kind);

@@ -2,7 +2,7 @@
 //! records of, the models it lacks are removed (with their docs, embeddings and memory tags,
 //! [`crate::remove`]); `--dry-run` shows the plan and writes nothing; a sync that would remove
 //! more than half of a datasource's models is refused unless asked for, so an empty or broken
-//! upstream never wipes a store (docs/spec.md §11.5).
+//! upstream never wipes a store (docs/spec/store.md §11.5).
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,5 +1,5 @@
-//! Entities referenced by an inline SlayerQuery (docs/spec.md §3.8): its source model first, then
-//! every reference in dimensions, time dimensions, measure formulas, filters and order.
+//! Entities referenced by an inline SlayerQuery (docs/spec/resolution.md §3.8): its source model
+//! first, then every reference in dimensions, time dimensions, measure formulas, filters and order.
 
 use serde_json::Value;
 
@@ -68,7 +68,7 @@ fn is_ident_char(c: char) -> bool {
 }
 
 /// Calls nested deeper than this are not walked into: the formula's rest is one token. Requests
-/// are refused long before (`limits.formula_depth`, docs/spec.md §16); this bounds the work
+/// are refused long before (`limits.formula_depth`, docs/spec/limits.md §16); this bounds the work
 /// on anything that reaches here unchecked.
 const MAX_WALK_DEPTH: usize = 64;
 

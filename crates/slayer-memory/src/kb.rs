@@ -1,4 +1,4 @@
-//! A Markdown knowledge base as memories (`slayer-memory ingest`, docs/spec.md §4.5): each
+//! A Markdown knowledge base as memories (`slayer-memory ingest`, docs/spec/memory.md §4.5): each
 //! `.md` file is one memory (or one per `##` section), its id `kb.` + the path relative to the
 //! root without the extension, its learning the Markdown text; YAML front matter may give
 //! `id`, `entities`, `tier`, `confidence`, `project`, `agent` and `description`, and

@@ -1,6 +1,7 @@
 //! slayer-memory: the write side of agent memories.
 //!
-//! - [`resolve`]: canonical entity resolution against the stored catalog (docs/spec.md §3).
+//! - [`resolve`]: canonical entity resolution against the stored catalog
+//!   (docs/spec/resolution.md §3).
 //! - [`aggref`]: aggregation suffixes and `agg(column)` forms.
 //! - [`extract`]: the entities of an inline SlayerQuery.
 //! - [`kb`]: a Markdown knowledge base's pages as memory records (`ingest`).

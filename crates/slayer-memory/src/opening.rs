@@ -13,7 +13,7 @@ pub(crate) fn open_store(path: &Path, mode: OpenMode) -> Result<Store> {
     Store::open(path, mode).map_err(|e| MemoryError::Store(e).into())
 }
 
-/// `[limits]` of slayer.toml beside the store (docs/spec.md §16).
+/// `[limits]` of slayer.toml beside the store (docs/spec/limits.md §16).
 pub(crate) fn load_limits(store_path: &Path) -> Result<Limits, UsageError> {
     Limits::load(store_path).map_err(|e| UsageError(e.to_string()))
 }

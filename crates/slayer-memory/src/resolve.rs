@@ -1,5 +1,5 @@
-//! Canonical entity resolution against the catalog (docs/spec.md §3): the rules and messages of
-//! the Python original, so an agent that learned its errors reads the same ones here.
+//! Canonical entity resolution against the catalog (docs/spec/resolution.md §3): the rules and
+//! messages of the Python original, so an agent that learned its errors reads the same ones here.
 
 use std::collections::BTreeSet;
 
@@ -126,7 +126,8 @@ impl Catalog {
         }
     }
 
-    /// Resolves one reference (docs/spec.md §3.1). `source_model` is the query's model, if any.
+    /// Resolves one reference (docs/spec/resolution.md §3.1). `source_model` is the query's model,
+    /// if any.
     pub fn resolve(
         &self,
         raw: &str,
@@ -287,8 +288,9 @@ impl Catalog {
         )))
     }
 
-    /// The dotted-path rule (docs/spec.md §3.7): all but the last segment are join hops and the last
-    /// a leaf; failing that, every segment is a hop and the reached model is the answer.
+    /// The dotted-path rule (docs/spec/resolution.md §3.7): all but the last segment are join hops
+    /// and the last a leaf; failing that, every segment is a hop and the reached model is the
+    /// answer.
     fn walk(&self, start: &Model, segments: &[&str], path: &str) -> Result<String, ResolveError> {
         let Some((last, hops)) = segments.split_last() else {
             return Ok(start.canonical_id());

@@ -34,7 +34,8 @@ pub struct SaveRequest {
 }
 
 impl SaveRequest {
-    /// Every field within its limit (docs/spec.md §16), before anything is opened for writing.
+    /// Every field within its limit (docs/spec/limits.md §16), before anything is opened for
+    /// writing.
     pub fn check_limits(&self, limits: &Limits) -> Result<(), MemoryError> {
         check_fields(
             limits,

@@ -34,7 +34,7 @@ pub enum Saver {
     Agent,
 }
 
-/// Saves one memory (docs/spec.md §4.1) in one `BEGIN IMMEDIATE` transaction, then syncs the
+/// Saves one memory (docs/spec/memory.md §4.1) in one `BEGIN IMMEDIATE` transaction, then syncs the
 /// index and, with `embed`, embeds it under the active model. A memory with an agent owner is
 /// an agent's save ([`save_by`]).
 pub fn save(
@@ -96,7 +96,7 @@ pub fn save_by(
     })
 }
 
-/// Forgets one memory (docs/spec.md §4.2), cascading to its doc, tags and embeddings; the
+/// Forgets one memory (docs/spec/memory.md §4.2), cascading to its doc, tags and embeddings; the
 /// index warning, if the index could not be updated.
 pub fn forget(store: &mut Store, id: &str) -> Result<Option<String>, MemoryError> {
     forget_guarded(store, id, &|_| Ok(()))
@@ -183,7 +183,7 @@ pub fn follow_vectors(store: &Store) -> Option<String> {
         .map(|e| format!("the vector sidecar was not updated ({e}); the next search catches up"))
 }
 
-/// Embeds the saved memories under the active model (docs/spec.md §4.1 step 8). A model that
+/// Embeds the saved memories under the active model (docs/spec/memory.md §4.1 step 8). A model that
 /// cannot be used, or a text that fails, is a warning: the memory is saved either way and
 /// search still finds it by tags and text.
 pub fn embed_memories(store: &mut Store, ids: &[String]) -> Vec<String> {

@@ -1,5 +1,6 @@
 //! What the profiling queries ask of every engine, and the helpers that make the engines print
-//! the answers alike (docs/spec.md §12.4–12.5). Each engine's folder runs them in its dialect.
+//! the answers alike (docs/spec/profile.md §12.4–12.5). Each engine's folder runs them in its
+//! dialect.
 
 use slayer_common::records::DataType;
 

@@ -1,4 +1,4 @@
-//! Database type names → the semantic layer's column types (docs/spec.md §12.2).
+//! Database type names → the semantic layer's column types (docs/spec/profile.md §12.2).
 
 use slayer_common::records::{DataType, NumberFormat, NumberFormatType};
 

@@ -74,14 +74,14 @@ pub struct Cli {
     /// ablations and debugging.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub channels: Option<Vec<Channel>>,
-    /// Override parts of the ranking, as JSON (docs/spec.md §8.6): `memory_fusion`,
+    /// Override parts of the ranking, as JSON (docs/spec/fusion.md §8.6): `memory_fusion`,
     /// `entity_fusion` (rrf|score), `memory_weights`, `entity_weights` ({entities, text, dense}),
     /// `name_weight`, `model_evidence` ({models, leaves, window, model_weight, leaf_weight, key_weight, question_weight}), `routing` ({entities, ratio}), `answer_head` (the first places arranged for the question's intent; 0: off).
     /// For ablations; the defaults are the measured ones.
     #[arg(long, value_name = "JSON")]
     pub tuning: Option<String>,
-    /// Plan the question (docs/spec.md §15): `auto` expands it (--inject terms, an LLM named by
-    /// SLAYER_LLM_MODEL, or pseudo-relevance feedback), gates the terms against the index,
+    /// Plan the question (docs/spec/planner.md §15): `auto` expands it (--inject terms, an LLM
+    /// named by SLAYER_LLM_MODEL, or pseudo-relevance feedback), gates the terms against the index,
     /// retrieves in two budgeted passes, applies negatives, reranks and blends; `--explain`
     /// shows every step. A question that is an entity's name is looked up exactly.
     /// Default: off.

@@ -270,7 +270,7 @@ impl Lookup for Corpus<'_> {
     }
 }
 
-/// What an entity of the catalog is, for the answer-first arrangement (docs/spec.md §8.9): a
+/// What an entity of the catalog is, for the answer-first arrangement (docs/spec/fusion.md §8.9): a
 /// measure, a model, or anything else (a column, an aggregation, a datasource, or an id the
 /// catalog lacks).
 pub(crate) fn entity_kind(catalog: Option<&Catalog>, key: &str) -> Kind {

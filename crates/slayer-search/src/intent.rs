@@ -1,5 +1,5 @@
-//! What a question asks for (docs/spec.md §8.9): a metric, which data exists, how tables join,
-//! or the columns that hold an answer. The answer-first arrangement reads it to decide what
+//! What a question asks for (docs/spec/fusion.md §8.9): a metric, which data exists, how tables
+//! join, or the columns that hold an answer. The answer-first arrangement reads it to decide what
 //! leads the entity list, and `--explain` shows it with the words that decided it.
 
 use crate::fusion::named::words_of;

@@ -1,5 +1,5 @@
-//! How two models of one datasource join (docs/spec.md §8.8): the column pairs a join between
-//! them would use. Read by model-level evidence (the connecting keys of the models taking
+//! How two models of one datasource join (docs/spec/fusion.md §8.8): the column pairs a join
+//! between them would use. Read by model-level evidence (the connecting keys of the models taking
 //! part) and by the schema answer (its join paths).
 //!
 //! A catalog that declares its joins is read as declared. Most warehouses declare few, so the

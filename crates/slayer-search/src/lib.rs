@@ -1,4 +1,5 @@
-//! slayer-search: fused search over memories and semantic-layer entities (docs/spec.md §5–§9).
+//! slayer-search: fused search over memories and semantic-layer entities (docs/spec/channels.md
+//! §5–§7, docs/spec/fusion.md §8, docs/spec/search.md §9).
 //!
 //! A request passes through the stages once, in order ([`pipeline`]):
 //!

@@ -1,5 +1,5 @@
-//! The pipeline (docs/spec.md §9 for the rules, §10.1 for the strings): one request through
-//! each stage once, in order.
+//! The pipeline (docs/spec/search.md §9 for the rules, docs/spec/messages.md §10.1 for
+//! the strings): one request through each stage once, in order.
 //!
 //! 1. validate: the datasource and the limits ([`Context::search`] refuses before any work);
 //! 2. resolve the inputs (`inputs`), and the scope they search in (`corpus`);
@@ -89,7 +89,7 @@ impl Context<'_> {
         response
     }
 
-    /// Routing (docs/spec.md §8.7): a question asked with no datasource of a store holding
+    /// Routing (docs/spec/fusion.md §8.7): a question asked with no datasource of a store holding
     /// several gets the entities of the search under the datasource its unfiltered answer
     /// clearly points to; memories and warnings stay the unfiltered answer's. The evidence is
     /// read from a fixed number of entities whatever the cap, so a smaller cap still gives a
@@ -232,7 +232,7 @@ impl Context<'_> {
             ModelEvidence::OFF
         };
         let keys = evidence.is_on() && evidence.key_weight > 0.0;
-        // The answer-first head arranges what a question ranked (docs/spec.md §8.9).
+        // The answer-first head arranges what a question ranked (docs/spec/fusion.md §8.9).
         let answer_head = match rankings.question_ranked_entities() {
             true => req.tuning.answer_head,
             false => 0,
@@ -430,7 +430,7 @@ impl Context<'_> {
         )))
     }
 
-    /// Stage 1 too: every field over its limit (docs/spec.md §16) is a request error, before
+    /// Stage 1 too: every field over its limit (docs/spec/limits.md §16) is a request error, before
     /// any work; a long question is cut later, with a warning ([`crate::inputs`]).
     fn check_limits(&self, req: &Request) -> Result<(), SearchError> {
         let limits = &self.limits;

@@ -1,4 +1,4 @@
-//! Background re-embed for a search that stays open (`--batch`, `mcp`; docs/spec.md §7.4):
+//! Background re-embed for a search that stays open (`--batch`, `mcp`; docs/spec/channels.md §7.4):
 //! the docs whose row under the active model is stale (another revision wrote it) or missing
 //! are embedded on a thread of their own, through a writer connection of its own, the way
 //! `slayer-embed refresh` does it. Rows are committed 64 at a time, so the search, which

@@ -35,9 +35,9 @@ pub struct Request {
     pub explain: bool,
     /// The channels that run (all by default); one turned off is not a warning.
     pub channels: Vec<Channel>,
-    /// Fusion methods, weights, model-level evidence (docs/spec.md §8.6).
+    /// Fusion methods, weights, model-level evidence (docs/spec/fusion.md §8.6).
     pub tuning: Tuning,
-    /// `auto` plans the question (docs/spec.md §15); `off` (the default) does not.
+    /// `auto` plans the question (docs/spec/planner.md §15); `off` (the default) does not.
     pub plan: PlanMode,
     /// Expansion terms the caller did itself (anchors, phrases, synonyms, negatives,
     /// exceptions), merged into the plan with provenance `caller`.
@@ -55,7 +55,7 @@ pub struct Request {
     /// Memories to return whole, by id, of any tiers (the response's `expanded`).
     pub expand_ids: Vec<String>,
     /// Also answer with the schema: the top models, their columns and their joins (the
-    /// response's `schema`, docs/spec.md §9.13).
+    /// response's `schema`, docs/spec/search.md §9.13).
     pub schema: bool,
     /// The schema answer's most models (default 5, at most 50).
     pub schema_models: usize,

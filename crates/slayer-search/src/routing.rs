@@ -1,6 +1,6 @@
-//! Routing a question across datasources (docs/spec.md §8.7): a store holding many databases,
-//! asked without `--datasource`. The unfiltered answer's first entities are evidence of which
-//! datasource the question is about; when one clearly leads, the entities are those of the
+//! Routing a question across datasources (docs/spec/fusion.md §8.7): a store holding many
+//! databases, asked without `--datasource`. The unfiltered answer's first entities are evidence of
+//! which datasource the question is about; when one clearly leads, the entities are those of the
 //! search filtered to it (its own BM25 statistics, no other database's tables in the way),
 //! else they stay those of every datasource.
 

@@ -1,4 +1,4 @@
-//! Which memories a request may see (docs/spec.md §9.11): its tiers, the confidence floor,
+//! Which memories a request may see (docs/spec/search.md §9.11): its tiers, the confidence floor,
 //! soft deletes and proposals awaiting review, and its project and agent. The filter applies before ranking, in every
 //! channel and in BM25's statistics, exactly as the datasource filter does, so a scoped search
 //! cannot return, count or be scored by a memory outside its scope.
@@ -10,7 +10,8 @@
 use serde::{Deserialize, Serialize};
 use slayer_common::records::{Standing, Tier};
 
-/// Entries trusted less than this are skipped unless the request says otherwise (docs/spec.md §9.11).
+/// Entries trusted less than this are skipped unless the request says otherwise
+/// (docs/spec/search.md §9.11).
 pub(crate) const DEFAULT_CONFIDENCE_FLOOR: f64 = 0.3;
 
 /// What a request may see of the memories.
@@ -61,7 +62,7 @@ impl MemoryFilter {
     }
 }
 
-/// The tier-level knobs of the ranking: `[memory_tiers]` in `slayer.toml` (docs/spec.md
+/// The tier-level knobs of the ranking: `[memory_tiers]` in `slayer.toml` (docs/spec/search.md
 /// §9.11). Each tier is fused on its own and brings at most `cap` candidates; a candidate's
 /// score is its tier's fused score × the tier's weight (× `boost` for a confident entry of a
 /// boosted tier) × its strength × its confidence.

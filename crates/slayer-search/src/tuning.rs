@@ -1,7 +1,8 @@
-//! The ranking's tunable parts (docs/spec.md §8.6): per side, the fusion method and each
+//! The ranking's tunable parts (docs/spec/fusion.md §8.6): per side, the fusion method and each
 //! channel's weight; the weight of a question word found in an entity's name; model-level
-//! evidence. The defaults are the measured ones (docs/quality.md). A request may override any
-//! of them (`--tuning JSON`, or a batch line's `tuning`), which is how the ablations run.
+//! evidence. The defaults are the measured ones (docs/quality/bird.md,
+//! docs/quality/scifact.md). A request may override any of them (`--tuning JSON`, or a batch
+//! line's `tuning`), which is how the ablations run.
 
 use serde::{Deserialize, Serialize};
 
@@ -81,7 +82,7 @@ pub struct ModelEvidence {
     pub leaf_weight: f64,
     /// The weight for a key column that connects two models taking part (of one
     /// datasource): the columns a join between them would use; the first two models' keys
-    /// add `key_weight / 61`, a later pair's less (docs/spec.md §8.6; 0: off).
+    /// add `key_weight / 61`, a later pair's less (docs/spec/fusion.md §8.6; 0: off).
     pub key_weight: f64,
     /// The weight for a leaf of a model taking part whose name the question holds as whole
     /// words (0: off).
@@ -120,7 +121,7 @@ impl ModelEvidence {
     }
 }
 
-/// Routing a question across datasources when none is given (docs/spec.md §8.7).
+/// Routing a question across datasources when none is given (docs/spec/fusion.md §8.7).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Routing {
@@ -159,7 +160,7 @@ pub struct Tuning {
     /// Routing across datasources when the request names none.
     pub routing: Routing,
     /// How many of the entity list's first places are arranged for what the question asks
-    /// (docs/spec.md §8.9; 0 turns it off).
+    /// (docs/spec/fusion.md §8.9; 0 turns it off).
     pub answer_head: usize,
 }
 

@@ -123,8 +123,8 @@ async def main():
             bad = await session.call_tool("search", {"questoin": "typo"})
             check(bad.is_error and "unknown field `questoin`" in bad.content[0].text, "unknown argument", bad)
 
-            # Hostile and unlucky arguments (docs/spec.md §16): each is refused naming its limit,
-            # or cut with a warning, and the server goes on answering.
+            # Hostile and unlucky arguments (docs/spec/limits.md §16): each is refused naming its
+            # limit, or cut with a warning, and the server goes on answering.
             bad = await session.call_tool("save_memory", {"learning": "x" * 200_000, "linked_entities": ["mydb.orders"]})
             check(bad.is_error and bad.content[0].text ==
                   "learning is 200000 bytes; the limit is 65536 (limits.learning_bytes in slayer.toml).",

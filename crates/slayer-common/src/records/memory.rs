@@ -73,8 +73,8 @@ fn memory_version() -> i64 {
     4
 }
 
-/// The kinds of memory an agent's consolidation writes (docs/spec.md §9.11), from raw to dense.
-/// `lesson` is a learning an agent wrote, and every memory saved without a tier.
+/// The kinds of memory an agent's consolidation writes (docs/spec/search.md §9.11), from raw to
+/// dense. `lesson` is a learning an agent wrote, and every memory saved without a tier.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]

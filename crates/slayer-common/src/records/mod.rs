@@ -166,8 +166,8 @@ pub struct Column {
     /// Exact number of distinct values at profile time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distinct_count: Option<i64>,
-    /// The value index (docs/spec.md §12.4): more of a categorical column's short values than
-    /// the top 50, most frequent first, so that a question naming a value finds its column.
+    /// The value index (docs/spec/profile.md §12.4): more of a categorical column's short values
+    /// than the top 50, most frequent first, so that a question naming a value finds its column.
     /// Never rendered; the full-text index searches it apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_index: Option<Vec<String>>,

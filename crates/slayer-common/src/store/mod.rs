@@ -2,7 +2,7 @@
 //!
 //! Commands open a [`Store`] (`open.rs`), read through [`StoreRead`] and write through
 //! [`StoreWrite`], each command in one write transaction that commits all of its changes or
-//! none (docs/spec.md §11.1). The rows they exchange beyond the records are in [`rows`];
+//! none (docs/spec/store.md §11.1). The rows they exchange beyond the records are in [`rows`];
 //! errors are [`StoreError`]. Two backends implement the traits: the SQLite file of [`sqlite`]
 //! (the embedded default) and a schema of a PostgreSQL database, [`postgres`], shared by a
 //! team's hosts; [`location`] reads which one `--store` names, and where a server store's

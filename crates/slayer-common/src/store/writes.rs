@@ -6,8 +6,8 @@ use super::StoreError;
 use crate::records::{Datasource, Memory, Model};
 
 /// The store's writes. Only a command's write transaction implements it: a command either
-/// commits all of its writes or none (docs/spec.md §11.1), and reads what it wrote through the
-/// same transaction.
+/// commits all of its writes or none (docs/spec/store.md §11.1), and reads what it wrote through
+/// the same transaction.
 pub trait StoreWrite: StoreRead {
     // Catalog records.
 

@@ -8,7 +8,8 @@
 //! Each row is the unit vector quantised to int8 with its own scale (`max |x| / 127`), so a
 //! million 384-dimension rows take 384 MB. A scan quantises the question to i16 and sums
 //! integer products: the dense channel's score of a row is `scale × question scale × Σ q·c`,
-//! its cosine to within about 1e-3 (docs/quality.md measures what that does to retrieval).
+//! its cosine to within about 1e-3 (docs/quality/scifact.md measures what that does to
+//! retrieval).
 //! Every row also carries its kind (memory or entity) and its datasources, so a filtered scan
 //! is one pass: an entity's datasource is its id's first segment, a memory's are those of its
 //! tags (stale ones included), as the search's datasource filter reads them.

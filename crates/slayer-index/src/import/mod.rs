@@ -1,6 +1,6 @@
-//! Importers of the semantic layers teams already keep elsewhere (docs/spec.md §17). Each reads
-//! a project offline and returns the catalog records `load` takes, one [`Issue`] per object it
-//! skipped or mapped with a loss, and counts per kind of object ([`Report`]).
+//! Importers of the semantic layers teams already keep elsewhere (docs/spec/importers.md §17). Each
+//! reads a project offline and returns the catalog records `load` takes, one [`Issue`] per object
+//! it skipped or mapped with a loss, and counts per kind of object ([`Report`]).
 
 pub mod cube;
 pub mod dbt;

@@ -1,4 +1,4 @@
-//! Every reference an importer writes, checked against the models it made (docs/spec.md
+//! Every reference an importer writes, checked against the models it made (docs/spec/importers.md
 //! §17.1): a name in a measure's formula is a column or measure of its model, a dotted path
 //! follows the model's joins hop by hop to a model that has the last name, a path in a filter
 //! does the same, and a join pairs columns both models have. What does not resolve is named

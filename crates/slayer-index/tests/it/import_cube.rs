@@ -1,5 +1,5 @@
 //! `import cube`: Cube data models in YAML and JavaScript (read with a parser, never run),
-//! offline; dynamic JavaScript named, unreadable files refused (docs/spec.md §17.6).
+//! offline; dynamic JavaScript named, unreadable files refused (docs/spec/importers.md §17.6).
 
 use predicates::str::contains;
 use serde_json::Value;

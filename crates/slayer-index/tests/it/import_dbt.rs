@@ -1,5 +1,6 @@
 //! `import dbt`: dbt projects in both semantic-layer specs, offline, as catalog records; every
-//! skip and loss named; unreadable projects refused with nothing written (docs/spec.md §17).
+//! skip and loss named; unreadable projects refused with nothing written (docs/spec/importers.md
+//! §17).
 
 use std::path::Path;
 

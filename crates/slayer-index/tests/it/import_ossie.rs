@@ -1,5 +1,5 @@
 //! `import ossie`: Apache Ossie documents offline, validated against their schema, with
-//! datasets as models, relationships as joins and metrics as named measures (docs/spec.md
+//! datasets as models, relationships as joins and metrics as named measures (docs/spec/importers.md
 //! §17.4).
 
 use predicates::str::contains;

@@ -1,4 +1,4 @@
-//! The resolution table of docs/spec.md §3.10, through the real binary, every message.
+//! The resolution table of docs/spec/resolution.md §3.10, through the real binary, every message.
 
 use crate::support::TempStore;
 

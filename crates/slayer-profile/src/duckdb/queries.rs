@@ -1,5 +1,5 @@
 //! The profiling queries in DuckDB's dialect: values cast to text for top values, doubles and
-//! dates cast before printing, timestamps as microseconds since the epoch (docs/spec.md
+//! dates cast before printing, timestamps as microseconds since the epoch (docs/spec/profile.md
 //! §12.4–12.5).
 
 use ::duckdb::{Connection, Row};

@@ -1,6 +1,6 @@
 //! The profiling queries in PostgreSQL's dialect, printing values as the other engines do
-//! (docs/spec.md §12.4–12.5): top values as text ordered by count and then by the text's bytes
-//! (`COLLATE "C"`, as DuckDB and SQLite order), doubles as `float8`, dates as ISO text, and
+//! (docs/spec/profile.md §12.4–12.5): top values as text ordered by count and then by the text's
+//! bytes (`COLLATE "C"`, as DuckDB and SQLite order), doubles as `float8`, dates as ISO text, and
 //! timestamps as microseconds since the epoch.
 
 use slayer_common::records::DataType;

@@ -1,5 +1,5 @@
 //! The profiling queries in SQLite's dialect: values come back as SQLite stored them and are
-//! printed here by the column's semantic type (docs/spec.md §12.4–12.5).
+//! printed here by the column's semantic type (docs/spec/profile.md §12.4–12.5).
 
 use rusqlite::types::Value;
 use rusqlite::Connection;

@@ -1,5 +1,5 @@
-//! The profiling rules on real files: the orders case of docs/spec.md §12.4, overflow with an exact
-//! distinct count, all-NULL and empty tables, and DuckDB = SQLite.
+//! The profiling rules on real files: the orders case of docs/spec/profile.md §12.4, overflow with
+//! an exact distinct count, all-NULL and empty tables, and DuckDB = SQLite.
 
 use serde_json::json;
 

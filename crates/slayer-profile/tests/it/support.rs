@@ -104,8 +104,9 @@ pub fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// The categorical case of docs/spec.md §12.4: 200 orders whose status cycles by `i % 6`, so `paid` leads, `shipped`
-/// follows, and `cancelled`, `pending` and `refunded` tie (sorted by string).
+/// The categorical case of docs/spec/profile.md §12.4: 200 orders whose status cycles by `i % 6`,
+/// so `paid` leads, `shipped` follows, and `cancelled`, `pending` and `refunded` tie (sorted by
+/// string).
 pub fn orders_sql(ts: &str) -> String {
     let statuses = [
         "paid",

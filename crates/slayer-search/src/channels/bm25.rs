@@ -1,4 +1,5 @@
-//! Channel 1: BM25Plus over canonical entity tags (docs/spec.md §5), exactly as `rank_bm25`.
+//! Channel 1: BM25Plus over canonical entity tags (docs/spec/channels.md §5), exactly as
+//! `rank_bm25`.
 
 use std::collections::{HashMap, HashSet};
 

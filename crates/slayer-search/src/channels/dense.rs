@@ -1,5 +1,5 @@
-//! Channel 3: the question's embedding against the active model's stored rows (docs/spec.md
-//! §7.2 for the order of checks, §10.1 for the warnings).
+//! Channel 3: the question's embedding against the active model's stored rows
+//! (docs/spec/channels.md §7.2 for the order of checks, §10.1 for the warnings).
 //!
 //! The rows are scanned in the store's vector sidecar (`slayer_embed::vectors`): mapped, with
 //! the datasource filter read from each row's datasource set, and ranked only as deep as
@@ -9,7 +9,7 @@
 //!
 //! Only rows the active model's revision wrote are read (`slayer_embed::revision`). When some
 //! docs have a row another revision wrote (stale) or none, the channel ranks the rest and
-//! [`Dense::take_warning`] holds one warning with both counts (docs/spec.md §7.2).
+//! [`Dense::take_warning`] holds one warning with both counts (docs/spec/channels.md §7.2).
 
 use slayer_common::store::StoreRead;
 use std::cell::{Cell, OnceCell, RefCell};
@@ -584,7 +584,7 @@ impl Questions {
 const EMBEDDING_FAILED: &str = "embedding channel skipped: query embedding failed.";
 
 /// Docs the channel cannot rank: rows another revision of the model wrote (or written before
-/// slayer recorded revisions, schema 8) and docs with no row (docs/spec.md §10.1).
+/// slayer recorded revisions, schema 8) and docs with no row (docs/spec/messages.md §10.1).
 pub(crate) fn stale_warning(model: &str, c: Coverage) -> String {
     format!(
         "embedding channel: {} docs have a stale row (written by another revision of '{model}', or before slayer recorded revisions) and {} docs have no row; they are ranked without the dense channel until `slayer-embed refresh --all` re-embeds them.",

@@ -266,7 +266,7 @@ impl SegmentCollector for SegmentScored {
 /// first as it is read, equal scores in index order (doc address), as tantivy orders them.
 /// On the entity side a word also counts in the entity's own name, scored apart (its own
 /// BM25 statistics) and weighted, so a name outweighs a sentence of description; and in a
-/// column's value index (docs/spec.md §12.4), so that a question naming a value past the
+/// column's value index (docs/spec/profile.md §12.4), so that a question naming a value past the
 /// column's top 50 ("Alameda") finds the column holding it.
 pub(crate) fn rank_sides<'s>(
     fulltext: &FullText,
@@ -339,7 +339,7 @@ pub(crate) fn rank<'s>(
         .collect();
     // On the entity side a word also counts in the entity's own name, scored apart (its own
     // BM25 statistics) and weighted, so a name outweighs a sentence of description; and in a
-    // column's value index (docs/spec.md §12.4), so that a question naming a value past the
+    // column's value index (docs/spec/profile.md §12.4), so that a question naming a value past the
     // column's top 50 ("Alameda") finds the column holding it.
     if side == Side::Entities {
         for (term, weight, count) in entity_terms(&f, terms, name_weight) {

@@ -1,4 +1,4 @@
-//! Answer first (docs/spec.md §8.9): the first places of the entity list go to what the
+//! Answer first (docs/spec/fusion.md §8.9): the first places of the entity list go to what the
 //! question asks for. Agents read the first few entities, so after model-level evidence has
 //! ordered the list, its head is arranged by the question's intent ([`intent`]):
 //!
@@ -89,7 +89,7 @@ fn join_part(f: &Fused) -> f64 {
 }
 
 /// Whether the caller named the entry (a `named` ref) or the question names it exactly (an
-/// `evidence` entry with no model mass, docs/spec.md §8.6).
+/// `evidence` entry with no model mass, docs/spec/fusion.md §8.6).
 fn is_named(f: &Fused) -> bool {
     f.contributions.iter().any(|c| {
         c.channel == "named"

@@ -1,5 +1,5 @@
-//! Bridges of the schema answer (docs/spec.md §9.13): link tables that join two chosen models
-//! the question's ranking left unjoined.
+//! Bridges of the schema answer (docs/spec/search.md §9.13): link tables that join two chosen
+//! models the question's ranking left unjoined.
 
 use rustc_hash::FxHashSet;
 use slayer_common::canonical::datasource_of;

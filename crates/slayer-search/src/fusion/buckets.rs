@@ -146,7 +146,7 @@ pub(crate) fn walk_memory_buckets(
 }
 
 /// How the entity side's fused list is reordered before the bucket is filled: model-level
-/// evidence, then the answer-first head (docs/spec.md §8.6, §8.9).
+/// evidence, then the answer-first head (docs/spec/fusion.md §8.6, §8.9).
 pub(crate) struct EntityOrder<'q, C, K, F> {
     /// Model-level evidence.
     pub evidence: ModelEvidence,

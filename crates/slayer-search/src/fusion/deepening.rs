@@ -140,8 +140,9 @@ impl<'t, 's> Deepening<'t, 's> {
     }
 
     /// Lowers the fused score of each key `buried` names by its fraction (a soft negative's
-    /// penalty, docs/spec.md §15), so it falls below comparable clean keys in the final list
-    /// and not only in the planner's pass. Scores only fall, so every unread key's bound holds.
+    /// penalty, docs/spec/planner.md §15), so it falls below comparable clean keys in the final
+    /// list and not only in the planner's pass. Scores only fall, so every unread key's bound
+    /// holds.
     pub(crate) fn burying(mut self, buried: &'t Buried) -> Self {
         self.buried = Some(buried).filter(|b| !b.is_empty());
         self

@@ -1,4 +1,4 @@
-//! Fusion (docs/spec.md §8): each ranking that holds a key adds its weighted contribution,
+//! Fusion (docs/spec/fusion.md §8): each ranking that holds a key adds its weighted contribution,
 //! summed in ranking order; ties keep the order in which keys were first seen across the
 //! rankings. A contribution is reciprocal-rank (`weight / (60 + rank)`) or a normalised score
 //! (`weight × raw / best raw of that ranking`).
@@ -34,8 +34,8 @@ pub(crate) struct Fused {
 /// The RRF constant.
 pub(crate) const K: f64 = 60.0;
 
-/// The channel name of the share of a fused score a soft negative takes (docs/spec.md §15.6);
-/// its `raw_score` is the fraction taken.
+/// The channel name of the share of a fused score a soft negative takes (docs/spec/planner.md
+/// §15.6); its `raw_score` is the fraction taken.
 pub(crate) const BURIED: &str = "soft negative";
 
 /// Takes a soft negative's fraction of the whole score again after other contributions were

@@ -1,4 +1,4 @@
-//! Model-level evidence (docs/spec.md §8.6): a model is what its columns say it is.
+//! Model-level evidence (docs/spec/fusion.md §8.6): a model is what its columns say it is.
 //!
 //! A question about a table rarely repeats the table's name; it names what the table's columns
 //! hold. So after the three channels are fused, the models are ranked by how well their own doc
@@ -107,7 +107,7 @@ fn connecting_keys(
     keys
 }
 
-/// The model of a leaf id `<ds>.<model>.<leaf>` (names hold no `.`, docs/spec.md §1.2).
+/// The model of a leaf id `<ds>.<model>.<leaf>` (names hold no `.`, docs/spec/records.md §1.2).
 pub(crate) fn model_of(key: &str) -> Option<&str> {
     let mut dots = key.match_indices('.').map(|(at, _)| at);
     let (_, second) = (dots.next()?, dots.next()?);

@@ -1,5 +1,5 @@
 //! Which names a question holds as whole words: the columns a question names verbatim (the
-//! schema answer always shows them; model-level evidence weighs them, docs/spec.md §8.6).
+//! schema answer always shows them; model-level evidence weighs them, docs/spec/fusion.md §8.6).
 
 /// Lowercase words joined by one space, padded (` free meal count k 12 `), so that a name is
 /// found in a text as whole words.

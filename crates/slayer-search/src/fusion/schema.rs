@@ -1,5 +1,5 @@
-//! Stage 6 for the schema answer (docs/spec.md §9.13): what an agent needs to write SQL, read
-//! from the same fused entity order as the flat `entities` list.
+//! Stage 6 for the schema answer (docs/spec/search.md §9.13): what an agent needs to write SQL,
+//! read from the same fused entity order as the flat `entities` list.
 //!
 //! 1. **Models**: the first `models` models to place in the fused order, by themselves or by
 //!    one of their columns (a question about a table names what its columns hold).

@@ -1,4 +1,4 @@
-//! Ranking memories by tier (docs/spec.md §9.11): each tier's share of every channel
+//! Ranking memories by tier (docs/spec/search.md §9.11): each tier's share of every channel
 //! is fused on its own and brings at most `cap` candidates; the candidates of all tiers are
 //! merged by their fused score × their tier's factor ([`TierConfig::factor`]: weight, boost,
 //! strength, confidence).

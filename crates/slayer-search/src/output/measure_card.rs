@@ -1,7 +1,7 @@
 //! Everything an agent needs to use a measure, in one answer (MCP `show` of a measure;
-//! docs/spec.md §17.5): its model, formula, label and description, the filters its formula
-//! applies (a metric filter sits on the column the formula aggregates), and every column it can
-//! be grouped by, on its model and through the joins, as the dotted path a query names it by.
+//! docs/spec/importers.md §17.5): its model, formula, label and description, the filters its
+//! formula applies (a metric filter sits on the column the formula aggregates), and every column it
+//! can be grouped by, on its model and through the joins, as the dotted path a query names it by.
 
 use slayer_common::store::StoreRead;
 use std::collections::HashSet;
@@ -17,7 +17,7 @@ pub const MAX_HOPS: usize = 3;
 /// the measure, small enough for every response (MCP `show` gives them all).
 pub const ANSWER_GROUP_BY: usize = 30;
 
-/// The answer card of a search whose first entity is a measure (docs/spec.md §9.8): what an
+/// The answer card of a search whose first entity is a measure (docs/spec/search.md §9.8): what an
 /// agent needs to query it without a second call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AnswerCard {

@@ -1,4 +1,4 @@
-//! What a search gives: the response (the `SearchResponse`, docs/spec.md §9.8) and its text
+//! What a search gives: the response (the `SearchResponse`, docs/spec/search.md §9.8) and its text
 //! form for people (§9.9). The request is [`crate::request`].
 
 use serde::Serialize;
@@ -16,7 +16,7 @@ pub struct MemoryHit {
     pub id: String,
     /// The memory's tier.
     pub tier: Tier,
-    /// Fused (docs/spec.md §8), or the channel's raw score when one channel ranked memories.
+    /// Fused (docs/spec/fusion.md §8), or the channel's raw score when one channel ranked memories.
     pub score: f64,
     /// The full indexed text.
     pub text: String,
@@ -54,8 +54,8 @@ pub struct EntityHit {
     pub id: String,
     /// datasource, model, column, measure or aggregation.
     pub kind: String,
-    /// Fused (docs/spec.md §8), or the channel's raw score when one channel with scores ranked
-    /// entities.
+    /// Fused (docs/spec/fusion.md §8), or the channel's raw score when one channel with scores
+    /// ranked entities.
     pub score: f64,
     /// The full rendered text.
     pub text: String,
@@ -64,7 +64,7 @@ pub struct EntityHit {
     pub explain: Option<Vec<Contribution>>,
 }
 
-/// The response (`SearchResponse`, docs/spec.md §9.8).
+/// The response (`SearchResponse`, docs/spec/search.md §9.8).
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Response {
     /// Learning-only memories.

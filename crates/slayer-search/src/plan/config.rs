@@ -1,4 +1,4 @@
-//! The planner's configuration (docs/spec.md §15.7): a `[semantic_search]`
+//! The planner's configuration (docs/spec/planner.md §15.7): a `[semantic_search]`
 //! table in `slayer.toml` beside the store, or the file `--plan-config` names. Every key has
 //! the seed's default; a key the planner does not know is an error, so a typo never silently
 //! falls back to a default.
@@ -48,7 +48,7 @@ pub struct PlanConfig {
     pub negatives: NegativesConfig,
     /// How candidates are rescored.
     pub reranker: Reranker,
-    /// The file's `[memory_tiers]` table: how memory tiers weigh (docs/spec.md §9.11). Not
+    /// The file's `[memory_tiers]` table: how memory tiers weigh (docs/spec/search.md §9.11). Not
     /// the planner's, but read from the same file.
     #[serde(skip)]
     pub memory_tiers: crate::scoping::TierConfig,

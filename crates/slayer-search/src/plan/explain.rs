@@ -1,4 +1,5 @@
-//! What `--explain` shows of a plan (docs/spec.md §15.8), and the clock that times its stages.
+//! What `--explain` shows of a plan (docs/spec/planner.md §15.8), and the clock that times its
+//! stages.
 
 use std::time::Instant;
 

@@ -1,4 +1,4 @@
-//! Gating (docs/spec.md §15.3): every proposed term is normalised, checked against the
+//! Gating (docs/spec/planner.md §15.3): every proposed term is normalised, checked against the
 //! stoplist, its length and charset bounds, de-duplicated, and (synonyms) its document
 //! frequency is held to a band around the anchors'; synonyms are capped. Every drop is a
 //! recorded decision with its reason.

@@ -1,7 +1,8 @@
-//! The planner's LLM contract (docs/spec.md §15.2) through any OpenAI-compatible chat endpoint: the query goes out,
-//! expansion terms ([`Injected`]) come back. Only the query, the catalog's datasource names
-//! and the stoplist are sent; nothing else of the catalog is (docs/spec.md §15.2). Terms are not
-//! validated here: the planner's gating drops invalid ones with reasons.
+//! The planner's LLM contract (docs/spec/planner.md §15.2) through any OpenAI-compatible chat
+//! endpoint: the query goes out, expansion terms ([`Injected`]) come back. Only the query, the
+//! catalog's datasource names and the stoplist are sent; nothing else of the catalog is
+//! (docs/spec/planner.md §15.2). Terms are not validated here: the planner's gating drops invalid
+//! ones with reasons.
 
 use std::time::Duration;
 
@@ -177,7 +178,7 @@ fn request_body(model: &str, query: &str, datasources: &[String], stoplist: &[St
     })
 }
 
-/// The contract (docs/spec.md §15.2). The two lists are its only variable
+/// The contract (docs/spec/planner.md §15.2). The two lists are its only variable
 /// parts; JSON arrays keep names with odd characters unambiguous.
 fn system_prompt(datasources: &[String], stoplist: &[String]) -> String {
     let list = |items: &[String]| Value::from(items).to_string();

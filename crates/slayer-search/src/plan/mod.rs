@@ -1,6 +1,6 @@
-//! The query planner (docs/spec.md §15, `--plan auto`): classify the question, expand it (caller
-//! terms, an LLM, or pseudo-relevance feedback), gate the terms against the index, retrieve in
-//! two budgeted passes per side, apply negatives, rerank and blend. Its result is one ranking
+//! The query planner (docs/spec/planner.md §15, `--plan auto`): classify the question, expand it
+//! (caller terms, an LLM, or pseudo-relevance feedback), gate the terms against the index, retrieve
+//! in two budgeted passes per side, apply negatives, rerank and blend. Its result is one ranking
 //! per side that takes the place of channels 2 and 3 in fusion; channel 1 (entity inputs)
 //! fuses with it as usual, and the response keeps its shape: the planner adds only to
 //! `--explain`.

@@ -1,4 +1,4 @@
-//! Negatives (docs/spec.md §15.5): hard ones drop a candidate — the configured name/path
+//! Negatives (docs/spec/planner.md §15.5): hard ones drop a candidate — the configured name/path
 //! patterns on each segment of an entity's id, and hard terms in its name and path (a memory's
 //! text) — soft ones bury it with a penalty per distinct term, capped. An exception phrase
 //! around a match (`ab test` around `test`) means the match does not count; a pattern whose

@@ -1,7 +1,8 @@
-//! Two budgeted passes over our tantivy index (docs/spec.md §15.4): pass A ORs the anchors, the anchors as one phrase with slop, and the phrases;
-//! pass B ORs the synonyms alone. Pass A gets N₁ candidates, pass B N₂ — topped up when A is
-//! short, halved when A overflows (more than twice N₁ matches) — and the merge keeps A's order,
-//! then B's, without duplicates, up to `max_candidates`.
+//! Two budgeted passes over our tantivy index (docs/spec/planner.md §15.4): pass A ORs the anchors,
+//! the anchors as one phrase with slop, and the phrases; pass B ORs the synonyms alone. Pass A gets
+//! N₁ candidates, pass B N₂ — topped up when A is short, halved when A overflows (more than twice
+//! N₁ matches) — and the merge keeps A's order, then B's, without duplicates, up to
+//! `max_candidates`.
 
 use serde::Serialize;
 use tantivy::query::{BoostQuery, Occur, PhraseQuery, Query, TermQuery};
@@ -336,7 +337,7 @@ pub(crate) fn doc_freq(
 }
 
 /// The docs in `scope` (`None`: every doc) that `query` matches: what a scoped request may
-/// count (docs/spec.md §15.3: no statistic counts what the scope cannot see).
+/// count (docs/spec/planner.md §15.3: no statistic counts what the scope cannot see).
 pub(crate) fn count_in(
     searcher: &Searcher,
     query: Box<dyn tantivy::query::Query>,

@@ -1,4 +1,4 @@
-//! Shaping and the final blend (docs/spec.md §15.6). Each candidate becomes
+//! Shaping and the final blend (docs/spec/planner.md §15.6). Each candidate becomes
 //! the seed's compact block (title, kind, datasource, path, description, top columns with
 //! short descriptions, tags; a memory's text and tags) for a reranker that reads text; the
 //! reranker's score, the anchor hits in high-signal fields and the soft-negative penalty blend

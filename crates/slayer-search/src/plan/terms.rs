@@ -1,4 +1,4 @@
-//! The planner's expansion terms as callers and the LLM write them (docs/spec.md §15.2):
+//! The planner's expansion terms as callers and the LLM write them (docs/spec/planner.md §15.2):
 //! `anchors`, `phrases`, `synonyms`, `negatives.hard`, `negatives.soft`, `exceptions`. The
 //! same shape is a request's `injected` field, the `--inject` file and the LLM's answer.
 
@@ -49,7 +49,7 @@ impl Injected {
     }
 
     /// Every term, the exceptions' included: at most `limits.entities` of them, each at most
-    /// `limits.name_bytes` (docs/spec.md §16).
+    /// `limits.name_bytes` (docs/spec/limits.md §16).
     pub fn check_limits(
         &self,
         limits: &slayer_common::limits::Limits,

@@ -1,4 +1,4 @@
-//! Answer first (docs/spec.md §8.9) on a real dbt project (the metric-lookup benchmark's
+//! Answer first (docs/spec/fusion.md §8.9) on a real dbt project (the metric-lookup benchmark's
 //! `dbt_jaffle`, imported as a user would): a metric question gets the measure at rank 1, its
 //! model next and the measure's card beside the entities; other questions keep their tables
 //! first; `answer_head: 0` gives back the evidence's order.

@@ -1,4 +1,5 @@
-//! The examples and behaviour matrix of docs/spec.md §9.3, lenient validation, punctuation, determinism, batch.
+//! The examples and behaviour matrix of docs/spec/search.md §9.3, lenient validation, punctuation,
+//! determinism, batch.
 
 use serde_json::json;
 
@@ -61,8 +62,8 @@ fn question_only_runs_the_full_text_channel() {
     assert_eq!(ids(&r, "memories")[0], "1");
     let entities = ids(&r, "entities");
     // The question names the measure `revenue` as well as its model's doc matches: answer
-    // first (spec §8.9), the measure leads and its model comes next; model-level evidence
-    // keeps the model above its columns (spec §8.6).
+    // first (docs/spec/fusion.md §8.9), the measure leads and its model comes next; model-level
+    // evidence keeps the model above its columns (docs/spec/fusion.md §8.6).
     assert_eq!(entities[..2], ["mydb.orders.revenue", "mydb.orders"], "{r}");
     assert!(entities.contains(&"mydb.orders.status".to_owned()), "{r}");
     assert_eq!(strings(&r["warnings"])[0], EMBED);

@@ -28,8 +28,8 @@ fn channels_off_contribute_nothing_and_warn_nothing() {
     ];
     let all = f.search(&base);
     // `evidence` is the derived ranking of model-level evidence, `question` a leaf the
-    // question names (`revenue`) (spec §8.6), `answer` the lift of the answer-first head
-    // (the measure `revenue` leads after the named column, spec §8.9).
+    // question names (`revenue`) (docs/spec/fusion.md §8.6), `answer` the lift of the answer-first
+    // head (the measure `revenue` leads after the named column, docs/spec/fusion.md §8.9).
     assert_eq!(
         channels_used(&all),
         ["answer", "bm25", "evidence", "fulltext", "named", "question"]

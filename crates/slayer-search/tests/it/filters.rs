@@ -58,7 +58,7 @@ fn named_refs_outside_the_datasource_drop_with_warnings() {
 #[test]
 fn idf_comes_from_the_filtered_subset() {
     let f = Fixture::new();
-    // Unrouted: a routed search would be the filtered one (spec §8.7).
+    // Unrouted: a routed search would be the filtered one (docs/spec/fusion.md §8.7).
     let all = f.search(&[
         "--question",
         "revenue",

@@ -1,4 +1,4 @@
-//! Hostile and unlucky input (docs/spec.md §16): every field an agent sends is bounded, a
+//! Hostile and unlucky input (docs/spec/limits.md §16): every field an agent sends is bounded, a
 //! request over a limit is refused naming the limit, a long question is cut with a warning,
 //! and a long-lived process answers every such request in bounded memory.
 
@@ -200,7 +200,8 @@ fn a_batch_process_answers_random_hostile_requests_in_bounded_memory() {
     let peak = search.peak_mib();
     let seen = format!("{refused} refused, {answered} answered ({cut} cut), peak {peak:.1} MiB");
     assert!(refused > 0 && cut > 0 && answered > cut, "{seen}");
-    // The stated bound (docs/spec.md §16): a --batch process stays under 64 MiB whatever it is sent.
+    // The stated bound (docs/spec/limits.md §16): a --batch process stays under 64 MiB whatever it
+    // is sent.
     assert!(peak < 64.0, "{seen}");
     assert_eq!(
         search.close(),

@@ -1,5 +1,5 @@
 //! A `--batch` process that stays open sees every write made after it started: a memory
-//! forgotten, a memory saved, a catalog re-loaded (docs/spec.md §9.1). An unchanged store is
+//! forgotten, a memory saved, a catalog re-loaded (docs/spec/search.md §9.1). An unchanged store is
 //! never re-read.
 
 use slayer_common::store::StoreWrite;

@@ -1,6 +1,6 @@
-//! The ranking levers of docs/spec.md §6.1 and §8.6 as a user meets them: names in any
-//! convention match the words of a question, a name outweighs a sentence of description, and
-//! the table whose columns match leads them.
+//! The ranking levers of docs/spec/channels.md §6.1 and docs/spec/fusion.md §8.6 as a user
+//! meets them: names in any convention match the words of a question, a name outweighs a
+//! sentence of description, and the table whose columns match leads them.
 
 use serde_json::Value;
 
@@ -83,9 +83,9 @@ fn accents_fold_and_labels_count_as_names() {
 
 #[test]
 fn synonyms_count_as_names() {
-    // Apache Ossie's `ai_context` synonyms reach the doc as a `Synonyms:` line (docs/spec.md
-    // §17.4): the `name` field holds them, so the measure they name outranks one whose
-    // description merely uses the word.
+    // Apache Ossie's `ai_context` synonyms reach the doc as a `Synonyms:` line
+    // (docs/spec/importers.md §17.4): the `name` field holds them, so the measure they name
+    // outranks one whose description merely uses the word.
     let store = loaded();
     let place = |tuning: &str| {
         let r = search(

@@ -1,6 +1,6 @@
 //! Model revisions in search: rows another revision of the active model wrote are never
 //! ranked, one warning counts them with the docs that have no row, `slayer-embed refresh`
-//! clears it, and a `--batch` process re-embeds them in the background (docs/spec.md §7.2,
+//! clears it, and a `--batch` process re-embeds them in the background (docs/spec/channels.md §7.2,
 //! §7.4).
 
 use std::io::{BufRead, BufReader, Write};

@@ -1,4 +1,4 @@
-//! The schema answer (docs/spec.md §9.13) as an agent meets it: `--schema` (a flag, a batch
+//! The schema answer (docs/spec/search.md §9.13) as an agent meets it: `--schema` (a flag, a batch
 //! field, an MCP argument) returns the top models with their columns and the joins between
 //! them, and the flat `entities` list stays as it was.
 

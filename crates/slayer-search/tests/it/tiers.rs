@@ -1,5 +1,5 @@
-//! Memory tiers, scoping, the confidence floor, soft deletes and `expand_ids` (docs/spec.md §9.11,
-//! docs/spec.md §9.11), on the real binaries.
+//! Memory tiers, scoping, the confidence floor, soft deletes and `expand_ids` (docs/spec/search.md
+//! §9.11, docs/spec/search.md §9.11), on the real binaries.
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,5 @@
-//! The value index (docs/spec.md §12.4) from profiling to search: a question that names a value
-//! finds the column holding it, also when the value is not among the column's top 50.
+//! The value index (docs/spec/profile.md §12.4) from profiling to search: a question that names a
+//! value finds the column holding it, also when the value is not among the column's top 50.
 
 use std::path::Path;
 

@@ -1,5 +1,5 @@
 //! The SQLite schema: its version in `PRAGMA user_version` and the forward-only migrations
-//! that reach it (docs/spec.md §11.3), one SQL file per version under `migrations/`.
+//! that reach it (docs/spec/store.md §11.3), one SQL file per version under `migrations/`.
 
 use rusqlite::{Connection, TransactionBehavior};
 

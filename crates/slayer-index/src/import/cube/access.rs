@@ -1,5 +1,5 @@
-//! Who may see a cube or view: `public` / `shown` and `access_policy` (docs/spec.md §17.6).
-//! SLayer has no roles or security context, so a policy is never applied as a filter; it is
+//! Who may see a cube or view: `public` / `shown` and `access_policy` (docs/spec/importers.md
+//! §17.6). SLayer has no roles or security context, so a policy is never applied as a filter; it is
 //! kept whole in `meta.access_policy` and described in the model's description (so search
 //! shows and finds it), and members a policy hides from every role are hidden. A visibility
 //! the import cannot decide (Jinja, a function of the security context) makes the model

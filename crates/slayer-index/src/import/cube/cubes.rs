@@ -1,6 +1,6 @@
 //! One cube as a model: dimensions become columns, segments boolean columns, measures named
 //! measures over one column per distinct SQL (a `filters:` measure over a hidden filtered
-//! column), joins with an equality condition joins (docs/spec.md §17.6).
+//! column), joins with an equality condition joins (docs/spec/importers.md §17.6).
 
 use serde_json::{json, Map, Value};
 use slayer_common::records::{DataType, Join, Model, NumberFormat, NumberFormatType};

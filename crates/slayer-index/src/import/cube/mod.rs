@@ -1,6 +1,6 @@
-//! `slayer-index import cube PATH`: a Cube data model, offline (docs/spec.md §17.6). Reads the
-//! YAML model files (`cubes:`, `views:`) and the JavaScript ones (`cube()`, `view()`, read
-//! statically by `js.rs`) under PATH; `extends` is flattened (the child's
+//! `slayer-index import cube PATH`: a Cube data model, offline (docs/spec/importers.md §17.6).
+//! Reads the YAML model files (`cubes:`, `views:`) and the JavaScript ones (`cube()`, `view()`,
+//! read statically by `js.rs`) under PATH; `extends` is flattened (the child's
 //! members win), each cube becomes a model (`cube.rs`) and each view a model over its root
 //! cube's source with the members it includes (`view.rs`).
 

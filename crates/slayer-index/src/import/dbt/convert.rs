@@ -1,6 +1,6 @@
 //! dbt semantic models as SLayer models: dimensions become columns, primary, unique and
 //! natural entities key columns, foreign entities joins to the model that owns the entity, and
-//! measures named measures over one column per distinct expression (docs/spec.md §17.2).
+//! measures named measures over one column per distinct expression (docs/spec/importers.md §17.2).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

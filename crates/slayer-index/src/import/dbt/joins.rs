@@ -1,5 +1,5 @@
-//! The joins between the models of a dbt project (docs/spec.md §17.2): a foreign entity joins
-//! its model to the one owning the entity, models sharing a primary entity join one to one,
+//! The joins between the models of a dbt project (docs/spec/importers.md §17.2): a foreign entity
+//! joins its model to the one owning the entity, models sharing a primary entity join one to one,
 //! and `relationships` tests join what no entity does.
 
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
-//! dbt metrics as named measures (docs/spec.md §17.3). Every metric becomes a measure of the
-//! model an agent asking about it would open: the model of its measure (simple, cumulative),
+//! dbt metrics as named measures (docs/spec/importers.md §17.3). Every metric becomes a measure of
+//! the model an agent asking about it would open: the model of its measure (simple, cumulative),
 //! of its numerator (ratio), of its base (conversion), or the model most of its inputs live on
 //! (derived; the first input's on a tie). A latest-spec metric declared on a model stays there.
 //! Inputs on the same model are named; a simple input on another model is aggregated over a

@@ -1,6 +1,6 @@
-//! `slayer-index import dbt PATH`: a dbt project's semantic layer, offline (docs/spec.md §17).
-//! Reads `dbt_project.yml` (its `name`, `model-paths` and `docs-paths`), every YAML file under
-//! the model paths in both the legacy spec and the latest one, `{% docs %}` blocks from `.md`
+//! `slayer-index import dbt PATH`: a dbt project's semantic layer, offline (docs/spec/importers.md
+//! §17). Reads `dbt_project.yml` (its `name`, `model-paths` and `docs-paths`), every YAML file
+//! under the model paths in both the legacy spec and the latest one, `{% docs %}` blocks from `.md`
 //! files, and, when `dbt docs generate` or `dbt compile` left them, `target/manifest.json`
 //! (relations, column descriptions), `target/semantic_manifest.json` (each semantic model's
 //! compiled relation) and `target/catalog.json` (the warehouse's column types).

@@ -1,6 +1,6 @@
-//! dbt `saved_queries` as example-query memories (docs/spec.md §17.3): each becomes a memory
-//! `dbt.saved_query.<name>` whose learning says what it is and whose query is the SlayerQuery
-//! it asks — its metrics as measures of the model of the first one, its `group_by` as
+//! dbt `saved_queries` as example-query memories (docs/spec/importers.md §17.3): each becomes a
+//! memory `dbt.saved_query.<name>` whose learning says what it is and whose query is the
+//! SlayerQuery it asks — its metrics as measures of the model of the first one, its `group_by` as
 //! dimensions and time dimensions, its `where` as filters — so search returns it among
 //! `example_queries`. `slayer-memory import` saves them once the catalog is loaded.
 

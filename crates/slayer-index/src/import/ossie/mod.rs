@@ -1,5 +1,5 @@
 //! `slayer-index import ossie PATH`: an Apache Ossie (Open Semantic Interchange) document, or a
-//! folder of them, offline (docs/spec.md §17.4). Each document is validated against the
+//! folder of them, offline (docs/spec/importers.md §17.4). Each document is validated against the
 //! bundled schema of its `version` (0.1.1 or 0.2.0.dev0) first; datasets become models, fields
 //! columns (typed by `datatype`, else by `is_time`), relationships joins, metrics named
 //! measures whose SQL aggregates become SLayer formulas.

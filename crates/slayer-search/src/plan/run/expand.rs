@@ -1,5 +1,5 @@
-//! Classify and expand (docs/spec.md §15.2): a navigational question, the caller's terms, the
-//! LLM's (cached in the store), the question's own words and negations, the configured soft
+//! Classify and expand (docs/spec/planner.md §15.2): a navigational question, the caller's terms,
+//! the LLM's (cached in the store), the question's own words and negations, the configured soft
 //! terms.
 
 use slayer_common::records::content_hash;
@@ -16,8 +16,8 @@ use crate::plan::terms::{Exception, Injected};
 use crate::SearchError;
 
 impl Run<'_, '_, '_, '_> {
-    /// Expansion (docs/spec.md §15.2): the caller's terms, the LLM's, the question's own words
-    /// and negations, the configured soft terms, in merge order.
+    /// Expansion (docs/spec/planner.md §15.2): the caller's terms, the LLM's, the question's own
+    /// words and negations, the configured soft terms, in merge order.
     pub(super) fn expand(&mut self) -> Result<Expansion, SearchError> {
         let config = self.config;
         let question = self.ask.question;

@@ -1,5 +1,5 @@
-//! A planned question, stage by stage (docs/spec.md §15): classify, expand, gate, pass A per
-//! side, feedback, the dense pool, then per side passes B and D, negatives, rerank and blend.
+//! A planned question, stage by stage (docs/spec/planner.md §15): classify, expand, gate, pass A
+//! per side, feedback, the dense pool, then per side passes B and D, negatives, rerank and blend.
 //! One function a stage, named as the `--explain` laps name them; every stage's decisions and
 //! time go into the [`PlanExplain`] that `--explain` returns.
 
@@ -193,7 +193,7 @@ impl<'r, 'a> Run<'r, 'a, '_, '_> {
         }
     }
 
-    /// Gating (docs/spec.md §15.3): every proposal checked against the index.
+    /// Gating (docs/spec/planner.md §15.3): every proposal checked against the index.
     fn gate(&mut self, proposals: &[Proposed]) -> Gated {
         let (fulltext, searcher) = (self.fulltext, self.searcher);
         let slop = self.config.phrase_slop;

@@ -51,7 +51,7 @@ impl Run<'_, '_, '_, '_> {
     /// the asked one failed: a warning). `none` is the retrieval's own score; `local` fuses
     /// the embedding model's cosine with it (a bi-encoder reads the question and the doc
     /// apart, so unlike the seed's cross-encoder it is no better judge than the retrieval it
-    /// would override: measured in docs/quality.md); `http` is the endpoint's score as is.
+    /// would override: measured in docs/quality/planner.md); `http` is the endpoint's score as is.
     pub(super) fn rerank_scores(
         &mut self,
         provider: RerankProvider,

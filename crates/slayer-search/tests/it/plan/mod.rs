@@ -1,5 +1,5 @@
-//! `--plan auto` (docs/spec.md §15) through the binary: the seed's worked example end to end on a
-//! catalog with pii, email and phone columns and tmp/staging/test models; navigational
+//! `--plan auto` (docs/spec/planner.md §15) through the binary: the seed's worked example end to
+//! end on a catalog with pii, email and phone columns and tmp/staging/test models; navigational
 //! questions; the offline (PRF) expansion; the configuration file; the LLM and HTTP rerank
 //! paths against in-process servers speaking the real wire formats; the response contract.
 

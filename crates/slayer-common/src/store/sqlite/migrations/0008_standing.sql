@@ -1,5 +1,5 @@
--- Tiers, trust and owners (docs/spec.md §9.11). Memories written before have none of them in their
--- JSON, so the defaults are theirs. Search reads the few memories that are not plain lessons
+-- Tiers, trust and owners (docs/spec/search.md §9.11). Memories written before have none of them in
+-- their JSON, so the defaults are theirs. Search reads the few memories that are not plain lessons
 -- (another tier, a trust below 1, an owner, a soft delete) from the partial index, never by
 -- scanning every row.
 -- (The columns are added by `add_missing_columns`, which skips those already there.)
