@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # The demo: build the release binaries and run the pipeline on the bundled shop warehouse.
 # No server, no API key, no network. Output lands in target/demo/ (or $SLAYER_DEMO_DIR).
+#
+# SLAYER_BIN=<folder> runs installed binaries instead (a wheel's or the tarball's bin/):
+# nothing is built or fetched by the script, so it needs only this file, examples/shop and
+# tests/fixtures/paid-revenue.json (scripts/test-package.sh runs it that way).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-# The prebuilt DuckDB slayer-profile links (once per machine; a no-op when present).
-scripts/fetch-duckdb.sh
-# --tests too, so features resolve as in `cargo test` and nothing is compiled twice.
-cargo build --release --locked --workspace --bins --tests
-# The local embedding model (once per machine; a no-op when present).
-scripts/fetch-model.sh
-bin="${CARGO_TARGET_DIR:-$root/target}/release"
+if [ -n "${SLAYER_BIN:-}" ]; then
+    bin=$(cd "$SLAYER_BIN" && pwd)
+else
+    # The prebuilt DuckDB slayer-profile links (once per machine; a no-op when present).
+    scripts/fetch-duckdb.sh
+    # --tests too, so features resolve as in `cargo test` and nothing is compiled twice.
+    cargo build --release --locked --workspace --bins --tests
+    # The local embedding model (once per machine; a no-op when present).
+    scripts/fetch-model.sh
+    bin="${CARGO_TARGET_DIR:-$root/target}/release"
+fi
 work="${SLAYER_DEMO_DIR:-$root/target/demo}"
 rm -rf "$work"
 mkdir -p "$work"

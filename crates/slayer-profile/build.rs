@@ -1,8 +1,9 @@
 //! Links DuckDB. By default that is the prebuilt library `scripts/fetch-duckdb.sh` installs
 //! (libduckdb-sys, built without `bundled`, asks for `-l duckdb`; this script says where it is
 //! and writes that folder into the binaries' run path, so they run with no environment
-//! variables). With the `bundled-duckdb` feature libduckdb-sys compiles DuckDB from source
-//! and there is nothing to do here.
+//! variables; `SLAYER_DUCKDB_RUNPATH` replaces that run path for a relocatable build). With
+//! the `bundled-duckdb` feature libduckdb-sys compiles DuckDB from source and there is nothing
+//! to do here.
 
 use std::collections::HashMap;
 use std::env;
@@ -14,10 +15,18 @@ fn main() {
     if env::var_os("CARGO_FEATURE_BUNDLED_DUCKDB").is_some() {
         return;
     }
+    // A relocatable build (scripts/package.sh: the wheel and the tarball) names the library's
+    // folder relative to the binary, e.g. `$ORIGIN/../lib/slayer`, instead of this machine's
+    // cache folder.
+    println!("cargo::rerun-if-env-changed=SLAYER_DUCKDB_RUNPATH");
     match prebuilt_dir() {
         Ok(dir) => {
             println!("cargo::rustc-link-search=native={}", dir.display());
-            println!("cargo::rustc-link-arg=-Wl,-rpath,{}", dir.display());
+            let runpath = env::var("SLAYER_DUCKDB_RUNPATH")
+                .ok()
+                .filter(|r| !r.is_empty())
+                .unwrap_or_else(|| dir.display().to_string());
+            println!("cargo::rustc-link-arg=-Wl,-rpath,{runpath}");
         }
         Err(message) => println!("cargo::error={message}"),
     }

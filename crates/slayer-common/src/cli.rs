@@ -107,22 +107,34 @@ pub struct Cli<C: clap::Subcommand> {
 pub struct About {
     /// The binary's name.
     pub name: &'static str,
-    /// Its version (`env!("CARGO_PKG_VERSION")` of the binary's crate).
-    pub version: &'static str,
     /// One paragraph on what it does.
     pub about: &'static str,
     /// Runnable examples, printed after the options.
     pub examples: &'static str,
 }
 
-/// The [`About`] of the calling binary: `about!("slayer-index", ABOUT, EXAMPLES)`, with the
-/// version of the crate it is expanded in.
+/// The commit the binaries were built from: `SLAYER_COMMIT` at build time, which
+/// `scripts/package.sh` sets for the wheel and the tarball. A build script reading git would
+/// recompile every crate at each commit, so a plain `cargo build` says it is not stamped.
+pub const COMMIT: Option<&str> = option_env!("SLAYER_COMMIT");
+
+/// What `--version` prints after the binary's name, and what a store records of the build
+/// that last wrote it: `0.1.0 (commit 1a2b3c4d5e6f)`, or `0.1.0 (dev build)` where no commit
+/// was stamped.
+pub fn version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| match COMMIT.filter(|c| !c.is_empty()) {
+        Some(commit) => format!("{} (commit {commit})", env!("CARGO_PKG_VERSION")),
+        None => format!("{} (dev build)", env!("CARGO_PKG_VERSION")),
+    })
+}
+
+/// The [`About`] of the calling binary: `about!("slayer-index", ABOUT, EXAMPLES)`.
 #[macro_export]
 macro_rules! about {
     ($name:literal, $about:expr, $examples:expr) => {
         $crate::cli::About {
             name: $name,
-            version: env!("CARGO_PKG_VERSION"),
             about: $about,
             examples: $examples,
         }
@@ -136,7 +148,7 @@ impl<C: clap::Subcommand> Cli<C> {
         let mut command = <Self as clap::CommandFactory>::command()
             .name(about.name)
             .bin_name(about.name)
-            .version(about.version)
+            .version(version())
             .about(about.about)
             .after_help(about.examples);
         let matches = command.clone().get_matches();

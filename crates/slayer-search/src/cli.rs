@@ -36,7 +36,7 @@ Default --format: json.";
 #[derive(Debug, Parser)]
 #[command(
     name = "slayer-search",
-    version,
+    version = slayer_common::cli::version(),
     about = ABOUT,
     after_help = EXAMPLES,
     args_conflicts_with_subcommands = true

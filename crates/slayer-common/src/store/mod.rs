@@ -23,7 +23,7 @@ mod writes;
 
 pub use error::{CommitError, StoreError};
 pub use location::{shown, Location};
-pub use open::{Store, WriteTx};
+pub use open::{Store, WriteTx, WRITTEN_BY};
 pub use reads::StoreRead;
 pub use sqlite::{
     catalog, docs, embeddings, explain_sqlite, memories, settings, SqliteStore, SCHEMA_VERSION,

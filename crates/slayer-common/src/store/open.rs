@@ -8,6 +8,10 @@ use super::postgres::{PgEndpoint, PgStore, PgWriteTx};
 use super::sqlite::{SqliteStore, SqliteWriteTx};
 use super::{CommitError, OpenMode, StoreError, StoreRead, StoreWrite};
 
+/// The setting that names the build (version and commit) of the last command that wrote the
+/// store: `slayer-index stats` shows it.
+pub const WRITTEN_BY: &str = "written_by";
+
 /// How long a store's connection waits for a server that does not answer, where the URL and
 /// `PGCONNECT_TIMEOUT` name no limit.
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -165,8 +169,22 @@ impl Store {
 }
 
 impl WriteTx<'_> {
-    /// Commits every write of the transaction, or none.
+    /// Commits every write of the transaction, or none, and records this build as the
+    /// store's last writer ([`WRITTEN_BY`]; written only when another build wrote last, so a
+    /// commit of nothing stays a commit of nothing).
     pub fn commit(self) -> Result<(), CommitError> {
+        let build = crate::cli::version();
+        if self
+            .backend()
+            .setting(WRITTEN_BY)
+            .map_err(CommitError)?
+            .as_deref()
+            != Some(build)
+        {
+            self.backend()
+                .set_setting(WRITTEN_BY, build)
+                .map_err(CommitError)?;
+        }
         match self {
             WriteTx::Sqlite(tx) => tx.commit(),
             WriteTx::Postgres(tx) => tx.commit(),
