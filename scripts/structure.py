@@ -5,10 +5,12 @@
     scripts/structure.py                      # functions over 120 lines, long files
     scripts/structure.py --top 15             # the 15 longest functions
     scripts/structure.py --graph slayer-search  # module imports, circles
+    scripts/structure.py --check              # CI: no circle, no function over 120 lines
 
 Reads the sources as text (no compiler): a function is a `fn` item and its
 brace-matched body, with strings, chars and comments skipped. Test modules
-and files under tests/ count like any other code.
+and files under tests/ count like any other code. A binary's main.rs is a
+module of its own ("main"), and the modules it declares reach it as `crate::`.
 """
 import argparse
 import os
@@ -125,10 +127,23 @@ def report(top, limit):
 
 def module_of(src, path):
     rel = os.path.relpath(path, src)[:-3]
+    if rel == "main":
+        # The binary's root is a module of its own: the library cannot see it, so an arrow
+        # into it from the binary's modules is a circle through main.rs.
+        return "main"
     parts = rel.split(os.sep)
-    if parts[-1] in ("mod", "lib", "main"):
+    if parts[-1] in ("mod", "lib"):
         parts = parts[:-1]
     return "::".join(parts) or "crate"
+
+
+def declared_modules(path):
+    """The `mod name;` items of a crate root."""
+    if not os.path.exists(path):
+        return set()
+    code = code_only(open(path, encoding="utf-8").read())
+    code = re.split(r"#\[cfg\(test\)\]\s*mod\s+tests", code)[0]
+    return set(re.findall(r"^\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+([a-z_][a-z0-9_]*)\s*;", code, re.M))
 
 
 def graph(crate):
@@ -140,12 +155,22 @@ def graph(crate):
                 path = os.path.join(base, name)
                 mods[module_of(src, path)] = path
     edges = defaultdict(set)
-    use = re.compile(r"\b(?:crate|super)::([a-z_][a-z0-9_]*(?:::[a-z_][a-z0-9_]*)*)")
+    # The modules main.rs declares form the binary's tree: there `crate::` is main.rs.
+    bin_tree = declared_modules(os.path.join(src, "main.rs")) - declared_modules(os.path.join(src, "lib.rs"))
+
+    def in_bin_tree(mod):
+        return mod == "main" or mod.split("::")[0] in bin_tree
+
     for mod, path in mods.items():
         code = code_only(open(path, encoding="utf-8").read())
         # Test modules may reach anywhere; they are not part of the layering.
         code = re.split(r"#\[cfg\(test\)\]\s*mod\s+tests", code)[0]
-        here = mod.split("::") if mod != "crate" else []
+        here = mod.split("::") if mod not in ("crate", "main") else []
+        if mod == "main":
+            # main.rs names its own modules without `crate::`.
+            for m in re.finditer(r"(?<![:\w])([a-z_][a-z0-9_]*)::", code):
+                if m.group(1) in bin_tree and m.group(1) in mods:
+                    edges[mod].add(m.group(1))
         for m in re.finditer(r"\b(crate|super)::((?:[a-z_][a-z0-9_]*::)*[a-z_][a-z0-9_]*)", code):
             kind, tail = m.group(1), m.group(2).split("::")
             if kind == "super":
@@ -161,8 +186,15 @@ def graph(crate):
                 if cand in mods:
                     target = cand
                     break
+            if target is None and kind == "crate" and in_bin_tree(mod):
+                # An item of main.rs itself (`crate::join_the_pool`).
+                target = "main"
             if target and target != mod and not mod.startswith(target + "::") and not target.startswith(mod + "::"):
                 edges[mod].add(target)
+    # main.rs roots its tree (its modules run only as it calls them): an arrow back into
+    # main.rs from any of them is a circle.
+    if "main" in mods:
+        edges["main"].update(m for m in mods if m != "main" and in_bin_tree(m))
     print(f"modules of {crate}: {len(mods)}, import arrows: {sum(len(v) for v in edges.values())}")
     for mod in sorted(edges):
         print(f"  {mod} -> {', '.join(sorted(edges[mod]))}")
@@ -206,10 +238,42 @@ def main():
     ap.add_argument("--top", type=int, default=0, help="the N longest functions instead of those over --limit")
     ap.add_argument("--limit", type=int, default=120, help="list functions longer than this (default 120)")
     ap.add_argument("--graph", metavar="CRATE", help="print the module graph of crates/CRATE/src and its circles")
+    ap.add_argument("--check", action="store_true", help="CI: exit 1 on any import circle or function over --limit lines")
     args = ap.parse_args()
     if args.graph:
         sys.exit(1 if graph(args.graph) else 0)
+    if args.check:
+        sys.exit(check(args.limit))
     report(args.top, args.limit)
+
+
+def check(limit):
+    """Every crate's circles and every function over `limit` lines; 1 if there is any."""
+    import contextlib
+    import io
+
+    problems = []
+    for crate in sorted(os.listdir(os.path.join(ROOT, "crates"))):
+        if not os.path.isdir(os.path.join(ROOT, "crates", crate, "src")):
+            continue
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            circles = graph(crate)
+        if circles:
+            lines = printed.getvalue().splitlines()
+            at = next(i for i, l in enumerate(lines) if l.startswith("circles:"))
+            problems += [f"{crate}: circle {l.strip()}" for l in lines[at + 1 :]]
+    for path in rust_files():
+        for length, name, line in functions(path)[0]:
+            if length > limit:
+                problems.append(f"{os.path.relpath(path, ROOT)}:{line}: {name} is {length} lines (limit {limit})")
+    for p in problems:
+        print(f"structure: {p}")
+    if problems:
+        print(f"structure: {len(problems)} problems: break the circle (move what both sides need into a module of its own) or split the function")
+        return 1
+    print(f"structure: OK: no import circles, no function over {limit} lines")
+    return 0
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@
 
 mod cli;
 mod commands;
-mod importing;
 mod output;
 mod store_ops;
 

@@ -7,7 +7,8 @@
 //! - [`kb`]: a Markdown knowledge base's pages as memory records (`ingest`).
 //! - [`service`]: save, forget, import in one store transaction each, docs re-rendered in it.
 //! - [`write`]: save and forget as whole operations (transaction, commit, index, embedding).
-//! - [`review`]: review of agent memories (the store setting, proposals, approve, reject).
+//! - [`review`]: review of agent memories (proposals, approve, reject); [`review_setting`] the
+//!   store setting it and every save read.
 //!
 //! Rules: resolution on save is strict (nothing is written on an error); every write is one
 //! `BEGIN IMMEDIATE` transaction, so concurrent writers queue instead of colliding; the caller
@@ -20,6 +21,7 @@ pub mod extract;
 pub mod kb;
 pub mod resolve;
 pub mod review;
+pub mod review_setting;
 pub mod service;
 pub mod write;
 

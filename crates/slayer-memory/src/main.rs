@@ -3,10 +3,7 @@
 
 mod cli;
 mod commands;
-mod importing;
-mod ingest;
 mod opening;
-mod reviewing;
 
 use std::process::ExitCode;
 

@@ -12,26 +12,9 @@ use slayer_common::canonical::check_memory_id;
 use slayer_common::records::Memory;
 use slayer_common::store::{Store, StoreRead, StoreWrite};
 
+pub use crate::review_setting::{required, set_required, SETTING};
 use crate::write::{forget_in, sync_index};
 use crate::MemoryError;
-
-/// The setting that turns review of agent memories on (`on`) or off.
-pub const SETTING: &str = "memory_review";
-
-/// Whether the store requires review of agents' memories.
-pub fn required(store: &dyn StoreRead) -> Result<bool, MemoryError> {
-    Ok(store.setting(SETTING)?.as_deref() == Some("on"))
-}
-
-/// Turns review of agents' memories on or off. Memories already saved keep their state.
-pub fn set_required(store: &mut Store, on: bool) -> Result<(), MemoryError> {
-    let tx = store.write()?;
-    tx.set_setting(SETTING, if on { "on" } else { "off" })?;
-    tx.commit().map_err(|source| MemoryError::Commit {
-        what: "review setting",
-        source,
-    })
-}
 
 /// Which proposals to list: exact owners (unlike search's scoping, where a memory without an
 /// owner is everyone's, a reviewer asks for what one agent or project proposed).

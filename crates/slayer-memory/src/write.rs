@@ -30,7 +30,7 @@ pub enum Saver {
     /// A person (`slayer-memory save` without `--agent`): saved as asked.
     Person,
     /// An agent (`--agent`, or the MCP server's `save_memory`): proposed while the store
-    /// requires review ([`crate::review::required`]).
+    /// requires review ([`crate::review_setting::required`]).
     Agent,
 }
 
@@ -75,7 +75,7 @@ pub fn save_by(
     if let Some(id) = &req.id {
         guarded(&tx, id, guard)?;
     }
-    if saver == Saver::Agent && crate::review::required(&tx)? {
+    if saver == Saver::Agent && crate::review_setting::required(&tx)? {
         req.standing.proposed = true;
     }
     let mut outcome = service::save(&tx, req)?;

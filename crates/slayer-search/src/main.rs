@@ -3,6 +3,7 @@
 
 mod cli;
 mod mcp;
+mod process;
 
 /// A served question allocates and frees thousands of ids, maps and rankings of 100,000
 /// entries; glibc's allocator returned the large ones to the kernel and faulted them in again,
@@ -30,36 +31,11 @@ use slayer_search::output::response::render_text;
 use slayer_search::plan::config::PlanConfig;
 use slayer_search::plan::terms::Injected;
 use slayer_search::plan::Planner;
-use slayer_search::request::{MemoryDefaults, Request, RequestFields};
+use slayer_search::request::{Request, RequestFields};
 use slayer_search::tuning::Tuning;
 use slayer_search::SearchError;
 
 use crate::cli::{Cli, Command};
-
-/// Whether this process sizes the global pool (every core) rather than the caller's
-/// `RAYON_NUM_THREADS`.
-static POOL_OF_EVERY_CORE: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
-
-/// Builds the global pool with the calling thread as one of its threads (see `main`): once,
-/// from the thread that will search, before anything else uses the pool. Leaves a pool the
-/// caller sized with `RAYON_NUM_THREADS` to rayon.
-pub(crate) fn join_the_pool() {
-    if !POOL_OF_EVERY_CORE.load(std::sync::atomic::Ordering::Relaxed) {
-        return;
-    }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    pool_here(cores);
-}
-
-/// The global pool of `threads` threads, the calling thread one of them. Fails only when the
-/// pool already exists, which then keeps its size.
-fn pool_here(threads: usize) {
-    let _ = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .use_current_thread()
-        .build_global();
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -84,11 +60,11 @@ fn main() -> ExitCode {
     // when this thread waits for it (an entity lookup at 10,000 memories: 5.9 -> 5.2 ms, at
     // 100,000: 11.7 -> 10.4 ms).
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
-        POOL_OF_EVERY_CORE.store(true, std::sync::atomic::Ordering::Relaxed);
+        process::pool_of_every_core();
         if cli.command.is_none() && cli.batch.is_none() && cli.question.is_none() {
-            pool_here(1);
+            process::pool_here(1);
         } else if cli.command.is_none() {
-            join_the_pool();
+            process::join_the_pool();
         }
         std::env::set_var("RAYON_NUM_THREADS", "1");
     }
@@ -170,7 +146,7 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     let store_path = &cli.common.store;
     let plan_config = PlanConfig::load(cli.plan_config.as_deref(), store_path)
         .map_err(|e| UsageError(e.to_string()))?;
-    let memory_defaults = memory_defaults()?;
+    let memory_defaults = process::memory_defaults()?;
     let started = std::time::Instant::now();
     let store = Store::open(store_path, OpenMode::ReadOnly).map_err(SearchError::Store)?;
     let planner = Planner::new(plan_config, env::var);
@@ -207,14 +183,6 @@ fn run(cli: Cli) -> Result<ExitStatus> {
     std::mem::forget(ctx);
     drop(store);
     Ok(ExitStatus::Success)
-}
-
-/// The memory filter's defaults from `SLAYER_CONFIDENCE_FLOOR` and `SLAYER_HIGH_ORDER_SEARCH`.
-pub(crate) fn memory_defaults() -> Result<MemoryDefaults, SearchError> {
-    MemoryDefaults::from_values(
-        env::var(env::CONFIDENCE_FLOOR).as_deref(),
-        env::var(env::HIGH_ORDER_SEARCH).as_deref(),
-    )
 }
 
 /// With `SLAYER_TIMINGS` set, one `timings` record on stderr: milliseconds per stage (the

@@ -217,7 +217,7 @@ impl Context<'_> {
         rankings: &Rankings<'_>,
         fusion: (Fusion, Fusion),
         buried: &Buried,
-        schema_size: Option<schema::SchemaSize>,
+        schema_size: Option<crate::request::SchemaSize>,
         response: &mut Response,
     ) -> Result<(), SearchError> {
         // The two sides share nothing, so the memory side is fused on another core (its

@@ -14,6 +14,15 @@ use crate::scoping::{MemoryFilter, DEFAULT_CONFIDENCE_FLOOR};
 use crate::tuning::Tuning;
 use crate::SearchError;
 
+/// How big a schema answer may be (`schema_models`, `schema_columns`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SchemaSize {
+    /// The most models.
+    pub models: usize,
+    /// The most columns in all, unless more must be there (named or join keys).
+    pub columns: usize,
+}
+
 /// A search request: the flags, or one `--batch` line.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -150,9 +159,7 @@ impl Request {
 
     /// The schema answer's size, if one is asked for: a request error when a bound is 0 or
     /// past its most.
-    pub(crate) fn schema_size(
-        &self,
-    ) -> Result<Option<crate::fusion::schema::SchemaSize>, SearchError> {
+    pub(crate) fn schema_size(&self) -> Result<Option<SchemaSize>, SearchError> {
         for (field, value, most) in [
             ("schema_models", self.schema_models, MAX_SCHEMA_MODELS),
             ("schema_columns", self.schema_columns, MAX_SCHEMA_COLUMNS),
@@ -163,7 +170,7 @@ impl Request {
                 )));
             }
         }
-        Ok(self.schema.then_some(crate::fusion::schema::SchemaSize {
+        Ok(self.schema.then_some(SchemaSize {
             models: self.schema_models,
             columns: self.schema_columns,
         }))

@@ -108,6 +108,15 @@ fn standing(tier: Tier, confidence: f64, project: Option<&str>, deleted: bool) -
 /// The script: each inner closure is one committed transaction; what each write returned.
 pub fn script(b: &mut dyn Backend) -> Vec<String> {
     let mut out = Vec::new();
+    out.extend(catalog_writes(b));
+    out.extend(memory_writes(b));
+    out.extend(embedding_and_delete_writes(b));
+    out
+}
+
+/// The datasources, models and docs, in one transaction.
+fn catalog_writes(b: &mut dyn Backend) -> Vec<String> {
+    let mut out = Vec::new();
     out.extend(b.tx(&mut |w| {
         let mut r = Vec::new();
         for (name, d) in [
@@ -159,6 +168,12 @@ pub fn script(b: &mut dyn Backend) -> Vec<String> {
         r.push(format!("{:?}", w.all_docs().unwrap().len()));
         r
     }));
+    out
+}
+
+/// The memories and their tags, in one transaction.
+fn memory_writes(b: &mut dyn Backend) -> Vec<String> {
+    let mut out = Vec::new();
     out.extend(b.tx(&mut |w| {
         let lesson = Standing::default();
         let memories = [
@@ -236,6 +251,12 @@ pub fn script(b: &mut dyn Backend) -> Vec<String> {
         }
         vec![format!("{:?}", w.largest_int_id().unwrap())]
     }));
+    out
+}
+
+/// Embeddings, deletions and a bulk write with the counts suspended, a transaction each.
+fn embedding_and_delete_writes(b: &mut dyn Backend) -> Vec<String> {
+    let mut out = Vec::new();
     out.extend(b.tx(&mut |w| {
         let mut r = Vec::new();
         for (id, model, rev) in [
@@ -328,6 +349,14 @@ pub fn script(b: &mut dyn Backend) -> Vec<String> {
 pub fn reads(r: &dyn StoreRead) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     let mut put = |name: &str, value: String| out.push((name.to_owned(), value));
+    catalog_reads(r, &mut put);
+    memory_reads(r, &mut put);
+    embedding_and_setting_reads(r, &mut put);
+    out
+}
+
+/// The catalog and doc reads.
+fn catalog_reads(r: &dyn StoreRead, put: &mut dyn FnMut(&str, String)) {
     put("datasource", format!("{:?}", r.datasource("db").unwrap()));
     put(
         "datasource none",
@@ -378,6 +407,10 @@ pub fn reads(r: &dyn StoreRead) -> Vec<(String, String)> {
             format!("{:?}", r.memory_datasources(id).unwrap()),
         );
     }
+}
+
+/// The memory and tag reads.
+fn memory_reads(r: &dyn StoreRead, put: &mut dyn FnMut(&str, String)) {
     put("index_lag", format!("{:?}", r.index_lag().unwrap()));
     for id in ["1", "sem_3", "nope"] {
         put("memory", format!("{:?}", r.memory(id).unwrap()));
@@ -479,6 +512,10 @@ pub fn reads(r: &dyn StoreRead) -> Vec<(String, String)> {
         "embedding_counts_by_model",
         format!("{:?}", r.embedding_counts_by_model().unwrap()),
     );
+}
+
+/// The embedding, count, tag-walk and setting reads.
+fn embedding_and_setting_reads(r: &dyn StoreRead, put: &mut dyn FnMut(&str, String)) {
     let ids: Vec<String> = ["db.orders", "db.Orders", "memory:22", "db.gone", "nope"]
         .map(String::from)
         .to_vec();
@@ -542,7 +579,6 @@ pub fn reads(r: &dyn StoreRead) -> Vec<(String, String)> {
     for key in ["k1", "fulltext_generation", "nope"] {
         put("setting", format!("{:?}", r.setting(key).unwrap()));
     }
-    out
 }
 
 fn assert_same(sqlite: &[(String, String)], pg: &[(String, String)]) {

@@ -104,20 +104,34 @@ fn with_review_on_an_agent_s_memory_waits_for_approval() {
     ));
     assert!(plain.json().get("proposed").is_none(), "{}", plain.stdout);
 
-    // No search sees a proposal: by text, by tags, named, expanded or by recency.
-    assert_eq!(searched(&s, &["--question", "cobalt"]), ["3"]);
-    assert!(!searched(&s, &["--entity", "shop.orders.amount"]).contains(&"1".to_owned()));
+    no_search_sees_a_proposal(&s);
+    proposals_are_listed_shown_and_exported(&s);
+    the_review_queue_lists_them_oldest_first(&s);
+    approved_ones_are_searched_at_once(&s);
+
+    // Off again: agents' saves are searched as they come.
+    ok(s.memory(&["review", "--require", "off"], None));
+    let id = save(&s, &["--agent", "etl"], "Cobalt again.");
+    assert!(searched(&s, &["--question", "cobalt again"]).contains(&id));
+}
+
+/// No search sees a proposal: by text, by tags, named, expanded or by recency.
+fn no_search_sees_a_proposal(s: &TempStore) {
+    assert_eq!(searched(s, &["--question", "cobalt"]), ["3"]);
+    assert!(!searched(s, &["--entity", "shop.orders.amount"]).contains(&"1".to_owned()));
     assert!(
-        !searched(&s, &["--entity", "memory:1", "--max-memories", "50"]).contains(&"1".to_owned())
+        !searched(s, &["--entity", "memory:1", "--max-memories", "50"]).contains(&"1".to_owned())
     );
-    assert!(!searched(&s, &["--max-memories", "50"]).contains(&"1".to_owned()));
+    assert!(!searched(s, &["--max-memories", "50"]).contains(&"1".to_owned()));
     let out = ok(s.run("slayer-search", &["--expand-ids", "1"], &[], None));
     assert_eq!(
         out.json()["warnings"],
         serde_json::json!(["expand_ids: no memory with id '1'."])
     );
+}
 
-    // Listed, shown and exported as proposed.
+/// Listed, shown and exported as proposed.
+fn proposals_are_listed_shown_and_exported(s: &TempStore) {
     let list = ok(s.memory(&["list"], None)).stdout;
     assert!(list.contains("agent=etl proposed=true"), "{list}");
     let show = ok(s.memory(&["show", "1"], None)).stdout;
@@ -134,8 +148,10 @@ fn with_review_on_an_agent_s_memory_waits_for_approval() {
             .ends_with(r#""agent":"etl","proposed":true}"#),
         "{export}"
     );
+}
 
-    // The review queue: oldest first, with entities and owners.
+/// The review queue: oldest first, with entities and owners.
+fn the_review_queue_lists_them_oldest_first(s: &TempStore) {
     let out = ok(s.memory(&["review", "--format", "jsonl"], None));
     let records: Vec<Value> = out.lines();
     let ids: Vec<&str> = records.iter().map(|r| r["id"].as_str().unwrap()).collect();
@@ -170,14 +186,16 @@ fn with_review_on_an_agent_s_memory_waits_for_approval() {
             .len(),
         2
     );
+}
 
-    // Approved: searched at once, and out of the queue.
+/// Approved: searched at once, and out of the queue.
+fn approved_ones_are_searched_at_once(s: &TempStore) {
     let out = ok(s.memory(&["approve", "1", "1"], None));
     assert_eq!(out.stdout, "Approved memory 1.\n");
-    let mut found = searched(&s, &["--question", "cobalt late"]);
+    let mut found = searched(s, &["--question", "cobalt late"]);
     found.sort();
     assert_eq!(found, ["1", "3"]);
-    assert!(searched(&s, &["--entity", "shop.orders.amount"]).contains(&"1".to_owned()));
+    assert!(searched(s, &["--entity", "shop.orders.amount"]).contains(&"1".to_owned()));
     let ids: Vec<String> = ok(s.memory(&["review", "--format", "jsonl"], None))
         .lines()
         .iter()
@@ -186,11 +204,6 @@ fn with_review_on_an_agent_s_memory_waits_for_approval() {
     assert_eq!(ids, ["2"]);
     let out = ok(s.memory(&["approve", "2", "--format", "json"], None));
     assert_eq!(out.json(), serde_json::json!({"approved": ["2"]}));
-
-    // Off again: agents' saves are searched as they come.
-    ok(s.memory(&["review", "--require", "off"], None));
-    let id = save(&s, &["--agent", "etl"], "Cobalt again.");
-    assert!(searched(&s, &["--question", "cobalt again"]).contains(&id));
 }
 
 #[test]

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use slayer_common::hash_index::{Found, HashIndex};
 use tantivy::index::SegmentId;
-use tantivy::{DocAddress, Searcher, SegmentReader};
+use tantivy::schema::{Field, Value};
+use tantivy::{DocAddress, Searcher, SegmentReader, TantivyDocument};
 
 /// The fast column that holds each doc's id.
 pub(crate) const ID_COLUMN: &str = "id";
@@ -41,7 +42,7 @@ impl SegmentIds {
         let count = dictionary.num_terms();
         let mut terms: Vec<Box<str>> = Vec::with_capacity(count);
         dictionary.sorted_ords_to_term_cb(0..count as u64, |bytes| {
-            // As the index's own reading of an id does (`lexical::ids_of`).
+            // As the index's own reading of an id does (`ids_of`).
             terms.push(String::from_utf8_lossy(bytes).into());
             Ok(())
         })?;
@@ -158,6 +159,58 @@ impl DocIdCache {
         }
         Ok(DocIds { segments })
     }
+}
+
+/// The `id` of each hit, from the `id` fast field looked up in ordinal order per segment
+/// (decompressing a stored doc, or seeking the term dictionary, per hit would dominate).
+pub(super) fn ids_of(
+    searcher: &Searcher,
+    id_field: Field,
+    hits: &[(f32, DocAddress)],
+) -> tantivy::Result<Vec<String>> {
+    let mut ids: Vec<String> = vec![String::new(); hits.len()];
+    let mut by_segment: std::collections::BTreeMap<u32, Vec<(u64, usize)>> = Default::default();
+    let readers = searcher.segment_readers();
+    let mut columns = Vec::with_capacity(readers.len());
+    for reader in readers {
+        columns.push(reader.fast_fields().str(ID_COLUMN)?);
+    }
+    for (i, (_, addr)) in hits.iter().enumerate() {
+        let ord = columns[addr.segment_ord as usize]
+            .as_ref()
+            .and_then(|c| c.term_ords(addr.doc_id).next());
+        match ord {
+            Some(ord) => by_segment
+                .entry(addr.segment_ord)
+                .or_default()
+                .push((ord, i)),
+            None => {
+                let doc: TantivyDocument = searcher.doc(*addr)?;
+                ids[i] = doc
+                    .get_first(id_field)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned();
+            }
+        }
+    }
+    for (segment, mut wanted) in by_segment {
+        let Some(column) = &columns[segment as usize] else {
+            continue;
+        };
+        wanted.sort_unstable();
+        let mut slots = wanted.iter().map(|(_, i)| *i);
+        column.dictionary().sorted_ords_to_term_cb(
+            wanted.iter().map(|(ord, _)| *ord),
+            |bytes| {
+                if let Some(i) = slots.next() {
+                    ids[i] = String::from_utf8_lossy(bytes).into_owned();
+                }
+                Ok(())
+            },
+        )?;
+    }
+    Ok(ids)
 }
 
 #[cfg(test)]

@@ -428,7 +428,7 @@ mod tests {
         )
         .unwrap();
         let ids =
-            crate::channels::lexical::ids_of(&searcher, fulltext.fields().id, memories.hits())
+            crate::channels::doc_ids::ids_of(&searcher, fulltext.fields().id, memories.hits())
                 .unwrap();
         let score_of = |id: &str| memories.hits()[ids.iter().position(|i| i == id).unwrap()].0;
         assert_eq!(

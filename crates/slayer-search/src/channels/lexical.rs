@@ -12,8 +12,8 @@ use tantivy::query::{
     AllQuery, Bm25StatisticsProvider, BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery,
     TermSetQuery,
 };
-use tantivy::schema::{Field, IndexRecordOption, Value};
-use tantivy::{DocAddress, Searcher, SegmentReader, TantivyDocument, Term};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocAddress, Searcher, SegmentReader, Term};
 
 use slayer_common::canonical::memory_ref;
 use slayer_common::store::StoreRead;
@@ -21,7 +21,7 @@ use slayer_index::fulltext::{Fields, FullText};
 
 use std::sync::Arc;
 
-use crate::channels::doc_ids::{DocIdCache, DocIds, ID_COLUMN};
+use crate::channels::doc_ids::{DocIdCache, DocIds};
 use crate::channels::exhaustive::{score_sides, Clause, Sides};
 pub(crate) use crate::channels::text_ranking::TextRanking;
 use crate::channels::text_ranking::{hit_key, key_hit};
@@ -464,58 +464,6 @@ pub(crate) fn best_first(hits: Vec<(f32, DocAddress)>) -> Vec<(f32, DocAddress)>
     let mut keys: Vec<u128> = hits.into_iter().map(|(s, at)| hit_key(s, at)).collect();
     keys.sort_unstable();
     keys.into_iter().map(key_hit).collect()
-}
-
-/// The `id` of each hit, from the `id` fast field looked up in ordinal order per segment
-/// (decompressing a stored doc, or seeking the term dictionary, per hit would dominate).
-pub(super) fn ids_of(
-    searcher: &Searcher,
-    id_field: Field,
-    hits: &[(f32, DocAddress)],
-) -> tantivy::Result<Vec<String>> {
-    let mut ids: Vec<String> = vec![String::new(); hits.len()];
-    let mut by_segment: std::collections::BTreeMap<u32, Vec<(u64, usize)>> = Default::default();
-    let readers = searcher.segment_readers();
-    let mut columns = Vec::with_capacity(readers.len());
-    for reader in readers {
-        columns.push(reader.fast_fields().str(ID_COLUMN)?);
-    }
-    for (i, (_, addr)) in hits.iter().enumerate() {
-        let ord = columns[addr.segment_ord as usize]
-            .as_ref()
-            .and_then(|c| c.term_ords(addr.doc_id).next());
-        match ord {
-            Some(ord) => by_segment
-                .entry(addr.segment_ord)
-                .or_default()
-                .push((ord, i)),
-            None => {
-                let doc: TantivyDocument = searcher.doc(*addr)?;
-                ids[i] = doc
-                    .get_first(id_field)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_owned();
-            }
-        }
-    }
-    for (segment, mut wanted) in by_segment {
-        let Some(column) = &columns[segment as usize] else {
-            continue;
-        };
-        wanted.sort_unstable();
-        let mut slots = wanted.iter().map(|(_, i)| *i);
-        column.dictionary().sorted_ords_to_term_cb(
-            wanted.iter().map(|(ord, _)| *ord),
-            |bytes| {
-                if let Some(i) = slots.next() {
-                    ids[i] = String::from_utf8_lossy(bytes).into_owned();
-                }
-                Ok(())
-            },
-        )?;
-    }
-    Ok(ids)
 }
 
 #[cfg(test)]

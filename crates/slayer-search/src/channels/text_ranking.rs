@@ -8,8 +8,8 @@ use rustc_hash::FxHashMap;
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocAddress, DocSet, Searcher, Term, TERMINATED};
 
+use crate::channels::doc_ids::ids_of;
 use crate::channels::doc_ids::DocIds;
-use crate::channels::lexical::ids_of;
 use crate::channels::rank_keys::{self, index_of, score_key, score_of, score_of_key};
 
 /// One side's full ranking by the question, ids read only where asked: best score first,

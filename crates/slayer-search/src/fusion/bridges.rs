@@ -2,12 +2,12 @@
 //! models the question's ranking left unjoined.
 
 use rustc_hash::FxHashSet;
-use slayer_common::canonical::datasource_of;
+use slayer_common::canonical::{datasource_of, memory_id_of};
 use slayer_common::records::Model;
 use slayer_memory::resolve::Catalog;
 
-use super::schema::{model_part, same_datasource};
 use crate::fusion::fuse::Fused;
+use crate::fusion::model_evidence::{is_model, model_of};
 use crate::joins::{visible_model, JoinPair, Joins};
 
 /// At most this many bridges join an answer's models.
@@ -88,4 +88,20 @@ pub(super) fn bridges(
         }
     }
     found
+}
+
+/// The model of an entity id (`ds.model` or `ds.model.leaf`), and whether the id is the
+/// model's own.
+pub(super) fn model_part(key: &str) -> Option<(&str, bool)> {
+    if is_model(key) {
+        return Some((key, true));
+    }
+    model_of(key)
+        .filter(|_| memory_id_of(key).is_none())
+        .map(|m| (m, false))
+}
+
+/// Whether two ids lie in one datasource.
+pub(super) fn same_datasource(a: &str, b: &str) -> bool {
+    datasource_of(a) == datasource_of(b)
 }

@@ -16,22 +16,12 @@ use serde::Serialize;
 use slayer_common::records::Model;
 use slayer_memory::resolve::Catalog;
 
-use crate::fusion::bridges::bridges;
+use crate::fusion::bridges::{bridges, model_part, same_datasource};
 use crate::fusion::fuse::Fused;
-use crate::fusion::model_evidence::{is_model, model_of};
 use crate::fusion::named::named_in;
 use crate::joins::{visible_model, JoinPair, Joins};
+use crate::request::SchemaSize;
 use crate::SearchError;
-use slayer_common::canonical::{datasource_of, memory_id_of};
-
-/// How big a schema answer may be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SchemaSize {
-    /// The most models.
-    pub models: usize,
-    /// The most columns in all, unless more must be there (named or join keys).
-    pub columns: usize,
-}
 
 /// How many sampled values a column shows.
 const VALUES: usize = 3;
@@ -124,17 +114,6 @@ pub(crate) struct Picked {
     pub leaves: Vec<(String, Why, Option<usize>)>,
     /// The join pairs.
     pub joins: Vec<JoinPair>,
-}
-
-/// The model of an entity id (`ds.model` or `ds.model.leaf`), and whether the id is the
-/// model's own.
-pub(super) fn model_part(key: &str) -> Option<(&str, bool)> {
-    if is_model(key) {
-        return Some((key, true));
-    }
-    model_of(key)
-        .filter(|_| memory_id_of(key).is_none())
-        .map(|m| (m, false))
 }
 
 /// Whether the model has a visible leaf of that name.
@@ -261,11 +240,6 @@ pub(crate) fn pick(
         leaves,
         joins: pairs,
     }
-}
-
-/// Whether two ids lie in one datasource.
-pub(super) fn same_datasource(a: &str, b: &str) -> bool {
-    datasource_of(a) == datasource_of(b)
 }
 
 /// The answer of what was picked, with each chosen model read whole by `full_model`

@@ -17,12 +17,12 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::posted;
+use super::posted::{self, plain};
 use super::sessions::{ExpiringSessions, Expiry};
 use anyhow::Context as _;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt as _, Full};
+use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
 use hyper::{header, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -231,17 +231,6 @@ fn loopback_origin(origin: &[u8]) -> bool {
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
-}
-
-/// A plain-text answer with `status`.
-pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
 }
 
 /// The most connections served at once.

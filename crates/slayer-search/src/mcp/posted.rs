@@ -14,12 +14,21 @@ use hyper::body::Incoming;
 use hyper::{header, Request, Response, StatusCode};
 use serde_json::{json, Value};
 
-use super::http::plain;
-
 /// How long a request body may take to arrive.
 pub const BODY_SECONDS: u64 = 30;
 
 type Body = BoxBody<Bytes, Infallible>;
+
+/// A plain-text answer with `status`.
+pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
 
 /// The request with its body read, or the answer it gets instead.
 pub async fn read(

@@ -79,7 +79,7 @@ pub fn start(
     let handle = std::thread::Builder::new()
         .name("slayer-store".into())
         .spawn(move || {
-            crate::join_the_pool();
+            crate::process::join_the_pool();
             let store = match Store::open(&path, OpenMode::ReadOnly) {
                 Ok(store) => store,
                 Err(e) => {
@@ -95,7 +95,7 @@ pub fn start(
                 }
             };
             let planner = slayer_search::plan::Planner::new(config, slayer_common::env::var);
-            let memory_defaults = match crate::memory_defaults() {
+            let memory_defaults = match crate::process::memory_defaults() {
                 Ok(defaults) => defaults,
                 Err(e) => {
                     let _ = ready.send(Err(e.into()));

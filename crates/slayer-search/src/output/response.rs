@@ -88,7 +88,7 @@ pub struct Response {
     pub schema: Option<SchemaAnswer>,
     /// How the question was routed across datasources (`--explain`, no datasource given).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub routing: Option<crate::routing::RoutingExplain>,
+    pub routing: Option<crate::output::routing_explain::RoutingExplain>,
     /// What the question asks for, as the answer-first arrangement read it (`--explain`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intent: Option<crate::intent::Intent>,

@@ -69,6 +69,153 @@ fn export_and_import_round_trip_between_sqlite_and_postgresql() {
     );
 }
 
+/// What `every_command_answers_on_a_server_as_on_a_file` runs against both stores, in order:
+/// binary, arguments, stdin.
+const COMMAND_SCRIPT: &[(&str, &[&str], Option<&str>)] = &[
+    (
+        "slayer-index",
+        &["import-slayer", "examples/shop/slayer"],
+        None,
+    ),
+    (
+        "slayer-memory",
+        &[
+            "import",
+            "crates/slayer-search/tests/fixtures/memories.jsonl",
+        ],
+        None,
+    ),
+    (
+        "slayer-index",
+        &["load", "crates/slayer-search/tests/fixtures/catalog.jsonl"],
+        None,
+    ),
+    (
+        "slayer-memory",
+        &[
+            "save",
+            "--format",
+            "json",
+            "--learning",
+            "refunds post late",
+            "--entities",
+            "shop.orders,mydb.orders",
+            "--tier",
+            "procedural",
+            "--confidence",
+            "0.7",
+            "--project",
+            "billing",
+            "--agent",
+            "ci",
+        ],
+        None,
+    ),
+    (
+        "slayer-memory",
+        &[
+            "save",
+            "--format",
+            "json",
+            "--id",
+            "tmp",
+            "--learning",
+            "scratch note",
+            "--entities",
+            "shop.stores",
+        ],
+        None,
+    ),
+    ("slayer-memory", &["forget", "--soft", "tmp"], None),
+    ("slayer-memory", &["forget", "42"], None),
+    // Review of agent memories: proposals no search returns until approved.
+    ("slayer-memory", &["review", "--require", "on"], None),
+    (
+        "slayer-memory",
+        &[
+            "save",
+            "--format",
+            "json",
+            "--id",
+            "pending",
+            "--agent",
+            "ci",
+            "--learning",
+            "cobalt refunds settle weekly",
+            "--entities",
+            "shop.orders",
+        ],
+        None,
+    ),
+    (
+        "slayer-memory",
+        &[
+            "save",
+            "--id",
+            "doubt",
+            "--propose",
+            "--learning",
+            "cobalt refunds are rare",
+            "--entities",
+            "shop.orders",
+        ],
+        None,
+    ),
+    ("slayer-search", &["--question", "cobalt refunds"], None),
+    ("slayer-memory", &["review", "--format", "jsonl"], None),
+    ("slayer-memory", &["approve", "pending", "nope"], None),
+    ("slayer-memory", &["approve", "pending"], None),
+    ("slayer-memory", &["reject", "doubt"], None),
+    ("slayer-memory", &["review", "--require", "off"], None),
+    ("slayer-search", &["--question", "cobalt refunds"], None),
+    ("slayer-memory", &["list", "--format", "json"], None),
+    (
+        "slayer-memory",
+        &[
+            "list",
+            "--entity",
+            "shop.orders",
+            "--tiers",
+            "procedural",
+            "--deleted",
+        ],
+        None,
+    ),
+    ("slayer-memory", &["show", "tmp", "1"], None),
+    (
+        "slayer-index",
+        &["show", "shop.orders", "mydb.orders.amount"],
+        None,
+    ),
+    ("slayer-index", &["remove", "shop.supplies"], None),
+    ("slayer-index", &["export"], None),
+    ("slayer-memory", &["export"], None),
+    ("slayer-embed", &["status", "--format", "json"], None),
+    ("slayer-search", &["--question", "refunds on orders"], None),
+    (
+        "slayer-search",
+        &[
+            "--entity",
+            "shop.orders",
+            "--tiers",
+            "procedural,lesson",
+            "--project",
+            "billing",
+        ],
+        None,
+    ),
+    (
+        "slayer-search",
+        &["--batch", "-"],
+        Some("{\"question\": \"order amount\"}\n{\"entities\": [\"mydb.orders\"]}\n"),
+    ),
+    (
+        "slayer-search",
+        &["--plan", "auto", "--question", "customer emails, not test"],
+        None,
+    ),
+];
+
 #[test]
 fn every_command_answers_on_a_server_as_on_a_file() {
     let db = TeamDb::new("team_commands");
@@ -76,151 +223,7 @@ fn every_command_answers_on_a_server_as_on_a_file() {
     let host = Host::new();
     let file = kit::TempStore::new();
     let sqlite = file.store.to_str().unwrap().to_owned();
-    let script: &[(&str, &[&str], Option<&str>)] = &[
-        (
-            "slayer-index",
-            &["import-slayer", "examples/shop/slayer"],
-            None,
-        ),
-        (
-            "slayer-memory",
-            &[
-                "import",
-                "crates/slayer-search/tests/fixtures/memories.jsonl",
-            ],
-            None,
-        ),
-        (
-            "slayer-index",
-            &["load", "crates/slayer-search/tests/fixtures/catalog.jsonl"],
-            None,
-        ),
-        (
-            "slayer-memory",
-            &[
-                "save",
-                "--format",
-                "json",
-                "--learning",
-                "refunds post late",
-                "--entities",
-                "shop.orders,mydb.orders",
-                "--tier",
-                "procedural",
-                "--confidence",
-                "0.7",
-                "--project",
-                "billing",
-                "--agent",
-                "ci",
-            ],
-            None,
-        ),
-        (
-            "slayer-memory",
-            &[
-                "save",
-                "--format",
-                "json",
-                "--id",
-                "tmp",
-                "--learning",
-                "scratch note",
-                "--entities",
-                "shop.stores",
-            ],
-            None,
-        ),
-        ("slayer-memory", &["forget", "--soft", "tmp"], None),
-        ("slayer-memory", &["forget", "42"], None),
-        // Review of agent memories: proposals no search returns until approved.
-        ("slayer-memory", &["review", "--require", "on"], None),
-        (
-            "slayer-memory",
-            &[
-                "save",
-                "--format",
-                "json",
-                "--id",
-                "pending",
-                "--agent",
-                "ci",
-                "--learning",
-                "cobalt refunds settle weekly",
-                "--entities",
-                "shop.orders",
-            ],
-            None,
-        ),
-        (
-            "slayer-memory",
-            &[
-                "save",
-                "--id",
-                "doubt",
-                "--propose",
-                "--learning",
-                "cobalt refunds are rare",
-                "--entities",
-                "shop.orders",
-            ],
-            None,
-        ),
-        ("slayer-search", &["--question", "cobalt refunds"], None),
-        ("slayer-memory", &["review", "--format", "jsonl"], None),
-        ("slayer-memory", &["approve", "pending", "nope"], None),
-        ("slayer-memory", &["approve", "pending"], None),
-        ("slayer-memory", &["reject", "doubt"], None),
-        ("slayer-memory", &["review", "--require", "off"], None),
-        ("slayer-search", &["--question", "cobalt refunds"], None),
-        ("slayer-memory", &["list", "--format", "json"], None),
-        (
-            "slayer-memory",
-            &[
-                "list",
-                "--entity",
-                "shop.orders",
-                "--tiers",
-                "procedural",
-                "--deleted",
-            ],
-            None,
-        ),
-        ("slayer-memory", &["show", "tmp", "1"], None),
-        (
-            "slayer-index",
-            &["show", "shop.orders", "mydb.orders.amount"],
-            None,
-        ),
-        ("slayer-index", &["remove", "shop.supplies"], None),
-        ("slayer-index", &["export"], None),
-        ("slayer-memory", &["export"], None),
-        ("slayer-embed", &["status", "--format", "json"], None),
-        ("slayer-search", &["--question", "refunds on orders"], None),
-        (
-            "slayer-search",
-            &[
-                "--entity",
-                "shop.orders",
-                "--tiers",
-                "procedural,lesson",
-                "--project",
-                "billing",
-            ],
-            None,
-        ),
-        (
-            "slayer-search",
-            &["--batch", "-"],
-            Some("{\"question\": \"order amount\"}\n{\"entities\": [\"mydb.orders\"]}\n"),
-        ),
-        (
-            "slayer-search",
-            &["--plan", "auto", "--question", "customer emails, not test"],
-            None,
-        ),
-    ];
-    for (bin, args, stdin) in script {
+    for (bin, args, stdin) in COMMAND_SCRIPT {
         let on_file = host.run(&sqlite, bin, args, *stdin);
         let on_server = host.run(&url, bin, args, *stdin);
         assert_eq!(

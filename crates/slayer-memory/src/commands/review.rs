@@ -10,7 +10,7 @@ use slayer_common::exit::ExitStatus;
 use slayer_common::store::OpenMode;
 use slayer_memory::review::{self, Owners};
 
-use crate::commands::shown_records;
+use super::show::shown_records;
 use crate::opening::open_store;
 
 /// How the setting reads, for people.

@@ -1,5 +1,5 @@
 //! `slayer-memory ingest PATH…`: a Markdown knowledge base converged into the store
-//! ([`slayer_memory::kb`] reads the pages; [`crate::importing`] writes them in one transaction,
+//! ([`slayer_memory::kb`] reads the pages; [`super::import`] writes them in one transaction,
 //! forgetting the `kb.` memories whose file is gone).
 
 use std::collections::BTreeSet;
@@ -15,7 +15,7 @@ use slayer_memory::kb::{self, Source, Split};
 use slayer_memory::resolve::Catalog;
 use slayer_memory::service;
 
-use crate::importing::{import_record, write_memories, ImportLine, Writing};
+use super::import::{import_record, write_memories, ImportLine, Writing};
 use crate::opening::{load_limits, open_store};
 
 pub(crate) fn ingest(
