@@ -60,19 +60,80 @@ pub fn leaf_id(datasource: &str, model: &str, leaf: &str) -> String {
     format!("{datasource}.{model}.{leaf}")
 }
 
-/// Checks a memory id against the charset rules of the Python original, returning its exact message.
-pub fn check_memory_id(id: &str) -> Result<(), String> {
+/// Why a memory id or an entity name is refused: the Python original's messages where it has
+/// them, every one naming the id or name (escaped) and, for a name, what it is (`what`:
+/// "field 'name'", "model name").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// An empty memory id.
+    #[error("memory id must be non-empty.")]
+    EmptyMemoryId,
+    /// A memory id holding one of `: / ? # \`.
+    #[error("memory id '{id}': forbidden character '{character}'.")]
+    MemoryIdCharacter {
+        /// The id.
+        id: String,
+        /// The character.
+        character: char,
+    },
+    /// A memory id holding whitespace or an ASCII control character.
+    #[error("memory id '{id}': whitespace and ASCII control characters are not allowed.")]
+    MemoryIdSpace {
+        /// The id.
+        id: String,
+    },
+    /// An empty or blank name.
+    #[error("{what} must be a non-empty string")]
+    EmptyName {
+        /// What the name is.
+        what: String,
+    },
+    /// A name with leading or trailing whitespace.
+    #[error("{what} '{shown}' has leading or trailing whitespace; trim it")]
+    Untrimmed {
+        /// What the name is.
+        what: String,
+        /// The name, escaped.
+        shown: String,
+    },
+    /// A name holding a control character.
+    #[error("{what} '{shown}' contains the control character U+{code:04X}, which is not allowed in names; rename it")]
+    Control {
+        /// What the name is.
+        what: String,
+        /// The name, escaped.
+        shown: String,
+        /// The character's code point.
+        code: u32,
+    },
+    /// A name holding a `.` or a `:`.
+    #[error("{what} '{shown}' contains '{character}', which {why}; rename it")]
+    Separator {
+        /// What the name is.
+        what: String,
+        /// The name, escaped.
+        shown: String,
+        /// The character.
+        character: char,
+        /// What the character means in an id.
+        why: &'static str,
+    },
+}
+
+/// Checks a memory id against the charset rules of the Python original.
+pub fn check_memory_id(id: &str) -> Result<(), NameError> {
     if id.is_empty() {
-        return Err("memory id must be non-empty.".to_owned());
+        return Err(NameError::EmptyMemoryId);
     }
     for c in id.chars() {
         if matches!(c, ':' | '/' | '?' | '#' | '\\') {
-            return Err(format!("memory id '{id}': forbidden character '{c}'."));
+            return Err(NameError::MemoryIdCharacter {
+                id: id.to_owned(),
+                character: c,
+            });
         }
         if is_python_space(c) || (c as u32) < 0x20 || c as u32 == 0x7F {
-            return Err(format!(
-                "memory id '{id}': whitespace and ASCII control characters are not allowed."
-            ));
+            return Err(NameError::MemoryIdSpace { id: id.to_owned() });
         }
     }
     Ok(())
@@ -88,31 +149,38 @@ fn is_python_space(c: char) -> bool {
 /// Dots and colons would make canonical ids ambiguous, and control characters (a newline, NUL)
 /// would inject lines into rendered docs, so those are refused; everything else a real database
 /// allows (`charter school (y/n)`, `a\\b`, quotes, any script) is a name.
-pub fn check_entity_name(what: &str, name: &str) -> Result<(), String> {
+pub fn check_entity_name(what: &str, name: &str) -> Result<(), NameError> {
     if name.trim().is_empty() {
-        return Err(format!("{what} must be a non-empty string"));
+        return Err(NameError::EmptyName {
+            what: what.to_owned(),
+        });
     }
     // Messages show the name escaped: a raw newline would break the `line N:` message itself.
-    let shown = name.escape_debug();
+    let shown = || name.escape_debug().to_string();
     if name.trim() != name {
-        return Err(format!(
-            "{what} '{shown}' has leading or trailing whitespace; trim it"
-        ));
+        return Err(NameError::Untrimmed {
+            what: what.to_owned(),
+            shown: shown(),
+        });
     }
     if let Some(c) = name.chars().find(|c| c.is_control()) {
-        let code = c as u32;
-        return Err(format!(
-            "{what} '{shown}' contains the control character U+{code:04X}, which is not allowed in names; rename it"
-        ));
+        return Err(NameError::Control {
+            what: what.to_owned(),
+            shown: shown(),
+            code: c as u32,
+        });
     }
     for (c, why) in [
         ('.', "separates canonical id segments"),
         (':', "marks memory references"),
     ] {
         if name.contains(c) {
-            return Err(format!(
-                "{what} '{shown}' contains '{c}', which {why}; rename it"
-            ));
+            return Err(NameError::Separator {
+                what: what.to_owned(),
+                shown: shown(),
+                character: c,
+                why,
+            });
         }
     }
     Ok(())
@@ -149,19 +217,19 @@ mod tests {
     fn memory_id_messages_match_the_original() {
         assert_eq!(check_memory_id("kb.policy.42"), Ok(()));
         assert_eq!(
-            check_memory_id("a:b").unwrap_err(),
+            check_memory_id("a:b").unwrap_err().to_string(),
             "memory id 'a:b': forbidden character ':'."
         );
         assert_eq!(
-            check_memory_id("a b").unwrap_err(),
+            check_memory_id("a b").unwrap_err().to_string(),
             "memory id 'a b': whitespace and ASCII control characters are not allowed."
         );
         assert_eq!(
-            check_memory_id("a\u{7f}").unwrap_err(),
+            check_memory_id("a\u{7f}").unwrap_err().to_string(),
             "memory id 'a\u{7f}': whitespace and ASCII control characters are not allowed."
         );
         assert_eq!(
-            check_memory_id("").unwrap_err(),
+            check_memory_id("").unwrap_err().to_string(),
             "memory id must be non-empty."
         );
     }
@@ -171,9 +239,11 @@ mod tests {
         assert!(check_entity_name("model name", "orders").is_ok());
         assert!(check_entity_name("model name", "a.b")
             .unwrap_err()
+            .to_string()
             .contains("'.'"));
         assert!(check_entity_name("model name", "a:b")
             .unwrap_err()
+            .to_string()
             .contains("':'"));
         assert!(check_entity_name("model name", " ").is_err());
     }
@@ -192,16 +262,20 @@ mod tests {
         ] {
             assert_eq!(check_entity_name("column name", name), Ok(()), "{name}");
         }
-        let e = check_entity_name("column name", "a\nb").unwrap_err();
+        let e = check_entity_name("column name", "a\nb")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "column name 'a\\nb' contains the control character U+000A, which is not allowed in names; rename it"
         );
         assert!(check_entity_name("column name", "a\0b")
             .unwrap_err()
+            .to_string()
             .contains("U+0000"));
         assert!(check_entity_name("column name", "a\u{7f}")
             .unwrap_err()
+            .to_string()
             .contains("U+007F"));
     }
 }

@@ -230,47 +230,97 @@ pub fn parse_record(line: usize, text: &str) -> Result<Record, LineError> {
             )))
         }
     };
-    record_from_value(&kind, Value::Object(object)).map_err(err)
+    record_from_value(&kind, Value::Object(object)).map_err(|e| err(e.to_string()))
+}
+
+/// Why a JSON object is not a record of its kind: the field at fault and why (the caller adds
+/// where the record came from, a line number or a file).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// The object as a whole does not have the record's shape (serde's message).
+    #[error("{kind} record: {why}")]
+    Shape {
+        /// The record's kind.
+        kind: String,
+        /// Why, as the JSON reader says it.
+        why: String,
+    },
+    /// A field of the object does not.
+    #[error("{kind} record: field '{path}': {why}")]
+    Field {
+        /// The record's kind.
+        kind: String,
+        /// The field's path (`columns[2].type`).
+        path: String,
+        /// Why, as the JSON reader says it.
+        why: String,
+    },
+    /// A datasource whose name cannot be part of a canonical id.
+    #[error("datasource record: {0}")]
+    DatasourceName(crate::canonical::NameError),
+    /// A model that does not validate.
+    #[error("model record '{model}': {why}")]
+    Model {
+        /// The model's name.
+        model: String,
+        /// Why.
+        why: crate::records::ModelError,
+    },
+    /// A memory whose id is refused.
+    #[error("memory record: field 'id': {0}")]
+    MemoryId(crate::canonical::NameError),
+    /// A kind that names no record.
+    #[error("unknown kind '{kind}'; expected one of {}", KINDS)]
+    UnknownKind {
+        /// The kind asked for.
+        kind: String,
+    },
 }
 
 /// Builds a typed, validated record of `kind` from a JSON object (without its `kind` field).
-///
-/// The message names the field at fault (`field 'columns[2].type': …`); the caller adds where
-/// the record came from (a line number, a file).
-pub fn record_from_value(kind: &str, value: Value) -> Result<Record, String> {
+pub fn record_from_value(kind: &str, value: Value) -> Result<Record, RecordError> {
     match kind {
         "datasource" => {
             let ds: Datasource = typed(kind, value)?;
             crate::canonical::check_entity_name("field 'name'", &ds.name)
-                .map_err(|m| format!("datasource record: {m}"))?;
+                .map_err(RecordError::DatasourceName)?;
             Ok(Record::Datasource(ds))
         }
         "model" => {
             let model: Model = typed(kind, value)?;
-            model
-                .validate()
-                .map_err(|m| format!("model record '{}': {m}", model.name))?;
+            model.validate().map_err(|why| RecordError::Model {
+                model: model.name.clone(),
+                why,
+            })?;
             Ok(Record::Model(model))
         }
         "memory" => {
             let memory: Memory = typed(kind, value)?;
-            crate::canonical::check_memory_id(&memory.id)
-                .map_err(|m| format!("memory record: field 'id': {m}"))?;
+            crate::canonical::check_memory_id(&memory.id).map_err(RecordError::MemoryId)?;
             Ok(Record::Memory(memory))
         }
         "doc" => Ok(Record::Doc(typed(kind, value)?)),
-        other => Err(format!("unknown kind '{other}'; expected one of {KINDS}")),
+        other => Err(RecordError::UnknownKind {
+            kind: other.to_owned(),
+        }),
     }
 }
 
-fn typed<T: DeserializeOwned>(kind: &str, value: Value) -> Result<T, String> {
+fn typed<T: DeserializeOwned>(kind: &str, value: Value) -> Result<T, RecordError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
+        let why = e.into_inner().to_string();
         if path == "." || path.is_empty() {
-            format!("{kind} record: {inner}")
+            RecordError::Shape {
+                kind: kind.to_owned(),
+                why,
+            }
         } else {
-            format!("{kind} record: field '{path}': {inner}")
+            RecordError::Field {
+                kind: kind.to_owned(),
+                path,
+                why,
+            }
         }
     })
 }

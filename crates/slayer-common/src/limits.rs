@@ -95,13 +95,17 @@ impl Limits {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Limits::default()),
             Err(source) => return Err(LimitsError::Read { path, source }),
         };
-        Limits::parse(&text).map_err(|message| LimitsError::Invalid { path, message })
+        Limits::parse(&text).map_err(|e| LimitsError::Invalid {
+            path,
+            message: e.to_string(),
+        })
     }
 
     /// The `[limits]` of a configuration file's text, checked.
-    pub fn parse(text: &str) -> Result<Limits, String> {
-        let file: File = toml::from_str(text).map_err(|e| e.to_string().trim().to_owned())?;
-        file.limits.check().map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> Result<Limits, ConfigError> {
+        let file: File =
+            toml::from_str(text).map_err(|e| ConfigError::Toml(e.to_string().trim().to_owned()))?;
+        file.limits.check()?;
         Ok(file.limits)
     }
 
@@ -211,6 +215,17 @@ impl Limits {
     }
 }
 
+/// Why a configuration file's `[limits]` cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// Not TOML, or not of the file's shape (the TOML reader's message).
+    #[error("{0}")]
+    Toml(String),
+    /// A limit that lets nothing through.
+    #[error(transparent)]
+    Limit(#[from] LimitError),
+}
+
 /// What a request or a configuration holds over a limit; each reads as the sentence a user
 /// acts on (docs/spec/limits.md §16).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -318,9 +333,13 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_zeros_are_refused() {
-        let e = Limits::parse("[limits]\nlerning_bytes = 10\n").unwrap_err();
+        let e = Limits::parse("[limits]\nlerning_bytes = 10\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("lerning_bytes"), "{e}");
-        let e = Limits::parse("[limits]\nentities = 0\n").unwrap_err();
+        let e = Limits::parse("[limits]\nentities = 0\n")
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "limits.entities must be at least 1");
     }
 

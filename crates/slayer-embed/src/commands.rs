@@ -71,7 +71,7 @@ fn status(store_path: &Path, mut out: Output) -> Result<ExitStatus> {
         "active_model": model,
         "active_revision": revision,
         "usable": usable.is_ok(),
-        "problem": usable.as_ref().err(),
+        "problem": usable.as_ref().err().map(ToString::to_string),
         "rows": counts.iter().map(|(m, n)| (m.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
         "docs_lacking_active": lacking,
         "docs_current": coverage.map(|c| c.current),

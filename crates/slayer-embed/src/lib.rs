@@ -37,8 +37,32 @@ pub mod test_support;
 pub mod vectors;
 pub mod wordpiece;
 
-/// One text's embedding, or why it failed (a message safe to show: never a key).
-pub type EmbedResult = Result<Vec<f32>, String>;
+/// One text's embedding, or why it failed.
+pub type EmbedResult = Result<Vec<f32>, NotEmbedded>;
+
+/// Why one text was not embedded: each reads as a message safe to show (never a key). Clone,
+/// since a batch that fails fails each of its texts alike.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NotEmbedded {
+    /// The local model failed on the batch.
+    #[error(transparent)]
+    Local(#[from] local::LocalError),
+    /// The mapped encoder failed on the text.
+    #[error(transparent)]
+    Encoder(std::sync::Arc<bert::BertError>),
+    /// The OpenAI-compatible server refused or failed it.
+    #[error(transparent)]
+    Server(std::sync::Arc<openai::OpenAiError>),
+    /// The model answered nothing for it.
+    #[error("no embedding returned")]
+    NothingReturned,
+    /// The embedding ran on another thread, which panicked.
+    #[error("the question's embedding thread panicked")]
+    Panicked,
+    /// The model could not be opened.
+    #[error(transparent)]
+    Unavailable(std::sync::Arc<provider::ProviderError>),
+}
 
 /// Why an embedding command could not run.
 #[derive(Debug, thiserror::Error)]
@@ -47,8 +71,11 @@ pub enum EmbedError {
     #[error(transparent)]
     Store(#[from] slayer_common::store::StoreError),
     /// The active provider cannot be used (missing model folder, missing key, ...).
-    #[error("{0}")]
-    Provider(String),
+    #[error(transparent)]
+    Provider(#[from] provider::ProviderError),
+    /// The embedding threads cannot be started.
+    #[error("cannot start threads: {0}")]
+    Threads(#[from] rayon::ThreadPoolBuildError),
     /// Bad input (a record naming no doc, unreadable lines).
     #[error("{0}")]
     Input(String),

@@ -13,7 +13,7 @@ use slayer_common::mapped::MappedFile;
 
 use crate::bert::{self, Bert};
 use crate::wordpiece::WordPiece;
-use crate::EmbedResult;
+use crate::{EmbedResult, NotEmbedded};
 
 /// The model the default name refers to.
 pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
@@ -171,7 +171,7 @@ impl LocalModel {
             };
             let embedded = bert
                 .embed_in(&tokenizer.encode(question, max), precision)
-                .map_err(|e| e.to_string());
+                .map_err(|e| NotEmbedded::Encoder(std::sync::Arc::new(e)));
             if asking == Asking::Once {
                 bert.release_weights();
             }
@@ -179,7 +179,7 @@ impl LocalModel {
         }
         self.embed(&[question])
             .pop()
-            .unwrap_or_else(|| Err("no embedding returned".into()))
+            .unwrap_or(Err(NotEmbedded::NothingReturned))
     }
 
     /// Embeds one batch; a failure fails every text of it.
@@ -191,11 +191,11 @@ impl LocalModel {
             let max = MAX_TOKENS.min(bert.max_positions());
             return vec![bert
                 .embed(&tokenizer.encode(text, max))
-                .map_err(|e| e.to_string())];
+                .map_err(|e| NotEmbedded::Encoder(std::sync::Arc::new(e)))];
         }
         match self.batched().and_then(|b| b.forward(texts)) {
             Ok(vectors) => vectors.into_iter().map(Ok).collect(),
-            Err(e) => vec![Err(e.to_string()); texts.len()],
+            Err(e) => vec![Err(NotEmbedded::Local(e)); texts.len()],
         }
     }
 }

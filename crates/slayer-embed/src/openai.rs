@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::http::{Client, EndpointError, HttpError, Settings, REDACTED};
-use crate::EmbedResult;
+use crate::{EmbedResult, NotEmbedded};
 
 const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 const OPENAI_HOST: &str = "api.openai.com";
@@ -156,11 +156,13 @@ impl OpenAiClient {
                     .iter()
                     .map(|text| match self.request(&[text]) {
                         Ok(mut vectors) => Ok(vectors.swap_remove(0)),
-                        Err(failure) => Err(failure.to_string()),
+                        Err(failure) => Err(NotEmbedded::Server(std::sync::Arc::new(failure))),
                     })
                     .collect()
             }
-            Err(failure) => vec![Err(failure.to_string()); texts.len()],
+            Err(failure) => {
+                vec![Err(NotEmbedded::Server(std::sync::Arc::new(failure))); texts.len()]
+            }
         }
     }
 

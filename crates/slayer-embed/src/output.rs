@@ -11,7 +11,7 @@ use slayer_embed::refresh::{Report, Status};
 pub fn status_text(
     model: &str,
     revision: Option<&str>,
-    usable: &Result<(), String>,
+    usable: &Result<(), slayer_embed::provider::ProviderError>,
     counts: &[(String, i64)],
     lacking: i64,
     coverage: Option<Coverage>,

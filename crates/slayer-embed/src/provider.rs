@@ -71,14 +71,9 @@ pub fn spec(name: &str) -> Result<Spec, UnknownModel> {
 /// configuration, tokenizer and weights (cached), or of an `openai/<m>` model's name and base
 /// URL. Loads nothing; fails where [`Embedder::check`] would.
 ///
-/// This and [`Embedder`]'s functions are the crate's message edge: the `Err` is the
-/// [`ProviderError`]'s text, which slayer-search's dense channel and slayer-memory quote as is
-/// in their warnings ("the embedding model '…' is unavailable: …").
-pub fn revision(name: &str) -> Result<String, String> {
-    typed_revision(name).map_err(|e| e.to_string())
-}
-
-fn typed_revision(name: &str) -> Result<String, ProviderError> {
+/// slayer-search's dense channel and slayer-memory quote the [`ProviderError`] as is in their
+/// warnings ("the embedding model '…' is unavailable: …").
+pub fn revision(name: &str) -> Result<String, ProviderError> {
     Ok(match spec(name)? {
         Spec::Local(dir) => {
             local::check_folder(&dir)?;
@@ -103,11 +98,7 @@ pub struct Embedder {
 
 impl Embedder {
     /// Whether the named provider can be used, without loading a model or calling a server.
-    pub fn check(name: &str) -> Result<(), String> {
-        Embedder::typed_check(name).map_err(|e| e.to_string())
-    }
-
-    fn typed_check(name: &str) -> Result<(), ProviderError> {
+    pub fn check(name: &str) -> Result<(), ProviderError> {
         match spec(name)? {
             Spec::Local(dir) => local::check_folder(&dir)?,
             Spec::OpenAi(model) => OpenAiClient::new(OpenAiConfig::from_env(&model))?.check()?,
@@ -116,11 +107,7 @@ impl Embedder {
     }
 
     /// Opens the named provider (loads a local model).
-    pub fn open(name: &str) -> Result<Embedder, String> {
-        Embedder::typed_open(name).map_err(|e| e.to_string())
-    }
-
-    fn typed_open(name: &str) -> Result<Embedder, ProviderError> {
+    pub fn open(name: &str) -> Result<Embedder, ProviderError> {
         let backend = match spec(name)? {
             Spec::Local(dir) => Backend::Local(Box::new(LocalModel::load(&dir)?)),
             Spec::OpenAi(model) => {
@@ -156,7 +143,7 @@ impl Embedder {
             Backend::OpenAi(c) => c
                 .embed(&[question])
                 .pop()
-                .unwrap_or_else(|| Err("no embedding returned".into())),
+                .unwrap_or(Err(crate::NotEmbedded::NothingReturned)),
         }
     }
 }

@@ -123,7 +123,7 @@ pub fn refresh(
     model: &str,
     ids: &[String],
     options: Options,
-    open: impl FnOnce() -> Result<Embedder, String>,
+    open: impl FnOnce() -> Result<Embedder, crate::provider::ProviderError>,
     progress: &dyn Fn(u64),
 ) -> Result<Vec<Report>, EmbedError> {
     if ids.is_empty() {
@@ -186,7 +186,7 @@ fn embed(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads.max(1))
         .build()
-        .map_err(|e| EmbedError::Provider(format!("cannot start threads: {e}")))?;
+        .map_err(EmbedError::Threads)?;
     for group in pending.chunks(batch * options.threads.max(1) * 4) {
         let results: Vec<EmbedResult> = pool.install(|| {
             group

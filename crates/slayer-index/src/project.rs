@@ -102,7 +102,7 @@ pub fn read_project(dir: &Path) -> Result<Project, IndexError> {
         match record_from_value("datasource", Value::Object(map)) {
             Ok(Record::Datasource(ds)) => project.datasources.push(ds),
             Ok(_) => unreachable!("record_from_value returns the kind it is asked for"),
-            Err(m) => return Err(problem(&path, m)),
+            Err(m) => return Err(problem(&path, m.to_string())),
         }
     }
     for ds_folder in subdirs(&models_dir)? {
@@ -126,7 +126,7 @@ pub fn read_project(dir: &Path) -> Result<Project, IndexError> {
             match record_from_value("model", Value::Object(map)) {
                 Ok(Record::Model(m)) => project.models.push(m),
                 Ok(_) => unreachable!("record_from_value returns the kind it is asked for"),
-                Err(m) => return Err(problem(&path, m)),
+                Err(m) => return Err(problem(&path, m.to_string())),
             }
         }
     }
@@ -161,7 +161,7 @@ fn read_memory(path: &Path) -> Result<Memory, IndexError> {
     match record_from_value("memory", Value::Object(map)) {
         Ok(Record::Memory(m)) => Ok(m),
         Ok(_) => unreachable!("record_from_value returns the kind it is asked for"),
-        Err(m) => Err(problem(path, m)),
+        Err(m) => Err(problem(path, m.to_string())),
     }
 }
 

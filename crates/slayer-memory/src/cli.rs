@@ -270,6 +270,6 @@ impl StandingArgs {
     }
 }
 
-fn parse_tier(name: &str) -> Result<Tier, String> {
+fn parse_tier(name: &str) -> Result<Tier, slayer_common::records::UnknownTier> {
     Tier::parse(name)
 }

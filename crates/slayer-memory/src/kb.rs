@@ -72,10 +72,39 @@ pub fn id_of(relative: &Path) -> String {
     format!("{PREFIX}{}", parts.join("."))
 }
 
+/// Why a page cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    /// The front matter is not YAML.
+    #[error("front matter: {0}")]
+    Yaml(#[from] serde_yaml_ng::Error),
+    /// The front matter is YAML but not `key: value` lines.
+    #[error("front matter: expected key: value lines, got {0}")]
+    NotAMap(Value),
+    /// A `---` line opens the front matter and none closes it.
+    #[error("front matter opened with '---' is never closed by a '---' line")]
+    Unclosed,
+    /// An `id` that is not a string.
+    #[error("front matter 'id': expected a string, got {0}")]
+    IdNotAString(Value),
+    /// `entities` that are not a list.
+    #[error("front matter 'entities': expected a list of entity references, got {0}")]
+    EntitiesNotAList(Value),
+    /// An entity that is not a string.
+    #[error("front matter 'entities': expected strings, got {0}")]
+    EntityNotAString(Value),
+    /// A key the reader does not read.
+    #[error("front matter key '{key}' is not read; the keys are id, entities, {}", STANDING_KEYS.join(", "))]
+    UnknownKey {
+        /// The key.
+        key: String,
+    },
+}
+
 /// The memories of one page: `relative` is its path under the root, `text` its content.
 /// `Err` is why the page cannot be read (its front matter is not YAML, a key has the wrong
 /// type).
-pub fn read_page(relative: &Path, text: &str, split: Split) -> Result<Vec<Page>, String> {
+pub fn read_page(relative: &Path, text: &str, split: Split) -> Result<Vec<Page>, PageError> {
     let (front, body, body_line) = front_matter(text)?;
     let mut base = Map::new();
     let mut references = Vec::new();
@@ -85,25 +114,17 @@ pub fn read_page(relative: &Path, text: &str, split: Split) -> Result<Vec<Page>,
             match key.as_str() {
                 "id" => match value {
                     Value::String(s) => id = s,
-                    other => {
-                        return Err(format!("front matter 'id': expected a string, got {other}"))
-                    }
+                    other => return Err(PageError::IdNotAString(other)),
                 },
                 "entities" => {
                     let list = match value {
                         Value::Array(items) => items,
                         Value::String(s) => vec![Value::String(s)],
-                        other => {
-                            return Err(format!(
-                                "front matter 'entities': expected a list of entity references, got {other}"
-                            ))
-                        }
+                        other => return Err(PageError::EntitiesNotAList(other)),
                     };
                     for item in list {
                         let Value::String(reference) = item else {
-                            return Err(format!(
-                                "front matter 'entities': expected strings, got {item}"
-                            ));
+                            return Err(PageError::EntityNotAString(item));
                         };
                         let line = line_of(text, &reference, body_line);
                         references.push(Reference {
@@ -117,10 +138,9 @@ pub fn read_page(relative: &Path, text: &str, split: Split) -> Result<Vec<Page>,
                     base.insert(key, value);
                 }
                 other => {
-                    return Err(format!(
-                        "front matter key '{other}' is not read; the keys are id, entities, {}",
-                        STANDING_KEYS.join(", ")
-                    ))
+                    return Err(PageError::UnknownKey {
+                        key: other.to_owned(),
+                    })
                 }
             }
         }
@@ -157,7 +177,7 @@ type Parts<'a> = (Option<Map<String, Value>>, &'a str, usize);
 
 /// The front matter as JSON fields (when the text opens with a `---` line), the body after
 /// it, and the body's first line (1-based).
-fn front_matter(text: &str) -> Result<Parts<'_>, String> {
+fn front_matter(text: &str) -> Result<Parts<'_>, PageError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let Some(rest) = text
         .strip_prefix("---\n")
@@ -173,19 +193,17 @@ fn front_matter(text: &str) -> Result<Parts<'_>, String> {
             let value: Value = if yaml.trim().is_empty() {
                 Value::Object(Map::new())
             } else {
-                serde_yaml_ng::from_str(yaml).map_err(|e| format!("front matter: {e}"))?
+                serde_yaml_ng::from_str(yaml)?
             };
             return match value {
                 Value::Object(map) => Ok((Some(map), body, i + 3)),
                 Value::Null => Ok((Some(Map::new()), body, i + 3)),
-                other => Err(format!(
-                    "front matter: expected key: value lines, got {other}"
-                )),
+                other => Err(PageError::NotAMap(other)),
             };
         }
         offset += line.len();
     }
-    Err("front matter opened with '---' is never closed by a '---' line".into())
+    Err(PageError::Unclosed)
 }
 
 /// The `##` sections of a body: (heading, text with its heading line, first line); the text
@@ -329,15 +347,20 @@ mod tests {
 
     #[test]
     fn bad_front_matter_is_named() {
-        let err = read_page(Path::new("a.md"), "---\nid: [1\n---\nx\n", Split::Files).unwrap_err();
+        let err = read_page(Path::new("a.md"), "---\nid: [1\n---\nx\n", Split::Files)
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("front matter:"), "{err}");
-        let err =
-            read_page(Path::new("a.md"), "---\nowner: me\n---\nx\n", Split::Files).unwrap_err();
+        let err = read_page(Path::new("a.md"), "---\nowner: me\n---\nx\n", Split::Files)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("front matter key 'owner' is not read"),
             "{err}"
         );
-        let err = read_page(Path::new("a.md"), "---\nid: x\n", Split::Files).unwrap_err();
+        let err = read_page(Path::new("a.md"), "---\nid: x\n", Split::Files)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("never closed"), "{err}");
         assert_eq!(
             id_of(Path::new("run books/on call.md")),

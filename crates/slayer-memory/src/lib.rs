@@ -26,14 +26,25 @@ pub mod service;
 pub mod write;
 
 /// Parses a `--query` argument: JSON text, or `@FILE` holding it (messages as the original CLI).
-pub fn parse_query_arg(arg: &str) -> Result<serde_json::Value, String> {
-    let given = slayer_common::cli::JsonArg::read(arg).map_err(|_| {
-        format!(
-            "Query file not found: {}",
-            arg.strip_prefix('@').unwrap_or(arg)
-        )
+pub fn parse_query_arg(arg: &str) -> Result<serde_json::Value, QueryArgError> {
+    let given = slayer_common::cli::JsonArg::read(arg).map_err(|_| QueryArgError::NoFile {
+        file: arg.strip_prefix('@').unwrap_or(arg).to_owned(),
     })?;
-    serde_json::from_str(&given.text).map_err(|e| format!("invalid JSON for query argument: {e}"))
+    Ok(serde_json::from_str(&given.text)?)
+}
+
+/// Why a `--query` argument is not a query.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryArgError {
+    /// `@FILE` names no readable file.
+    #[error("Query file not found: {file}")]
+    NoFile {
+        /// The file named.
+        file: String,
+    },
+    /// The text is not JSON.
+    #[error("invalid JSON for query argument: {0}")]
+    Json(#[from] serde_json::Error),
 }
 
 /// Why a memory command could not do what was asked.

@@ -11,7 +11,7 @@ use crate::aggref::{split_agg_ref, AggRef};
 /// What the resolver needs to know about the store.
 pub trait Lookup {
     /// Whether a memory with this id exists; `Err` when the store could not say.
-    fn memory_exists(&self, id: &str) -> Result<bool, String>;
+    fn memory_exists(&self, id: &str) -> Result<bool, slayer_common::store::StoreError>;
 }
 
 /// Why a reference did not resolve.
@@ -139,8 +139,11 @@ impl Catalog {
             return Err("entity reference is empty".to_owned().into());
         }
         if let Some(id) = text.strip_prefix(MEMORY_PREFIX) {
-            check_memory_id(id)?;
-            if !lookup.memory_exists(id).map_err(ResolveError::Lookup)? {
+            check_memory_id(id).map_err(|e| ResolveError::Invalid(e.to_string()))?;
+            if !lookup
+                .memory_exists(id)
+                .map_err(|e| ResolveError::Lookup(e.to_string()))?
+            {
                 return Err(format!("No memory with id '{id}'.").into());
             }
             return Ok(Resolution::one(text.to_owned()));
@@ -399,7 +402,7 @@ mod tests {
 
     struct NoMemories;
     impl Lookup for NoMemories {
-        fn memory_exists(&self, _: &str) -> Result<bool, String> {
+        fn memory_exists(&self, _: &str) -> Result<bool, slayer_common::store::StoreError> {
             Ok(false)
         }
     }

@@ -111,8 +111,8 @@ fn proposals(
         if memories.iter().any(|m| &m.id == id) {
             continue;
         }
-        if let Err(message) = check_memory_id(id) {
-            problems.push(message);
+        if let Err(refused) = check_memory_id(id) {
+            problems.push(refused.to_string());
             continue;
         }
         match store.memory(id)? {

@@ -127,8 +127,8 @@ pub fn forgotten_text(id: &str, warning: Option<&str>) -> String {
 struct StoreLookup<'a>(&'a dyn StoreRead);
 
 impl Lookup for StoreLookup<'_> {
-    fn memory_exists(&self, id: &str) -> Result<bool, String> {
-        self.0.memory_exists(id).map_err(|e| e.to_string())
+    fn memory_exists(&self, id: &str) -> Result<bool, slayer_common::store::StoreError> {
+        self.0.memory_exists(id)
     }
 }
 
@@ -323,7 +323,7 @@ pub fn save(store: &dyn StoreWrite, req: SaveRequest) -> Result<SaveOutcome, Mem
         ));
     }
     if let Some(id) = &req.id {
-        check_memory_id(id).map_err(MemoryError::Invalid)?;
+        check_memory_id(id).map_err(|e| MemoryError::Invalid(e.to_string()))?;
     }
     let description = clean_description(req.description)?;
     check_standing(&req.standing)?;
@@ -406,10 +406,10 @@ impl FieldError {
 /// every tag. Tags are not resolved against the catalog, so an export imports into a fresh store.
 pub fn check_record(memory: &mut Memory) -> Result<(), FieldError> {
     if !memory.id.is_empty() {
-        check_memory_id(&memory.id).map_err(|m| FieldError::new("id", m))?;
+        check_memory_id(&memory.id).map_err(|m| FieldError::new("id", m.to_string()))?;
     }
     slayer_common::records::check_timestamp(&memory.created_at)
-        .map_err(|m| FieldError::new("created_at", m))?;
+        .map_err(|m| FieldError::new("created_at", m.to_string()))?;
     if memory.learning.trim().is_empty() {
         return Err(FieldError::new(
             "learning",
@@ -489,7 +489,9 @@ pub fn dangling_tags(
     let mut dangling = Vec::new();
     for tag in &memory.entities {
         let exists = match tag.strip_prefix(slayer_common::canonical::MEMORY_PREFIX) {
-            Some(id) => lookup.memory_exists(id).map_err(MemoryError::Lookup)?,
+            Some(id) => lookup
+                .memory_exists(id)
+                .map_err(|e| MemoryError::Lookup(e.to_string()))?,
             None => catalog.contains(tag),
         };
         if !exists {

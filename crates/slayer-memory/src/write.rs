@@ -53,7 +53,8 @@ pub fn save(
 
 /// What a change must pass on the memory it replaces or removes, read inside the change's own
 /// transaction (writers serialize), so that no other writer can swap the memory between the
-/// check and the change: a session's scope. `Err` is the refusal's message.
+/// check and the change: a session's scope. `Err` is the refusal's message: the message is the
+/// value (the caller's own sentence, which the change reports as it is).
 pub type Guard<'g> = &'g dyn Fn(&Standing) -> Result<(), String>;
 
 /// [`save`] by a known saver: an agent's memory is saved as proposed while the store requires
@@ -108,7 +109,7 @@ pub fn forget_guarded(
     id: &str,
     guard: Guard<'_>,
 ) -> Result<Option<String>, MemoryError> {
-    check_memory_id(id).map_err(MemoryError::Invalid)?;
+    check_memory_id(id).map_err(|e| MemoryError::Invalid(e.to_string()))?;
     let tx = store.write()?;
     guarded(&tx, id, guard)?;
     forget_in(&tx, id)?;
@@ -149,7 +150,7 @@ pub(crate) fn forget_in(tx: &dyn StoreWrite, id: &str) -> Result<(), MemoryError
 /// search returns or counts it. Its doc, tags and embeddings are kept, so undoing it is a
 /// re-save or an import of the record without the flag.
 pub fn forget_soft(store: &mut Store, id: &str) -> Result<(), MemoryError> {
-    check_memory_id(id).map_err(MemoryError::Invalid)?;
+    check_memory_id(id).map_err(|e| MemoryError::Invalid(e.to_string()))?;
     let tx = store.write()?;
     let Some(mut memory) = tx.memory(id)? else {
         return Err(MemoryError::Invalid(format!("No memory with id '{id}'.")));

@@ -153,7 +153,7 @@ fn profile_source(
                 "several files given: name the datasource with --datasource NAME".into(),
             )
         })?;
-    check_entity_name("--datasource", &ds_name).map_err(ProfileError::Source)?;
+    check_entity_name("--datasource", &ds_name).map_err(|e| ProfileError::Source(e.to_string()))?;
     let source_type = cli.source_type.as_deref().unwrap_or(source.default_type);
     out.record(
         &tagged(

@@ -7,7 +7,7 @@ use slayer_common::cli::CommonArgs;
 use slayer_common::records::Tier;
 use slayer_search::request::Channel;
 
-fn parse_tier(name: &str) -> Result<Tier, String> {
+fn parse_tier(name: &str) -> Result<Tier, slayer_common::records::UnknownTier> {
     Tier::parse(name)
 }
 

@@ -263,10 +263,8 @@ impl<'c> Corpus<'c> {
 }
 
 impl Lookup for Corpus<'_> {
-    fn memory_exists(&self, id: &str) -> Result<bool, String> {
-        self.memory(id)
-            .map(|found| found.is_some())
-            .map_err(|e| e.to_string())
+    fn memory_exists(&self, id: &str) -> Result<bool, StoreError> {
+        self.memory(id).map(|found| found.is_some())
     }
 }
 

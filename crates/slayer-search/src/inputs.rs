@@ -42,11 +42,10 @@ struct OwnedMemories<'c, 'x> {
 }
 
 impl Lookup for OwnedMemories<'_, '_> {
-    fn memory_exists(&self, id: &str) -> Result<bool, String> {
+    fn memory_exists(&self, id: &str) -> Result<bool, slayer_common::store::StoreError> {
         self.corpus
             .memory(id)
             .map(|found| found.is_some_and(|m| self.filter.owns(&m.standing)))
-            .map_err(|e| e.to_string())
     }
 }
 

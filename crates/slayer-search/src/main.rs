@@ -82,7 +82,7 @@ fn main() -> ExitCode {
 }
 
 fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
-    slayer_memory::parse_query_arg(arg).map_err(UsageError)
+    slayer_memory::parse_query_arg(arg).map_err(|e| UsageError(e.to_string()))
 }
 
 fn parse_tuning(arg: &str) -> Result<Tuning, UsageError> {

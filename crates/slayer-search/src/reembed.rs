@@ -85,6 +85,23 @@ fn is_true(value: &str) -> bool {
 
 /// Starts re-embedding the store's stale and missing docs in the background, when the active
 /// model is local and usable and `SLAYER_NO_EMBED` is unset; `None` otherwise. Returns at
+/// Why the background re-embedding stopped before it was done.
+#[derive(Debug, thiserror::Error)]
+enum Stopped {
+    /// The model cannot be used.
+    #[error(transparent)]
+    Provider(#[from] slayer_embed::provider::ProviderError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] slayer_common::store::StoreError),
+    /// The store is a read-only file.
+    #[error("the store is read-only")]
+    ReadOnly,
+    /// Writing the embeddings failed.
+    #[error(transparent)]
+    Refresh(#[from] slayer_embed::EmbedError),
+}
+
 /// once: the thread itself finds out whether there is anything to do.
 pub fn start(store: &Path) -> Option<Reembed> {
     if turned_off() {
@@ -110,7 +127,7 @@ pub fn start(store: &Path) -> Option<Reembed> {
 fn run(path: &Path, model: &str, stop: &AtomicBool) -> Summary {
     let mut summary = Summary::default();
     if let Err(why) = reembed(path, model, stop, &mut summary) {
-        summary.stopped = Some(why);
+        summary.stopped = Some(why.to_string());
     }
     summary
 }
@@ -120,25 +137,23 @@ fn reembed(
     model: &str,
     stop: &AtomicBool,
     summary: &mut Summary,
-) -> Result<(), String> {
+) -> Result<(), Stopped> {
     let revision = revision(model)?;
     // What there is to do, read before anything is opened for writing or loaded.
     let ids = {
-        let reader = Store::open(path, OpenMode::ReadOnly).map_err(|e| e.to_string())?;
-        reader
-            .stale_or_missing(model, &revision)
-            .map_err(|e| e.to_string())?
+        let reader = Store::open(path, OpenMode::ReadOnly)?;
+        reader.stale_or_missing(model, &revision)?
     };
     summary.pending = ids.len();
     if ids.is_empty() {
         return Ok(());
     }
-    let mut store = Store::open(path, OpenMode::MustExist).map_err(|e| e.to_string())?;
+    let mut store = Store::open(path, OpenMode::MustExist)?;
     let read_only_file = store
         .sqlite()
         .is_some_and(|file| file.conn().is_readonly(rusqlite::MAIN_DB).unwrap_or(true));
     if read_only_file {
-        return Err("the store is read-only".into());
+        return Err(Stopped::ReadOnly);
     }
     let embedder = Embedder::open(model)?;
     let options = Options {
@@ -150,8 +165,7 @@ fn reembed(
     while done < ids.len() && !stop.load(Ordering::Relaxed) {
         let part = &ids[done..ids.len().min(done + chunk)];
         let started = Instant::now();
-        let reports = refresh_using(&mut store, &embedder, &revision, part, options)
-            .map_err(|e| e.to_string())?;
+        let reports = refresh_using(&mut store, &embedder, &revision, part, options)?;
         let embedding = started.elapsed();
         summary.embedded += reports
             .iter()
@@ -162,8 +176,7 @@ fn reembed(
             .filter(|r| r.status == Status::Failed)
             .count();
         let started = Instant::now();
-        slayer_embed::vectors::update(store.reader(), &store.vectors_dir(), model, &revision)
-            .map_err(|e| e.to_string())?;
+        slayer_embed::vectors::update(store.reader(), &store.vectors_dir(), model, &revision)?;
         if started.elapsed() > embedding {
             chunk = (chunk * 2).min(MAX_CHUNK);
         }

@@ -106,7 +106,8 @@ impl TierConfig {
     }
 
     /// Every weight and the boost must be a number from 0 to [`crate::tuning::MAX_WEIGHT`],
-    /// `boost_above` a confidence (0 to 1), and the cap at least 1.
+    /// `boost_above` a confidence (0 to 1), and the cap at least 1. The message is the value:
+    /// the sentence naming the setting, which the configuration's error carries.
     pub fn check(&self) -> Result<(), String> {
         if self.cap == 0 {
             return Err("memory_tiers.cap must be at least 1".into());

@@ -11,7 +11,8 @@ use postgres::{Client, NoTls};
 use dsn::{PgTarget, SslMode};
 
 /// Connects to `target`, trying each host in turn. The error is one line with the password
-/// scrubbed out.
+/// scrubbed out: the message is the value (the driver's error types carry the password, so
+/// only the scrubbed text may leave here).
 pub fn connect(target: &PgTarget) -> Result<Client, String> {
     let mut config = postgres::Config::new();
     for endpoint in &target.endpoints {

@@ -8,7 +8,7 @@ use super::is_false;
 /// Checks a stored timestamp such as `created_at`: ISO 8601 / RFC 3339, as the original writes
 /// it (`2026-01-31T12:00:00.000000Z`), with or without a fraction and offset (a space may
 /// stand for the `T`). Recency ordering compares these texts, so nothing else is stored.
-pub fn check_timestamp(value: &str) -> Result<(), String> {
+pub fn check_timestamp(value: &str) -> Result<(), BadTimestamp> {
     use time::format_description::well_known::Iso8601;
     let normalized = match value.as_bytes().get(10) {
         Some(b' ') => format!("{}T{}", &value[..10], &value[11..]),
@@ -19,10 +19,21 @@ pub fn check_timestamp(value: &str) -> Result<(), String> {
         .or_else(|_| time::PrimitiveDateTime::parse(&normalized, &Iso8601::DEFAULT).map(|_| ()));
     match parsed {
         Ok(()) if value.len() >= 19 => Ok(()),
-        _ => Err(format!(
-            "'{value}' is not an ISO 8601 timestamp; write it as 2026-01-31T12:00:00Z"
-        )),
+        _ => Err(BadTimestamp(value.to_owned())),
     }
+}
+
+/// A stored timestamp that is not ISO 8601.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not an ISO 8601 timestamp; write it as 2026-01-31T12:00:00Z")]
+pub struct BadTimestamp(pub String);
+
+/// A tier name that names no tier; the message lists the names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tier '{name}'; expected one of {}", Tier::ALL.map(Tier::name).join(", "))]
+pub struct UnknownTier {
+    /// The name asked for.
+    pub name: String,
 }
 
 /// An agent memory: a learning, optionally with an example query, tagged with canonical entities.
@@ -137,16 +148,12 @@ impl Tier {
     }
 
     /// A tier by name; the error lists the names.
-    pub fn parse(name: &str) -> Result<Tier, String> {
+    pub fn parse(name: &str) -> Result<Tier, UnknownTier> {
         Tier::ALL
             .into_iter()
             .find(|t| t.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Tier::ALL.iter().map(|t| t.name()).collect();
-                format!(
-                    "unknown tier '{name}'; expected one of {}",
-                    names.join(", ")
-                )
+            .ok_or_else(|| UnknownTier {
+                name: name.to_owned(),
             })
     }
 
@@ -289,8 +296,11 @@ mod tests {
             "12:00:00",
             "2026-01-31T25:00:00Z",
         ] {
-            let e = check_timestamp(bad).unwrap_err();
-            assert!(e.contains("is not an ISO 8601 timestamp"), "{bad}: {e}");
+            let e = check_timestamp(bad).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("'{bad}' is not an ISO 8601 timestamp; write it as 2026-01-31T12:00:00Z")
+            );
         }
     }
 }

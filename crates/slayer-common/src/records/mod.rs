@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 mod memory;
 mod texts;
 
-pub use memory::{check_timestamp, Memory, Standing, Tier};
+pub use memory::{check_timestamp, BadTimestamp, Memory, Standing, Tier, UnknownTier};
 pub use texts::{cut_long, Text};
 
 pub(crate) fn is_false(b: &bool) -> bool {
@@ -319,7 +319,7 @@ impl Model {
     }
 
     /// Checks names and leaf uniqueness; the message names the offending field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ModelError> {
         use crate::canonical::check_entity_name;
         check_entity_name("field 'data_source'", &self.data_source)?;
         check_entity_name("field 'name'", &self.name)?;
@@ -344,38 +344,81 @@ impl Model {
         for (field, name, kind) in leaves {
             check_entity_name(&format!("field '{field}'"), name)?;
             if let Some(first) = seen.insert(name, kind) {
-                return Err(format!(
-                    "field '{field}': the name '{name}' is already used by a {first} of this model; \
-                     canonical ids must be unique, so rename one of them"
-                ));
+                return Err(ModelError::DuplicateLeaf {
+                    field,
+                    name: name.to_owned(),
+                    first,
+                });
             }
         }
         for (i, column) in self.columns.iter().enumerate() {
             if let Some(n) = column.distinct_count.filter(|n| *n < 0) {
-                return Err(format!(
-                    "field 'columns[{i}].distinct_count': {n} is negative; a count is 0 or more"
-                ));
+                return Err(ModelError::NegativeCount {
+                    column: i,
+                    count: n,
+                });
             }
             let values = column.value_index.as_deref().unwrap_or_default();
             if values.len() > VALUE_INDEX_VALUES {
-                return Err(format!(
-                    "field 'columns[{i}].value_index': {} values; at most {VALUE_INDEX_VALUES} \
-                     (slayer-profile keeps the most frequent)",
-                    values.len()
-                ));
+                return Err(ModelError::TooManyValues {
+                    column: i,
+                    values: values.len(),
+                });
             }
             if let Some(long) = values
                 .iter()
                 .find(|v| v.chars().count() > VALUE_INDEX_CHARS)
             {
-                return Err(format!(
-                    "field 'columns[{i}].value_index': the value {long:?} is longer than \
-                     {VALUE_INDEX_CHARS} characters; the index holds short values only"
-                ));
+                return Err(ModelError::LongValue {
+                    column: i,
+                    value: long.clone(),
+                });
             }
         }
         Ok(())
     }
+}
+
+/// Why a model record is refused: each message names the field at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    /// A datasource, model or leaf name that cannot be part of a canonical id.
+    #[error(transparent)]
+    Name(#[from] crate::canonical::NameError),
+    /// Two leaves of one name.
+    #[error("field '{field}': the name '{name}' is already used by a {first} of this model; canonical ids must be unique, so rename one of them")]
+    DuplicateLeaf {
+        /// The second leaf's field.
+        field: String,
+        /// The name.
+        name: String,
+        /// What the first leaf of that name is (column, measure, aggregation).
+        first: &'static str,
+    },
+    /// A negative `distinct_count`.
+    #[error("field 'columns[{column}].distinct_count': {count} is negative; a count is 0 or more")]
+    NegativeCount {
+        /// The column's position.
+        column: usize,
+        /// The count.
+        count: i64,
+    },
+    /// A `value_index` of more values than the index keeps.
+    #[error("field 'columns[{column}].value_index': {values} values; at most {} (slayer-profile keeps the most frequent)", VALUE_INDEX_VALUES)]
+    TooManyValues {
+        /// The column's position.
+        column: usize,
+        /// How many values it has.
+        values: usize,
+    },
+    /// A `value_index` value longer than the index keeps.
+    #[error("field 'columns[{column}].value_index': the value {value:?} is longer than {} characters; the index holds short values only", VALUE_INDEX_CHARS)]
+    LongValue {
+        /// The column's position.
+        column: usize,
+        /// The value.
+        value: String,
+    },
 }
 
 /// One rendered search document: what the full-text index and the embedder consume.
@@ -434,9 +477,13 @@ mod tests {
         let many = model(vec!["x".into(); VALUE_INDEX_VALUES + 1]).validate();
         assert!(many
             .unwrap_err()
-            .contains("columns[0].value_index': 1001 values"));
+            .to_string()
+            .contains("columns[0].value_index': 1001 values; at most 1000 (slayer-profile"));
         let long = model(vec!["y".repeat(VALUE_INDEX_CHARS + 1)]).validate();
-        assert!(long.unwrap_err().contains("longer than 64 characters"));
+        assert!(long
+            .unwrap_err()
+            .to_string()
+            .contains("is longer than 64 characters; the index"));
     }
 
     #[test]
@@ -447,7 +494,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(
-            model.validate().unwrap_err(),
+            model.validate().unwrap_err().to_string(),
             "field 'columns[0].distinct_count': -1 is negative; a count is 0 or more"
         );
     }

@@ -64,6 +64,14 @@ fn client(config: OpenAiConfig) -> OpenAiClient {
     OpenAiClient::new(config).expect("client")
 }
 
+/// Each slot's embedding, or its error as the message a user reads.
+fn messages(results: Vec<slayer_embed::EmbedResult>) -> Vec<Result<Vec<f32>, String>> {
+    results
+        .into_iter()
+        .map(|r| r.map_err(|e| e.to_string()))
+        .collect()
+}
+
 fn assert_embedded(results: &[Result<Vec<f32>, String>], texts: &[&str]) {
     assert_eq!(results.len(), texts.len());
     for (result, text) in results.iter().zip(texts) {
@@ -77,7 +85,7 @@ fn batch_comes_back_in_input_order_from_one_request() {
     let client = client(config(&server));
     let texts = ["alpha", "b", "gamma ray"];
 
-    let results = client.embed(&texts);
+    let results = messages(client.embed(&texts));
 
     assert_embedded(&results, &texts);
     assert_eq!(server.count(), 1);
@@ -106,7 +114,7 @@ fn rate_limit_is_retried() {
     });
     let client = client(config(&server));
 
-    let results = client.embed(&["one", "two"]);
+    let results = messages(client.embed(&["one", "two"]));
 
     assert_embedded(&results, &["one", "two"]);
     assert_eq!(server.count(), 3);
@@ -125,7 +133,7 @@ fn retry_after_is_honoured() {
     let client = client(config(&server));
 
     let started = Instant::now();
-    let results = client.embed(&["one"]);
+    let results = messages(client.embed(&["one"]));
 
     assert_embedded(&results, &["one"]);
     assert!(started.elapsed() >= Duration::from_secs(1));
@@ -143,7 +151,7 @@ fn server_error_is_retried() {
     });
     let client = client(config(&server));
 
-    let results = client.embed(&["one", "two"]);
+    let results = messages(client.embed(&["one", "two"]));
 
     assert_embedded(&results, &["one", "two"]);
     assert_eq!(server.count(), 2);
@@ -157,7 +165,7 @@ fn exhausted_retries_fail_every_slot() {
         ..config(&server)
     });
 
-    let results = client.embed(&["one", "two"]);
+    let results = messages(client.embed(&["one", "two"]));
 
     assert_eq!(server.count(), 3);
     for result in results {
@@ -182,7 +190,7 @@ fn timeout_is_retried() {
         ..config(&server)
     });
 
-    let results = client.embed(&["one", "two"]);
+    let results = messages(client.embed(&["one", "two"]));
 
     assert_embedded(&results, &["one", "two"]);
     assert_eq!(server.count(), 2);
@@ -197,7 +205,7 @@ fn timeout_without_retries_fails_every_slot() {
         ..config(&server)
     });
 
-    let results = client.embed(&["one", "two"]);
+    let results = messages(client.embed(&["one", "two"]));
 
     assert_eq!(results.len(), 2);
     for result in results {
@@ -219,7 +227,7 @@ fn connection_errors_are_retried() {
         backoff: Duration::from_millis(2),
     });
 
-    let results = client.embed(&["one"]);
+    let results = messages(client.embed(&["one"]));
 
     assert_eq!(client.requests_sent(), 2);
     let message = results[0].clone().unwrap_err();
@@ -248,7 +256,7 @@ fn bad_request_isolates_the_bad_text() {
         .collect();
     let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
 
-    let results = client.embed(&texts);
+    let results = messages(client.embed(&texts));
 
     assert_eq!(results.len(), 32);
     for (i, (result, text)) in results.iter().zip(&texts).enumerate() {
@@ -273,7 +281,7 @@ fn bad_request_for_a_single_text_is_not_repeated() {
     let server = Server::start(|_, _| error(400, "input too long"));
     let client = client(config(&server));
 
-    let results = client.embed(&["one"]);
+    let results = messages(client.embed(&["one"]));
 
     assert_eq!(results, vec![Err("HTTP 400: input too long".to_owned())]);
     assert_eq!(server.count(), 1);
@@ -287,7 +295,7 @@ fn unauthorized_fails_at_once_without_leaking_the_key() {
     let client = client(config);
     assert!(!format!("{client:?}").contains(KEY));
 
-    let results = client.embed(&["one", "two", "three"]);
+    let results = messages(client.embed(&["one", "two", "three"]));
 
     assert_eq!(results.len(), 3);
     for result in results {
@@ -304,7 +312,7 @@ fn other_client_errors_are_not_retried() {
     let server = Server::start(|_, _| Reply::json(404, &json!({"detail": "Not Found"})));
     let client = client(config(&server));
 
-    let results = client.embed(&["one", "two"]);
+    let results = messages(client.embed(&["one", "two"]));
 
     assert_eq!(
         results,
@@ -319,7 +327,7 @@ fn malformed_response_fails_every_slot() {
     let server = Server::start(|_, _| Reply::new(200, "not json"));
     let client = client(config(&server));
 
-    let results = client.embed(&["one", "two"]);
+    let results = messages(client.embed(&["one", "two"]));
 
     for result in results {
         let message = result.unwrap_err();
@@ -341,7 +349,7 @@ fn wrong_number_of_embeddings_fails_every_slot() {
     });
     let client = client(config(&server));
 
-    let results = client.embed(&["one", "two"]);
+    let results = messages(client.embed(&["one", "two"]));
 
     for result in results {
         let message = result.unwrap_err();
@@ -362,7 +370,7 @@ fn trailing_slash_and_missing_key_are_handled() {
         ..config(&server)
     });
 
-    let results = client.embed(&["one"]);
+    let results = messages(client.embed(&["one"]));
 
     assert_embedded(&results, &["one"]);
     let request = &server.requests()[0];
@@ -422,7 +430,7 @@ fn a_base_url_with_a_query_keeps_it_after_the_path_and_never_shows_its_values() 
         max_retries: 0,
         ..config(&server)
     });
-    let results = queried.embed(&["one"]);
+    let results = messages(queried.embed(&["one"]));
     assert_eq!(
         server.requests()[0].path,
         "/v1/embeddings?api-version=2024-06-01&key=QUERYSECRET",
@@ -441,7 +449,7 @@ fn a_base_url_with_a_query_keeps_it_after_the_path_and_never_shows_its_values() 
         max_retries: 0,
         ..config(&server)
     });
-    let message = refused.embed(&["one"])[0].clone().unwrap_err();
+    let message = refused.embed(&["one"])[0].clone().unwrap_err().to_string();
     assert!(
         !message.contains("QUERYSECRET") && !message.contains("PASSW0RD"),
         "{message}"

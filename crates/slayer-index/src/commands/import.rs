@@ -167,7 +167,7 @@ fn checked_records(imported: &mut Imported) -> Vec<Record> {
                     line: 0,
                     object: format!("{} '{}'", kind.replace('_', " "), m.name),
                     fate: Fate::Skipped,
-                    message: e,
+                    message: e.to_string(),
                 });
             }
         }

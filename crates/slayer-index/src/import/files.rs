@@ -182,7 +182,8 @@ pub enum Syntax {
 
 /// A project file read whole within `limits`: its size first (`import_file_bytes`), then how
 /// deep its brackets nest (`import_depth`), so no parser meets a file that would take it
-/// unbounded memory, stack or time. The error is the sentence the warning gives.
+/// unbounded memory, stack or time. The error is the sentence the warning gives: the message
+/// is the value (an importer names the file and passes it over).
 pub fn read_bounded(
     path: &Path,
     syntax: Syntax,

@@ -33,28 +33,60 @@ pub(crate) struct Writing {
     pub embed: bool,
 }
 
+/// Why an import line (or a knowledge-base page) is not a memory record.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RecordLineError {
+    /// Not JSON.
+    #[error("invalid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// JSON, but not an object.
+    #[error("expected a JSON object (a memory record)")]
+    NotObject,
+    /// No `kind`.
+    #[error(
+        "missing field 'kind'; a memory record has \"kind\": \"memory\" (as export writes it)"
+    )]
+    MissingKind,
+    /// Another `kind`.
+    #[error("field 'kind': expected \"memory\", got {got}")]
+    WrongKind {
+        /// The kind given, as JSON.
+        got: Value,
+    },
+    /// An `id` that is not a string.
+    #[error("field 'id': expected a string, got {got}; quote it (\"id\": \"{}\") or leave it out to have one allocated", .got.to_string().trim_matches('"'))]
+    IdNotString {
+        /// The id given, as JSON.
+        got: Value,
+    },
+    /// Not of a memory record's shape.
+    #[error(transparent)]
+    Record(#[from] slayer_common::jsonl::RecordError),
+    /// A field that is not valid.
+    #[error(transparent)]
+    Field(#[from] service::FieldError),
+    /// Over a limit, or otherwise refused.
+    #[error(transparent)]
+    Refused(#[from] MemoryError),
+    /// A line that is not UTF-8.
+    #[error("not valid UTF-8; input must be UTF-8 JSON lines")]
+    NotUtf8,
+}
+
 /// Parses and checks one import line into a memory record.
-pub(crate) fn import_record(text: &str, limits: &Limits) -> Result<Memory, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+pub(crate) fn import_record(text: &str, limits: &Limits) -> Result<Memory, RecordLineError> {
+    let value: Value = serde_json::from_str(text)?;
     let Value::Object(mut object) = value else {
-        return Err("expected a JSON object (a memory record)".into());
+        return Err(RecordLineError::NotObject);
     };
     match object.remove("kind") {
         Some(Value::String(k)) if k == "memory" => {}
-        None => return Err(
-            "missing field 'kind'; a memory record has \"kind\": \"memory\" (as export writes it)"
-                .into(),
-        ),
-        Some(other) => return Err(format!("field 'kind': expected \"memory\", got {other}")),
+        None => return Err(RecordLineError::MissingKind),
+        Some(got) => return Err(RecordLineError::WrongKind { got }),
     }
     match object.get("id") {
         None | Some(Value::String(_)) => {}
-        Some(other) => {
-            return Err(format!(
-                "field 'id': expected a string, got {other}; quote it (\"id\": \"{}\") or leave it out to have one allocated",
-                other.to_string().trim_matches('"')
-            ))
-        }
+        Some(got) => return Err(RecordLineError::IdNotString { got: got.clone() }),
     }
     object
         .entry("id")
@@ -68,12 +100,12 @@ pub(crate) fn import_record(text: &str, limits: &Limits) -> Result<Memory, Strin
         object.insert("id".into(), Value::String("pending".into()));
     }
     let Record::Memory(mut memory) = record_from_value("memory", Value::Object(object))? else {
-        return Err("expected a memory record".into());
+        unreachable!("record_from_value returns the kind it is asked for");
     };
     if allocate {
         memory.id.clear();
     }
-    service::check_record(&mut memory).map_err(|e| e.to_string())?;
+    service::check_record(&mut memory)?;
     let id = (!memory.id.is_empty()).then_some(memory.id.as_str());
     let entities = memory.entities.iter().map(String::as_str);
     service::check_fields(
@@ -83,8 +115,7 @@ pub(crate) fn import_record(text: &str, limits: &Limits) -> Result<Memory, Strin
         entities,
         memory.query.as_ref(),
         &memory.standing,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     Ok(memory)
 }
 
@@ -113,7 +144,7 @@ fn duplicate_ids(parsed: &[ImportLine]) -> std::collections::HashMap<usize, usiz
 const BULK_IMPORT: usize = 1000;
 
 /// An import line's number and its memory, or why it is not one.
-pub(crate) type ImportLine = (usize, Result<Memory, String>);
+pub(crate) type ImportLine = (usize, Result<Memory, RecordLineError>);
 
 /// The import's lines, each a memory or why it is not one, and how many are bad; without
 /// `keep_going` the first bad line stops the import before the store is opened.
@@ -123,10 +154,7 @@ fn read_import(file: &Path, keep_going: bool, limits: &Limits) -> Result<(Vec<Im
     for line in read_lines(open_input(file)?) {
         let (no, result) = match line {
             Ok((no, text)) => (no, import_record(&text, limits)),
-            Err(ReadError::Utf8(no)) => (
-                no,
-                Err("not valid UTF-8; input must be UTF-8 JSON lines".to_owned()),
-            ),
+            Err(ReadError::Utf8(no)) => (no, Err(RecordLineError::NotUtf8)),
             Err(e) => return Err(MemoryError::Read(e).into()),
         };
         if let Err(message) = &result {
@@ -286,7 +314,9 @@ pub(crate) fn write_memories(
                 imported.push(id.clone());
                 results.push(json!({"kind": "imported", "line": no, "memory_id": id, "status": status, "warnings": []}));
             }
-            Err(message) => results.push(json!({"kind": "error", "line": no, "error": message})),
+            Err(message) => {
+                results.push(json!({"kind": "error", "line": no, "error": message.to_string()}))
+            }
         }
     }
     for id in &forgotten {

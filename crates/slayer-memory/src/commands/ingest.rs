@@ -50,7 +50,7 @@ pub(crate) fn ingest(
         for file in &files.files {
             let relative = file.strip_prefix(&files.base).unwrap_or(file);
             let pages = read_bounded(file, Syntax::Text, &limits)
-                .and_then(|text| kb::read_page(relative, &text, split));
+                .and_then(|text| kb::read_page(relative, &text, split).map_err(|e| e.to_string()));
             let pages = match pages {
                 Ok(pages) => pages,
                 Err(why) => {
@@ -61,8 +61,8 @@ pub(crate) fn ingest(
             };
             for page in pages {
                 let ordinal = parsed.len() + 1;
-                let memory = memory_of(page, reader, &catalog, file, &mut notes)
-                    .and_then(|record| import_record(&record.to_string(), &limits));
+                let record = memory_of(page, reader, &catalog, file, &mut notes);
+                let memory = import_record(&record.to_string(), &limits);
                 if let Err(why) = &memory {
                     unreadable += 1;
                     notes.push(format!("{}: skipped: {why}", file.display()));
@@ -93,7 +93,7 @@ fn memory_of(
     catalog: &Catalog,
     file: &Path,
     notes: &mut Vec<String>,
-) -> Result<Value, String> {
+) -> Value {
     let mut tags: Vec<String> = Vec::new();
     let mut seen = BTreeSet::new();
     for reference in &page.references {
@@ -120,5 +120,5 @@ fn memory_of(
         "entities".into(),
         Value::Array(tags.into_iter().map(Value::String).collect()),
     );
-    Ok(Value::Object(record))
+    Value::Object(record)
 }

@@ -13,7 +13,7 @@ use slayer_memory::write;
 use crate::opening::{load_limits, open_store};
 
 pub(super) fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
-    slayer_memory::parse_query_arg(arg).map_err(UsageError)
+    slayer_memory::parse_query_arg(arg).map_err(|e| UsageError(e.to_string()))
 }
 
 /// `save`'s flags.

@@ -18,7 +18,7 @@ use crate::opening::open_store;
 /// before anything is printed.
 pub(super) fn show(store_path: &Path, ids: &[String], out: &mut Output) -> Result<ExitStatus> {
     for id in ids {
-        check_memory_id(id).map_err(MemoryError::Invalid)?;
+        check_memory_id(id).map_err(|e| MemoryError::Invalid(e.to_string()))?;
     }
     let store = open_store(store_path, OpenMode::ReadOnly)?;
     let mut found = Vec::new();

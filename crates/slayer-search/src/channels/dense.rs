@@ -15,12 +15,14 @@ use slayer_common::store::StoreRead;
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use slayer_common::store::embeddings::Coverage;
 use slayer_embed::local::Asking;
-use slayer_embed::provider::{active_name, revision, Embedder};
+use slayer_embed::provider::{active_name, revision, Embedder, ProviderError};
 use slayer_embed::similar::{dot, normalized, rank_unit};
 use slayer_embed::vectors::{Keep, Sidecar};
+use slayer_embed::NotEmbedded;
 
 use crate::channels::ranked::ChannelOutcome;
 use crate::channels::ranked::Ranking;
@@ -60,13 +62,13 @@ pub struct Dense {
     sidecar: OnceCell<Option<Sidecar>>,
     /// The sidecar opened before the store changed, followed to it on the next question.
     followed: RefCell<Option<Sidecar>>,
-    embedder: OnceCell<Result<Embedder, String>>,
+    embedder: OnceCell<Result<Embedder, Arc<ProviderError>>>,
     rows: OnceCell<Rows>,
     /// The rows read before the store changed, reused where they still hold.
     previous: RefCell<Option<Rows>>,
     questions: RefCell<Questions>,
     /// The active model's revision, read once (a process keeps the model it loaded).
-    revision: OnceCell<Result<String, String>>,
+    revision: OnceCell<Result<String, Arc<ProviderError>>>,
     /// How the store's docs stand under the active revision, while the store does not change.
     coverage: Cell<Option<Coverage>>,
     /// The stale-or-missing warning of the last ranking that ran, for the caller to take.
@@ -218,7 +220,10 @@ impl Dense {
         question: &str,
     ) -> Result<ChannelOutcome<DenseSides<'_>>, SearchError> {
         self.warning.take();
-        let revision = match Embedder::check(&self.model).and_then(|()| self.revision()) {
+        let revision = match Embedder::check(&self.model)
+            .map_err(Arc::new)
+            .and_then(|()| self.revision())
+        {
             Ok(revision) => revision,
             Err(why) => {
                 return Ok(ChannelOutcome::Skipped(format!(
@@ -265,11 +270,14 @@ impl Dense {
     }
 
     /// The active model's revision, read once ([`Embedder::check`] has passed).
-    fn revision(&self) -> Result<&str, String> {
+    fn revision(&self) -> Result<&str, Arc<ProviderError>> {
         self.revision
-            .get_or_init(|| self.timings.time("revision", || revision(&self.model)))
+            .get_or_init(|| {
+                self.timings
+                    .time("revision", || revision(&self.model).map_err(Arc::new))
+            })
             .as_deref()
-            .map_err(Clone::clone)
+            .map_err(Arc::clone)
     }
 
     /// How the store's docs stand under the active revision, kept until the store changes:
@@ -426,14 +434,18 @@ impl Dense {
     /// The cosine of the question to each doc's stored row (the planner's `local` reranker):
     /// read from the rows this process holds, or else one row at a time, so a one-shot search
     /// reads only the candidates' vectors. `None` for a doc without a row of the question's
-    /// size. `Err` (the warning) when the model cannot embed the question.
+    /// size. `Err` (the warning) when the model cannot embed the question: the message is the
+    /// value (the planner adds it to the response's warnings).
     pub fn similarities(
         &self,
         conn: &dyn StoreRead,
         question: &str,
         ids: &[&str],
     ) -> Result<Result<Vec<Option<f64>>, String>, SearchError> {
-        let revision = match Embedder::check(&self.model).and_then(|()| self.revision()) {
+        let revision = match Embedder::check(&self.model)
+            .map_err(Arc::new)
+            .and_then(|()| self.revision())
+        {
             Ok(revision) => revision,
             Err(why) => {
                 return Ok(Err(format!(
@@ -470,18 +482,19 @@ impl Dense {
         Ok(Ok(out))
     }
 
-    fn embed_question(&self, question: &str) -> Result<Vec<f32>, String> {
+    fn embed_question(&self, question: &str) -> Result<Vec<f32>, NotEmbedded> {
         if let Some(cached) = self.questions.borrow().get(question) {
             return cached.clone();
         }
         let embedder = self
             .embedder
             .get_or_init(|| {
-                self.timings
-                    .time("model load", || Embedder::open(&self.model))
+                self.timings.time("model load", || {
+                    Embedder::open(&self.model).map_err(Arc::new)
+                })
             })
             .as_ref()
-            .map_err(Clone::clone)?;
+            .map_err(|why| NotEmbedded::Unavailable(Arc::clone(why)))?;
         let result = self.timings.time("embed question", || {
             embed_one(embedder, question, self.asking())
         });
@@ -503,7 +516,7 @@ impl Dense {
     pub(crate) fn remember_question(
         &self,
         question: &str,
-        embedding: Result<Vec<f32>, String>,
+        embedding: Result<Vec<f32>, NotEmbedded>,
         took: std::time::Duration,
     ) {
         self.timings.add("embed question", took);
@@ -516,7 +529,7 @@ pub(crate) fn embed_one(
     embedder: &Embedder,
     question: &str,
     asking: Asking,
-) -> Result<Vec<f32>, String> {
+) -> Result<Vec<f32>, NotEmbedded> {
     embedder.embed_question(question, asking)
 }
 
@@ -531,13 +544,13 @@ pub(crate) fn embed_beside<T>(
     embedder: &Embedder,
     question: &str,
     work: impl FnOnce() -> T,
-) -> (T, (Result<Vec<f32>, String>, std::time::Duration)) {
+) -> (T, (Result<Vec<f32>, NotEmbedded>, std::time::Duration)) {
     let embed = || {
         let started = std::time::Instant::now();
         let embedded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             embed_one(embedder, question, Asking::Often)
         }))
-        .unwrap_or_else(|_| Err("the question's embedding thread panicked".to_owned()));
+        .unwrap_or(Err(NotEmbedded::Panicked));
         (embedded, started.elapsed())
     };
     let mut embedded = None;
@@ -553,7 +566,7 @@ pub(crate) fn embed_beside<T>(
 /// agent that asks again is answered without the model, and memory stays bounded.
 #[derive(Default)]
 struct Questions {
-    embeddings: HashMap<String, Result<Vec<f32>, String>>,
+    embeddings: HashMap<String, Result<Vec<f32>, NotEmbedded>>,
     order: std::collections::VecDeque<String>,
 }
 
@@ -561,11 +574,11 @@ struct Questions {
 const QUESTIONS_KEPT: usize = 1024;
 
 impl Questions {
-    fn get(&self, question: &str) -> Option<&Result<Vec<f32>, String>> {
+    fn get(&self, question: &str) -> Option<&Result<Vec<f32>, NotEmbedded>> {
         self.embeddings.get(question)
     }
 
-    fn insert(&mut self, question: &str, embedding: Result<Vec<f32>, String>) {
+    fn insert(&mut self, question: &str, embedding: Result<Vec<f32>, NotEmbedded>) {
         if self
             .embeddings
             .insert(question.to_owned(), embedding)

@@ -14,6 +14,7 @@ mod posted;
 mod results;
 mod scope;
 mod sessions;
+mod tool_error;
 mod tools;
 mod wire;
 mod worker;
@@ -27,6 +28,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tokio::sync::oneshot;
 
 use self::scope::Scope;
+use self::tool_error::ToolError;
 use self::tools::{
     ListDatasourcesArgs, FORGET_MEMORY, LIST_DATASOURCES, SAVE_MEMORY, SEARCH, SHOW,
 };
@@ -77,17 +79,14 @@ impl Server {
             if let Some(stop) = self.stop.lock().ok().and_then(|mut s| s.take()) {
                 stop();
             }
-            Err(
-                "the store thread has stopped; the session ends (restart `slayer-search mcp`)"
-                    .into(),
-            )
+            Err(ToolError::StoreThreadGone)
         })
     }
 }
 
-/// A tool call's arguments as a [`Call`], or the message of a tool error; `None` for a tool
+/// A tool call's arguments as a [`Call`], or why they are not one; `None` for a tool
 /// that does not exist (or writes, in a read-only session).
-fn parse_call(params: CallToolRequestParams, read_only: bool) -> Option<Result<Call, String>> {
+fn parse_call(params: CallToolRequestParams, read_only: bool) -> Option<Result<Call, ToolError>> {
     let name = params.name.as_ref();
     let arguments = params.arguments;
     if read_only && matches!(name, SAVE_MEMORY | FORGET_MEMORY) {
@@ -113,7 +112,7 @@ fn tool_result(outcome: Outcome) -> CallToolResult {
             result.structured_content = Some(reply.structured);
             result
         }
-        Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+        Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
     }
 }
 

@@ -11,6 +11,8 @@
 use slayer_common::records::Standing;
 use slayer_search::scoping::MemoryFilter;
 
+use super::tool_error::ToolError;
+
 /// The session's project and agent; `None` leaves that side unlocked.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Scope {
@@ -24,7 +26,11 @@ impl Scope {
     /// The scope of one call that names `project` and `agent` (either may be absent): the
     /// session's, narrowed by the call's; a call naming another project or agent than the
     /// session's is refused.
-    pub fn narrow(&self, project: Option<String>, agent: Option<String>) -> Result<Scope, String> {
+    pub fn narrow(
+        &self,
+        project: Option<String>,
+        agent: Option<String>,
+    ) -> Result<Scope, ToolError> {
         Ok(Scope {
             project: self.side("project", &self.project, project)?,
             agent: self.side("agent", &self.agent, agent)?,
@@ -36,13 +42,13 @@ impl Scope {
         what: &str,
         locked: &Option<String>,
         asked: Option<String>,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, ToolError> {
         match (locked, asked) {
-            (Some(locked), Some(asked)) if *locked != asked => Err(format!(
-                "{what} '{asked}' is outside this session's scope ({}); a call may narrow the \
-                 scope, never widen it",
-                self.describe()
-            )),
+            (Some(locked), Some(asked)) if *locked != asked => Err(ToolError::OutOfScope {
+                what: what.to_owned(),
+                asked,
+                scope: self.describe(),
+            }),
             (Some(locked), _) => Ok(Some(locked.clone())),
             (None, asked) => Ok(asked),
         }
@@ -66,7 +72,12 @@ impl Scope {
     /// the session is locked to one. A memory the session cannot even see is answered as an
     /// absent one would be (forget), or as a taken id (save), never naming its owner: out of
     /// scope and absent look alike on every surface.
-    pub fn may_change(&self, id: &str, standing: &Standing, change: Change) -> Result<(), String> {
+    pub fn may_change(
+        &self,
+        id: &str,
+        standing: &Standing,
+        change: Change,
+    ) -> Result<(), ToolError> {
         let owned = |locked: &Option<String>, owner: &Option<String>| match locked {
             Some(locked) => owner.as_ref() == Some(locked),
             None => true,
@@ -76,11 +87,8 @@ impl Scope {
         }
         if !self.sees(standing) {
             return Err(match change {
-                Change::Forget => format!("No memory with id '{id}'."),
-                Change::Replace => format!(
-                    "memory id '{id}' is taken; save under another id (or without one to have \
-                     one allocated)"
-                ),
+                Change::Forget => ToolError::NoMemory(id.to_owned()),
+                Change::Replace => ToolError::IdTaken(id.to_owned()),
             });
         }
         let owner = match (&standing.project, &standing.agent) {
@@ -94,11 +102,11 @@ impl Scope {
                 .describe()
             ),
         };
-        Err(format!(
-            "memory '{id}' is outside this session's scope ({}): {owner}; this session \
-             changes only its own memories",
-            self.describe()
-        ))
+        Err(ToolError::NotOwned {
+            id: id.to_owned(),
+            scope: self.describe(),
+            owner,
+        })
     }
 
     /// `project 'p', agent 'a'`, or what is left unlocked.
@@ -138,24 +146,26 @@ mod tests {
     #[test]
     fn a_call_narrows_the_scope_and_never_widens_it() {
         let session = scope(Some("shop"), None);
-        assert_eq!(session.narrow(None, None), Ok(session.clone()));
+        assert_eq!(session.narrow(None, None).unwrap(), session.clone());
         assert_eq!(
-            session.narrow(Some("shop".into()), Some("etl".into())),
-            Ok(scope(Some("shop"), Some("etl")))
+            session
+                .narrow(Some("shop".into()), Some("etl".into()))
+                .unwrap(),
+            scope(Some("shop"), Some("etl"))
         );
         assert_eq!(
-            session.narrow(Some("ops".into()), None),
-            Err(
-                "project 'ops' is outside this session's scope (project 'shop', any agent); \
-                 a call may narrow the scope, never widen it"
-                    .into()
-            )
+            session
+                .narrow(Some("ops".into()), None)
+                .unwrap_err()
+                .to_string(),
+            "project 'ops' is outside this session's scope (project 'shop', any agent); \
+             a call may narrow the scope, never widen it"
         );
         let locked = scope(Some("shop"), Some("etl"));
         assert!(locked.narrow(None, Some("bi".into())).is_err());
         assert_eq!(
-            Scope::default().narrow(Some("x".into()), None),
-            Ok(scope(Some("x"), None))
+            Scope::default().narrow(Some("x".into()), None).unwrap(),
+            scope(Some("x"), None)
         );
     }
 
@@ -173,7 +183,8 @@ mod tests {
         assert!(session.sees(&owned(None, None)));
         let shared = session
             .may_change("2", &owned(None, None), Change::Forget)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             shared.contains("shared by every project and agent"),
             "{shared}"
@@ -181,11 +192,13 @@ mod tests {
         // Out of scope looks absent (forget) or taken (save), the owner never named.
         let other = session
             .may_change("3", &owned(Some("ops"), None), Change::Forget)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert_eq!(other, "No memory with id '3'.");
         let taken = session
             .may_change("3", &owned(Some("ops"), None), Change::Replace)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(taken.starts_with("memory id '3' is taken"), "{taken}");
         assert!(!taken.contains("ops"), "{taken}");
         assert!(!session.sees(&owned(Some("ops"), None)));

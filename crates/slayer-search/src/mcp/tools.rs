@@ -11,6 +11,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use slayer_search::request::Channel;
 
+use super::tool_error::ToolError;
+
 /// `search`'s arguments.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -166,16 +168,17 @@ impl EntitiesArg {
 }
 
 /// A list's items as strings, or the message naming the first that is not one.
-fn strings(what: &str, items: Vec<Value>) -> Result<Vec<String>, String> {
+fn strings(what: &str, items: Vec<Value>) -> Result<Vec<String>, ToolError> {
     items
         .into_iter()
         .enumerate()
         .map(|(i, item)| match item {
             Value::String(s) => Ok(s),
-            other => Err(format!(
-                "{what}[{i}] must be a string (an entity reference); got {}",
-                json_type(&other)
-            )),
+            other => Err(ToolError::NotAString {
+                list: what.to_owned(),
+                index: i,
+                got: json_type(&other),
+            }),
         })
         .collect()
 }
@@ -364,13 +367,16 @@ pub fn names(read_only: bool) -> Vec<&'static str> {
     }
 }
 
-/// A tool's arguments, parsed; an error is the message for the tool result.
+/// A tool's arguments, parsed.
 pub fn parse<T: serde::de::DeserializeOwned>(
     tool: &str,
     arguments: Option<Map<String, Value>>,
-) -> Result<T, String> {
+) -> Result<T, ToolError> {
     let value = Value::Object(arguments.unwrap_or_default());
-    serde_json::from_value(value).map_err(|e| format!("invalid arguments for {tool}: {e}"))
+    serde_json::from_value(value).map_err(|why| ToolError::Arguments {
+        tool: tool.to_owned(),
+        why,
+    })
 }
 
 #[cfg(test)]
@@ -433,9 +439,12 @@ mod tests {
             SAVE_MEMORY,
             json_map(r#"{"learning": "x", "linked_entities": "a, b"}"#),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("linked_entities must be a list of entity references or a SlayerQuery object; got a string"), "{err}");
-        let err = parse::<SearchArgs>(SEARCH, json_map(r#"{"questoin": "x"}"#)).unwrap_err();
+        let err = parse::<SearchArgs>(SEARCH, json_map(r#"{"questoin": "x"}"#))
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("invalid arguments for search: unknown field `questoin`"),
             "{err}"

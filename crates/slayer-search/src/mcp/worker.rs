@@ -12,7 +12,6 @@ use std::thread::JoinHandle;
 use super::results::{flatten, render_flat_text};
 use serde_json::{json, Value};
 use slayer_common::canonical::{memory_id_of, memory_ref};
-use slayer_common::cli::error_message_on;
 use slayer_common::records::{Standing, Tier};
 use slayer_common::store::{OpenMode, Store};
 use slayer_memory::service::{self, SaveRequest};
@@ -23,6 +22,7 @@ use slayer_search::request::{Request, RequestFields};
 use tokio::sync::oneshot;
 
 use super::scope::{Change, Scope};
+use super::tool_error::{failed, ToolError};
 use super::tools::{
     ForgetMemoryArgs, LinkedEntities, QueryArg, SaveMemoryArgs, SearchArgs, ShowArgs,
 };
@@ -54,8 +54,8 @@ pub struct Reply {
     pub text: String,
 }
 
-/// A reply, or the message of a tool error (the CLI's message for the same failure).
-pub type Outcome = Result<Reply, String>;
+/// A reply, or why the call failed (the tool error's text).
+pub type Outcome = Result<Reply, ToolError>;
 
 /// A call and where its outcome goes.
 pub struct Job {
@@ -73,7 +73,7 @@ pub fn start(
     scope: Scope,
     review: bool,
 ) -> anyhow::Result<(mpsc::Sender<Job>, JoinHandle<()>)> {
-    let _ = STORE.set(path.clone());
+    super::tool_error::serving(&path);
     let (jobs, inbox) = mpsc::channel::<Job>();
     let (ready, opened) = mpsc::sync_channel::<anyhow::Result<()>>(1);
     let handle = std::thread::Builder::new()
@@ -128,10 +128,7 @@ pub fn start(
                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run(job.call)))
                         .unwrap_or_else(|panic| {
                             worker.ctx.forget_caches();
-                            Err(format!(
-                                "internal error: {}; the call did nothing, and the server goes on",
-                                panic_text(&panic)
-                            ))
+                            Err(ToolError::Panicked(panic_text(&panic)))
                         });
                 // The client may have cancelled the call; its outcome then goes nowhere.
                 let _ = job.reply.send(outcome);
@@ -147,12 +144,10 @@ pub fn start(
 }
 
 /// A query argument as JSON (its text parsed; never a file, whatever it starts with).
-fn query_value(query: QueryArg) -> Result<Value, String> {
+fn query_value(query: QueryArg) -> Result<Value, ToolError> {
     match query {
         QueryArg::Object(map) => Ok(Value::Object(map)),
-        QueryArg::Json(text) => {
-            serde_json::from_str(&text).map_err(|e| format!("invalid JSON for query argument: {e}"))
-        }
+        QueryArg::Json(text) => serde_json::from_str(&text).map_err(ToolError::QueryJson),
     }
 }
 
@@ -176,19 +171,11 @@ struct Worker<'a> {
     review: bool,
 }
 
-/// The store this server serves, for messages that name it.
-static STORE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-
-/// The message the CLI prints for an error.
-fn message(err: impl Into<anyhow::Error>) -> String {
-    error_message_on(&err.into(), STORE.get().map(PathBuf::as_path))
-}
-
 impl Worker<'_> {
     fn run(&mut self, call: Call) -> Outcome {
         // One pragma when nothing changed; a store another process (or our own writer)
         // changed is read afresh.
-        self.ctx.refresh_if_changed().map_err(message)?;
+        self.ctx.refresh_if_changed().map_err(failed)?;
         match call {
             Call::Search(args) => self.search(*args),
             Call::SaveMemory(args) => self.save(*args),
@@ -201,14 +188,16 @@ impl Worker<'_> {
     fn search(&self, args: SearchArgs) -> Outcome {
         let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
         if max_results < 1 {
-            return Err(format!("max_results must be >= 1; got {max_results}."));
+            return Err(ToolError::Argument(format!(
+                "max_results must be >= 1; got {max_results}."
+            )));
         }
         if args.cypher_filter.is_some() {
-            return Err(
+            return Err(ToolError::Argument(
                 "cypher_filter is not supported: slayer keeps no graph. Narrow the search \
                  with `datasource`, `entities` or the question instead."
-                    .into(),
-            );
+                    .to_owned(),
+            ));
         }
         let query = args.query.map(query_value).transpose()?;
         let scope = self.scope.narrow(args.project, args.agent)?;
@@ -239,19 +228,19 @@ impl Worker<'_> {
             agent: scope.agent,
             ..RequestFields::default()
         });
-        let response = self.ctx.search(&request).map_err(message)?;
+        let response = self.ctx.search(&request).map_err(failed)?;
         let flat =
-            flatten(self.ctx.conn, response, cap, args.compact.unwrap_or(true)).map_err(message)?;
+            flatten(self.ctx.conn, response, cap, args.compact.unwrap_or(true)).map_err(failed)?;
         Ok(Reply {
             text: render_flat_text(&flat),
-            structured: serde_json::to_value(&flat).map_err(message)?,
+            structured: serde_json::to_value(&flat).map_err(failed)?,
         })
     }
 
-    fn writer(&mut self) -> Result<&mut Store, String> {
+    fn writer(&mut self) -> Result<&mut Store, ToolError> {
         if self.writer.is_none() {
             let store = Store::open(self.path, OpenMode::MustExist)
-                .map_err(|e| message(slayer_memory::MemoryError::Store(e)))?;
+                .map_err(|e| failed(slayer_memory::MemoryError::Store(e)))?;
             self.writer = Some(store);
         }
         Ok(self.writer.as_mut().expect("opened above"))
@@ -264,23 +253,24 @@ impl Worker<'_> {
             (None, Some(refs), None) => (Some(refs.into_list()), None),
             (None, None, Some(query)) => (None, Some(query_value(query)?)),
             (None, None, None) => {
-                return Err(
+                return Err(ToolError::Argument(
                     "what the memory is about must be given: entities (references), query (a \
                      SlayerQuery) or linked_entities (either)"
-                        .into(),
-                )
+                        .to_owned(),
+                ))
             }
             _ => {
-                return Err(
-                    "linked_entities, entities and query are mutually exclusive; give one".into(),
-                )
+                return Err(ToolError::Argument(
+                    "linked_entities, entities and query are mutually exclusive; give one"
+                        .to_owned(),
+                ))
             }
         };
         // A link to a memory the session cannot see would tell it that memory exists.
         for reference in entities.iter().flatten() {
             if let Some(id) = memory_id_of(reference) {
                 if !self.visible(id)? {
-                    return Err(format!("No memory with id '{id}'."));
+                    return Err(ToolError::NoMemory(id.to_owned()));
                 }
             }
         }
@@ -315,7 +305,7 @@ impl Worker<'_> {
             );
         }
         Ok(Reply {
-            structured: serde_json::to_value(&saved.outcome).map_err(message)?,
+            structured: serde_json::to_value(&saved.outcome).map_err(failed)?,
             text: saved.outcome.to_text(),
         })
     }
@@ -326,13 +316,17 @@ impl Worker<'_> {
         &mut self,
         mut request: SaveRequest,
         limits: &slayer_common::limits::Limits,
-    ) -> Result<write::Saved, String> {
+    ) -> Result<write::Saved, ToolError> {
         request.standing.proposed |= self.review;
         // A memory the save replaces must be the session's, as the save's own transaction
         // reads it.
         let scope = self.scope.clone();
         let id = request.id.clone().unwrap_or_default();
-        let guard = move |standing: &Standing| scope.may_change(&id, standing, Change::Replace);
+        let guard = move |standing: &Standing| {
+            scope
+                .may_change(&id, standing, Change::Replace)
+                .map_err(|refused| refused.to_string())
+        };
         write::save_by(
             self.writer()?,
             request,
@@ -342,15 +336,19 @@ impl Worker<'_> {
             write::Saver::Agent,
             &guard,
         )
-        .map_err(message)
+        .map_err(failed)
     }
 
     fn forget(&mut self, id: &str) -> Outcome {
         // Checked inside the deletion's transaction: no other writer can hand the id to
         // another scope between the check and the deletion.
         let scope = self.scope.clone();
-        let guard = |standing: &Standing| scope.may_change(id, standing, Change::Forget);
-        let warning = write::forget_guarded(self.writer()?, id, &guard).map_err(message)?;
+        let guard = |standing: &Standing| {
+            scope
+                .may_change(id, standing, Change::Forget)
+                .map_err(|refused| refused.to_string())
+        };
+        let warning = write::forget_guarded(self.writer()?, id, &guard).map_err(failed)?;
         Ok(Reply {
             structured: json!({"deleted_id": id}),
             text: service::forgotten_text(id, warning.as_deref()),
@@ -361,12 +359,14 @@ impl Worker<'_> {
     /// resolved strictly; the first that resolves to nothing fails the call.
     fn show(&self, ids: &[String]) -> Outcome {
         if ids.is_empty() {
-            return Err("ids must name at least one entity or memory".into());
+            return Err(ToolError::Argument(
+                "ids must name at least one entity or memory".to_owned(),
+            ));
         }
         self.ctx
             .limits
             .check_names("ids", ids.iter().map(String::as_str))
-            .map_err(|e| format!("{e}."))?;
+            .map_err(|e| ToolError::Argument(format!("{e}.")))?;
         let conn = self.ctx.conn;
         let mut catalog = None;
         let mut shown: Vec<String> = Vec::new();
@@ -374,22 +374,27 @@ impl Worker<'_> {
             // A memory outside the scope is answered as an absent one: the same error.
             let canonical = if let Some(id) = memory_id_of(raw) {
                 if !self.visible(id)? {
-                    return Err(format!("No memory with id '{id}'."));
+                    return Err(ToolError::NoMemory(id.to_owned()));
                 }
                 vec![raw.clone()]
             } else if self.visible(raw)? {
                 vec![memory_ref(raw)]
             } else {
                 if catalog.is_none() {
-                    catalog = Some(service::load_catalog(conn).map_err(message)?);
+                    catalog = Some(service::load_catalog(conn).map_err(failed)?);
                 }
                 let catalog = catalog.as_ref().expect("loaded above");
                 service::resolve_ref(conn, catalog, raw)
-                    .map_err(|e| format!("{raw}: {}", message(e)))?
+                    .map_err(|e| ToolError::Unresolved {
+                        reference: raw.clone(),
+                        why: e.into(),
+                    })?
                     .canonical_forms
             };
             if canonical.is_empty() {
-                return Err(format!("{raw}: resolves to nothing to show"));
+                return Err(ToolError::Argument(format!(
+                    "{raw}: resolves to nothing to show"
+                )));
             }
             for id in canonical {
                 if !shown.contains(&id) {
@@ -400,10 +405,12 @@ impl Worker<'_> {
         let mut found = Vec::new();
         let mut text = String::new();
         for id in &shown {
-            let Some(stored) = conn.doc(id).map_err(message)? else {
+            let Some(stored) = conn.doc(id).map_err(failed)? else {
                 return Err(match memory_id_of(id) {
-                    Some(m) => format!("No memory with id '{m}'."),
-                    None => format!("{id}: no document; `slayer-index load` indexes the catalog"),
+                    Some(m) => ToolError::NoMemory(m.to_owned()),
+                    None => ToolError::Argument(format!(
+                        "{id}: no document; `slayer-index load` indexes the catalog"
+                    )),
                 });
             };
             if !text.is_empty() {
@@ -421,9 +428,9 @@ impl Worker<'_> {
             });
             // A measure (a metric) comes whole: filters, and what it can be grouped by.
             if stored.doc.doc_kind == "measure" {
-                if let Some(card) = measure_card(conn, id).map_err(message)? {
+                if let Some(card) = measure_card(conn, id).map_err(failed)? {
                     text.push_str(&card.to_text());
-                    doc["measure"] = serde_json::to_value(&card).map_err(message)?;
+                    doc["measure"] = serde_json::to_value(&card).map_err(failed)?;
                 }
             }
             found.push(doc);
@@ -436,8 +443,8 @@ impl Worker<'_> {
 
     /// Whether the memory `id` exists and the session's scope sees it (search returns only
     /// those; anything else is answered as absent).
-    fn visible(&self, id: &str) -> Result<bool, String> {
-        Ok(match self.ctx.conn.memory(id).map_err(message)? {
+    fn visible(&self, id: &str) -> Result<bool, ToolError> {
+        Ok(match self.ctx.conn.memory(id).map_err(failed)? {
             Some(memory) => self.scope.sees(&memory.standing),
             None => false,
         })
@@ -445,9 +452,9 @@ impl Worker<'_> {
 
     fn list_datasources(&self) -> Outcome {
         let conn = self.ctx.conn;
-        let described = conn.datasources().map_err(message)?;
-        let skeletons = conn.model_skeletons().map_err(message)?;
-        let names = conn.datasource_names().map_err(message)?;
+        let described = conn.datasources().map_err(failed)?;
+        let skeletons = conn.model_skeletons().map_err(failed)?;
+        let names = conn.datasource_names().map_err(failed)?;
         let mut list = Vec::new();
         let mut text = format!("Datasources ({}):\n", names.len());
         for name in &names {

@@ -284,7 +284,9 @@ impl PlanConfig {
         PlanConfig::parse(&text).map_err(|message| ConfigError::Invalid { path, message })
     }
 
-    /// Parses a configuration file's text and checks its values.
+    /// Parses a configuration file's text and checks its values. The error is the sentence
+    /// naming the setting at fault: the message is the value ([`ConfigError::Invalid`] adds
+    /// the file).
     pub fn parse(text: &str) -> Result<PlanConfig, String> {
         let file: ConfigFile = toml::from_str(text).map_err(|e| e.to_string().trim().to_owned())?;
         let mut config = file.semantic_search;
@@ -294,6 +296,7 @@ impl PlanConfig {
         Ok(config)
     }
 
+    /// Every value within its range; the message is the value, as for [`PlanConfig::parse`].
     fn check(&self) -> Result<(), String> {
         let [low, high] = self.df_ratio_band;
         if !(low >= 0.0 && high >= low) {

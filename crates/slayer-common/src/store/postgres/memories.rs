@@ -130,7 +130,7 @@ pub(super) fn marked(s: &mut Session) -> PgResult<Vec<Marked>> {
         let tier = Tier::parse(r.get(1)).map_err(|cause| StoreError::CorruptRow {
             table: "memories",
             key: id.clone(),
-            cause,
+            cause: cause.to_string(),
         })?;
         out.push(Marked {
             id,

@@ -132,7 +132,7 @@ pub fn marked(conn: &Connection) -> Result<Vec<Marked>, StoreError> {
         let tier = Tier::parse(&tier).map_err(|cause| StoreError::CorruptRow {
             table: "memories",
             key: id.clone(),
-            cause,
+            cause: cause.to_string(),
         })?;
         out.push(Marked {
             id,
