@@ -29,7 +29,7 @@ fi
 stamp="$dir/slayer-duckdb.stamp"
 want_stamp="$DUCKDB_VERSION $DUCKDB_WHEEL_SHA256"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_stamp" ] && [ -f "$dir/libduckdb.so" ] \
-    && [ -f "$dir/libslayer_pystub.so" ]; then
+    && [ -f "$dir/libslayer_pystub.so" ] && [ -f "$dir/LICENSE" ]; then
     echo "fetch-duckdb: DuckDB $DUCKDB_VERSION is ready in $dir"
     exit 0
 fi
@@ -106,6 +106,18 @@ rm -rf "$out"
 mkdir -p "$out"
 lib="$out/libduckdb.so"
 unzip_member "$work/$DUCKDB_WHEEL" "$DUCKDB_WHEEL_MODULE" "$lib"
+# DuckDB's license, from the wheel's .dist-info, for what bundles the library (scripts/package.sh).
+python3 - "$work/$DUCKDB_WHEEL" "$out/LICENSE" <<'PY' || fail "$DUCKDB_WHEEL has no license file in its .dist-info"
+import os, re, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel:
+    names = sorted(n for n in wheel.namelist()
+                   if ".dist-info/" in n and re.match(r"(?i)(licen[cs]e|copying|notice)", os.path.basename(n)))
+    if not names:
+        sys.exit(1)
+    with open(sys.argv[2], "wb") as out:
+        for name in names:
+            out.write(wheel.read(name))
+PY
 
 nm -D --defined-only "$lib" | awk '$2 == "T" || $2 == "W" || $2 == "i" {print $3}' | sort -u >"$work/exported"
 grep -ho 'pub fn [A-Za-z_0-9]*' "$sys_dir/src/bindgen_bundled_version.rs" | awk '{print $3}' \

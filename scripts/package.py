@@ -7,8 +7,6 @@
         `scripts` (pip and uv put them on the environment's PATH, as ruff's and uv's wheels
         do), the libraries in its `data` under lib/slayer (the same prefix: bin/../lib/slayer,
         the binaries' run path), the licenses in the .dist-info (PEP 639).
-    package.py duckdb-license WHEEL OUT
-        Copies the license of DuckDB's PyPI wheel to OUT.
     package.py crate-licenses BIN_CRATE... < cargo-metadata.json > THIRD-PARTY-LICENSES.txt
         The license of every crate compiled into the named binary crates (normal dependencies,
         not build scripts, proc-macros or dev-dependencies), with the license texts the crates
@@ -97,20 +95,6 @@ def wheel(stage, version, dist):
     print(path)
 
 
-def duckdb_license(wheel_path, out):
-    with zipfile.ZipFile(wheel_path) as archive:
-        names = [
-            n
-            for n in archive.namelist()
-            if ".dist-info/" in n and LICENSE_NAME.match(os.path.basename(n))
-        ]
-        if not names:
-            sys.exit(f"package: {wheel_path} has no license file in its .dist-info")
-        with open(out, "wb") as f:
-            for n in sorted(names):
-                f.write(archive.read(n))
-
-
 def crate_licenses(bin_crates):
     metadata = json.load(sys.stdin)
     packages = {p["id"]: p for p in metadata["packages"]}
@@ -178,8 +162,6 @@ def main():
     command, args = sys.argv[1], sys.argv[2:]
     if command == "wheel":
         wheel(*args)
-    elif command == "duckdb-license":
-        duckdb_license(*args)
     elif command == "crate-licenses":
         crate_licenses(args)
     else:

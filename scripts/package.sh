@@ -100,15 +100,10 @@ done
 runpath=$(objdump -p "$stage/bin/slayer-profile" | awk '$1 == "RUNPATH" || $1 == "RPATH" {print $2}')
 [ "$runpath" = '$ORIGIN/../lib/slayer' ] || fail "slayer-profile's run path is '$runpath', not \$ORIGIN/../lib/slayer"
 
-# Licenses: slayer's own, DuckDB's (from its PyPI wheel, the one fetch-duckdb.sh installs
+# Licenses: slayer's own, DuckDB's (fetch-duckdb.sh keeps it from the wheel it installs
 # from) and every crate compiled into the binaries.
 cp LICENSE-MIT LICENSE-APACHE "$stage/licenses/"
-# shellcheck disable=SC1091
-. scripts/duckdb-prebuilt.pin
-python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-    --platform manylinux_2_28_x86_64 --python-version 3.11 --implementation cp \
-    --dest "$work/duckdb" "duckdb==$DUCKDB_VERSION" || fail "pip could not download duckdb==$DUCKDB_VERSION for its license"
-python3 scripts/package.py duckdb-license "$work/duckdb/$DUCKDB_WHEEL" "$stage/licenses/DUCKDB-LICENSE"
+cp "$duckdb_dir/LICENSE" "$stage/licenses/DUCKDB-LICENSE"
 cargo metadata --format-version 1 --locked --filter-platform "$target" \
     | python3 scripts/package.py crate-licenses $bins >"$stage/licenses/THIRD-PARTY-LICENSES.txt"
 cp README.md "$stage/README.md"

@@ -146,7 +146,9 @@ def declared_modules(path):
     return set(re.findall(r"^\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+([a-z_][a-z0-9_]*)\s*;", code, re.M))
 
 
-def graph(crate):
+def graph(crate, show=True):
+    """The circles of crates/CRATE/src (each a sorted list of modules); with `show`, the
+    module graph and the circles printed."""
     src = os.path.join(ROOT, "crates", crate, "src")
     mods = {}
     for base, _, files in os.walk(src):
@@ -195,9 +197,10 @@ def graph(crate):
     # main.rs from any of them is a circle.
     if "main" in mods:
         edges["main"].update(m for m in mods if m != "main" and in_bin_tree(m))
-    print(f"modules of {crate}: {len(mods)}, import arrows: {sum(len(v) for v in edges.values())}")
-    for mod in sorted(edges):
-        print(f"  {mod} -> {', '.join(sorted(edges[mod]))}")
+    if show:
+        print(f"modules of {crate}: {len(mods)}, import arrows: {sum(len(v) for v in edges.values())}")
+        for mod in sorted(edges):
+            print(f"  {mod} -> {', '.join(sorted(edges[mod]))}")
     # Circles: strongly connected components with more than one module.
     index, low, stack, on, sccs, counter = {}, {}, [], set(), [], [0]
 
@@ -227,10 +230,11 @@ def graph(crate):
     for v in sorted(mods):
         if v not in index:
             visit(v)
-    print(f"circles: {len(sccs)}")
-    for comp in sccs:
-        print("  " + " <-> ".join(comp))
-    return len(sccs)
+    if show:
+        print(f"circles: {len(sccs)}")
+        for comp in sccs:
+            print("  " + " <-> ".join(comp))
+    return sccs
 
 
 def main():
@@ -249,20 +253,10 @@ def main():
 
 def check(limit):
     """Every crate's circles and every function over `limit` lines; 1 if there is any."""
-    import contextlib
-    import io
-
     problems = []
     for crate in sorted(os.listdir(os.path.join(ROOT, "crates"))):
-        if not os.path.isdir(os.path.join(ROOT, "crates", crate, "src")):
-            continue
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            circles = graph(crate)
-        if circles:
-            lines = printed.getvalue().splitlines()
-            at = next(i for i, l in enumerate(lines) if l.startswith("circles:"))
-            problems += [f"{crate}: circle {l.strip()}" for l in lines[at + 1 :]]
+        if os.path.isdir(os.path.join(ROOT, "crates", crate, "src")):
+            problems += [f"{crate}: circle {' <-> '.join(c)}" for c in graph(crate, show=False)]
     for path in rust_files():
         for length, name, line in functions(path)[0]:
             if length > limit:

@@ -12,7 +12,7 @@ use slayer_memory::write;
 
 use crate::opening::{load_limits, open_store};
 
-pub(super) fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
+fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
     slayer_memory::parse_query_arg(arg).map_err(|e| UsageError(e.to_string()))
 }
 

@@ -52,7 +52,7 @@ pub(super) fn shown_records(memories: &[Memory], out: &mut Output) -> Result<()>
 
 /// `show`'s text for one memory (the original's, plus a `Standing:` line for a memory that is
 /// not a plain lesson).
-pub(super) fn show_text(m: &Memory) -> String {
+fn show_text(m: &Memory) -> String {
     let mut text = format!("Memory {}\nCreated: {}", m.id, m.created_at);
     let standing = standing_text(&tagged("memory", m), "\nStanding: ", ", ");
     text.push_str(&standing);
