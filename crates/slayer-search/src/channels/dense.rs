@@ -21,9 +21,10 @@ use slayer_common::store::embeddings::Coverage;
 use slayer_embed::local::Asking;
 use slayer_embed::provider::{active_name, revision, Embedder, ProviderError};
 use slayer_embed::similar::{dot, normalized, rank_unit};
-use slayer_embed::vectors::{Keep, Sidecar};
+use slayer_embed::vectors::{Keep, Scored, Sidecar};
 use slayer_embed::NotEmbedded;
 
+use crate::channels::beside::{embed_one, EarlyScan};
 use crate::channels::ranked::ChannelOutcome;
 use crate::channels::ranked::Ranking;
 use crate::channels::ranked::{DenseRanking, Scanned};
@@ -79,6 +80,8 @@ pub struct Dense {
     /// The process answers many questions: the sidecar's codes are kept hot
     /// ([`Sidecar::keep_hot`]).
     serving: bool,
+    /// A scan made beside the text channel, for this question ([`Dense::early_scan`]).
+    scanned_early: RefCell<Option<(String, Scored, Scored)>>,
 }
 
 impl Dense {
@@ -147,6 +150,7 @@ impl Dense {
             warning: RefCell::default(),
             timings: Default::default(),
             serving: false,
+            scanned_early: RefCell::default(),
         }
     }
 
@@ -220,6 +224,7 @@ impl Dense {
         question: &str,
     ) -> Result<ChannelOutcome<DenseSides<'_>>, SearchError> {
         self.warning.take();
+        let early = self.scanned_early.take();
         let revision = match Embedder::check(&self.model)
             .map_err(Arc::new)
             .and_then(|()| self.revision())
@@ -232,34 +237,97 @@ impl Dense {
                 )))
             }
         };
-        let sidecar = match &self.vectors {
-            Some(dir) => {
-                if self.sidecar.get().is_none() {
-                    let opened = self.timings.time("sidecar", || {
-                        if let Some(mut sidecar) = self.followed.take() {
-                            // A failed follow opens it afresh, as a first question would.
-                            if sidecar.follow(conn).unwrap_or(false) {
-                                return Ok(Some(sidecar));
-                            }
-                        }
-                        Sidecar::open(conn, dir, &self.model, revision)
-                    })?;
-                    let _ = self.sidecar.set(opened);
-                }
-                self.sidecar.get().and_then(Option::as_ref)
-            }
-            None => None,
-        };
+        let sidecar = self.sidecar(conn, revision)?;
         // Read before ranking: a ranking left with no row says why in the same words.
         self.coverage(conn, revision, sidecar)?;
         let outcome = match sidecar {
-            Some(sidecar) if sidecar.other_dims() == 0 => self.scan(sidecar, scope, question)?,
+            Some(sidecar) if sidecar.other_dims() == 0 => {
+                self.scan(sidecar, scope, question, early)?
+            }
             _ => self.rank_rows(conn, revision, scope, question)?,
         };
         if let ChannelOutcome::Ran(_) = &outcome {
             *self.warning.borrow_mut() = self.coverage.get().and_then(|c| self.stale_warning(c));
         }
         Ok(outcome)
+    }
+
+    /// The sidecar of the store's vectors folder, opened on the first question (or followed
+    /// to the store's changes); `None` where rows are read instead.
+    fn sidecar(
+        &self,
+        conn: &dyn StoreRead,
+        revision: &str,
+    ) -> Result<Option<&Sidecar>, SearchError> {
+        let Some(dir) = &self.vectors else {
+            return Ok(None);
+        };
+        if self.sidecar.get().is_none() {
+            let opened = self.timings.time("sidecar", || {
+                if let Some(mut sidecar) = self.followed.take() {
+                    // A failed follow opens it afresh, as a first question would.
+                    if sidecar.follow(conn).unwrap_or(false) {
+                        return Ok(Some(sidecar));
+                    }
+                }
+                Sidecar::open(conn, dir, &self.model, revision)
+            })?;
+            let _ = self.sidecar.set(opened);
+        }
+        Ok(self.sidecar.get().and_then(Option::as_ref))
+    }
+
+    /// What a scan of this question needs besides its embedding, where [`Dense::rank`] would
+    /// scan the sidecar: so a long-lived search scans as soon as the question is embedded,
+    /// beside the text channel, and [`Dense::rank`] then takes that scan
+    /// ([`Dense::scanned_early`]). `None` where it would not scan, or would skip the channel:
+    /// `rank` then does as it always does. The store is read here, on this thread.
+    pub(crate) fn early_scan(
+        &self,
+        conn: &dyn StoreRead,
+        scope: &Scope<'_, '_>,
+    ) -> Result<Option<EarlyScan<'_>>, SearchError> {
+        if Embedder::check(&self.model).is_err() {
+            return Ok(None);
+        }
+        let Ok(revision) = self.revision() else {
+            return Ok(None);
+        };
+        let Some(sidecar) = self.sidecar(conn, revision)? else {
+            return Ok(None);
+        };
+        self.coverage(conn, revision, Some(sidecar))?;
+        let keep = match sidecar.keep(scope.datasource()) {
+            Keep::All => None,
+            Keep::Sets(sets) => Some(sets),
+            Keep::RowByRow => return Ok(None),
+        };
+        if sidecar.other_dims() != 0 {
+            return Ok(None);
+        }
+        let admitted = admit_memories(sidecar, scope.admission(), None);
+        let admit = admitted.as_ref().map(|a| move |row: u32| a[row as usize]);
+        let admit: Option<&(dyn Fn(u32) -> bool + Sync)> =
+            admit.as_ref().map(|f| f as &(dyn Fn(u32) -> bool + Sync));
+        if !sidecar.any_kept(keep.as_deref(), admit) {
+            return Ok(None);
+        }
+        if self.serving {
+            self.timings.time("hot codes", || sidecar.keep_hot());
+        }
+        Ok(Some(EarlyScan::new(sidecar, keep, admitted)))
+    }
+
+    /// Hands the next [`Dense::rank`] the scan [`EarlyScan::run`] made of `question` (that
+    /// call takes it, whatever it asks).
+    pub(crate) fn scanned_early(
+        &self,
+        question: &str,
+        scanned: (Scored, Scored),
+        took: std::time::Duration,
+    ) {
+        self.timings.add("scan", took);
+        *self.scanned_early.borrow_mut() = Some((question.to_owned(), scanned.0, scanned.1));
     }
 
     /// The warning of the last [`Dense::rank`] that ran: how many docs it could not rank because
@@ -318,6 +386,7 @@ impl Dense {
         sidecar: &'d Sidecar,
         scope: &Scope<'_, '_>,
         question: &str,
+        early: Option<(String, Scored, Scored)>,
     ) -> Result<ChannelOutcome<DenseSides<'d>>, SearchError> {
         let (keep, admitted) = match sidecar.keep(scope.datasource()) {
             Keep::All => (None, None),
@@ -352,9 +421,13 @@ impl Dense {
         if self.serving {
             self.timings.time("hot codes", || sidecar.keep_hot());
         }
-        let (memories, entities) = self.timings.time("scan", || {
-            sidecar.scan(&normalized(&query), keep.as_deref(), admit)
-        });
+        let early = early.filter(|(q, _, _)| q == question);
+        let (memories, entities) = match early {
+            Some((_, memories, entities)) => (memories, entities),
+            None => self.timings.time("scan", || {
+                sidecar.scan(&normalized(&query), keep.as_deref(), admit)
+            }),
+        };
         Ok(ChannelOutcome::Ran((
             DenseRanking::Scanned(Scanned::new(sidecar, memories)),
             DenseRanking::Scanned(Scanned::new(sidecar, entities)),
@@ -522,44 +595,6 @@ impl Dense {
         self.timings.add("embed question", took);
         self.questions.borrow_mut().insert(question, embedding);
     }
-}
-
-/// One question's embedding.
-pub(crate) fn embed_one(
-    embedder: &Embedder,
-    question: &str,
-    asking: Asking,
-) -> Result<Vec<f32>, NotEmbedded> {
-    embedder.embed_question(question, asking)
-}
-
-/// Runs `work` on this thread while [`embed_one`] embeds the question on another core of the
-/// shared pool: the text channel (`work`) takes one core, the embedding the other, and when
-/// the text channel is done this thread, one of the pool's, takes up the embedding's matrix
-/// products while it waits. (It ran on a one-thread pool of its own while the text channel
-/// took longer than the embedding; scored term at a time the text channel finishes first:
-/// 100,000 memories, served, the embedding 5.1 -> 4.7 ms a question, 300 questions.) An
-/// embedding that panics is an `Err`, and the search goes on without it.
-pub(crate) fn embed_beside<T>(
-    embedder: &Embedder,
-    question: &str,
-    work: impl FnOnce() -> T,
-) -> (T, (Result<Vec<f32>, NotEmbedded>, std::time::Duration)) {
-    let embed = || {
-        let started = std::time::Instant::now();
-        let embedded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            embed_one(embedder, question, Asking::Often)
-        }))
-        .unwrap_or(Err(NotEmbedded::Panicked));
-        (embedded, started.elapsed())
-    };
-    let mut embedded = None;
-    let out = rayon::in_place_scope(|scope| {
-        scope.spawn(|_| embedded = Some(embed()));
-        work()
-    });
-    // The scope waited for the spawned job, which always sets it.
-    (out, embedded.unwrap_or_else(embed))
 }
 
 /// The question embeddings a long-lived search keeps: the latest [`QUESTIONS_KEPT`], so an

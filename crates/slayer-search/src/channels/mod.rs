@@ -2,7 +2,9 @@
 //! entities). Channel 1 is BM25 over memory tags plus the named refs, channel 2 the full-text
 //! index, channel 3 dense similarity; a channel turned off is neither run nor warned about.
 
+pub(crate) mod beside;
 pub(crate) mod bm25;
+pub(crate) mod bucketed;
 pub(crate) mod dense;
 pub(crate) mod doc_ids;
 pub(crate) mod exhaustive;
@@ -130,17 +132,26 @@ pub(crate) fn run<'c>(
         };
         let ranked = match embedding {
             Some(embedder) => {
-                let (ranked, (embedding, took)) = dense::embed_beside(embedder, q, || {
-                    let ranked = text_channel();
-                    // The embedding takes longer: rank the matches whole meanwhile, as fusion
-                    // would first thing.
-                    if let Ok((memories, entities)) = &ranked {
-                        memories.prepare();
-                        entities.prepare();
-                    }
-                    ranked
-                });
+                // The sidecar is scanned as soon as the question is embedded, while the text
+                // channel runs here; this thread takes up parts of the scan when it is done.
+                let early = sources.dense.early_scan(sources.conn, scope)?;
+                let scan =
+                    |embedding: &Result<Vec<f32>, _>| early.as_ref().and_then(|e| e.run(embedding));
+                let (ranked, (embedding, took), scanned) =
+                    beside::embed_beside(embedder, q, scan, || {
+                        let ranked = text_channel();
+                        // Bucket the matches meanwhile, as fusion would first thing.
+                        if let Ok((memories, entities)) = &ranked {
+                            memories.prepare();
+                            entities.prepare();
+                        }
+                        ranked
+                    });
                 sources.dense.remember_question(q, embedding, took);
+                // Channel 3 runs next and takes it (not after a failed text channel).
+                if let (Ok(_), Some((scanned, took))) = (&ranked, scanned.flatten()) {
+                    sources.dense.scanned_early(q, scanned, took);
+                }
                 ranked
             }
             None => text_channel(),

@@ -1,13 +1,14 @@
 //! The dense channel's ranking as fusion reads it: held whole (the planner's rankings, a store
-//! of mixed dimensions), or the scores of a sidecar scan, ranked whole once as integer keys
-//! (`rank_keys`) the first time it is read, any key's place then found by its row.
+//! of mixed dimensions), or the scores of a sidecar scan, ranked only as deep as it is read
+//! (`bucketed`), any key's place found by its row.
 
 use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 use slayer_embed::vectors::{Scored, Sidecar};
 
-use crate::channels::rank_keys::{self, index_of, same_score};
+use crate::channels::bucketed::Bucketed;
+use crate::channels::rank_keys::index_of;
 
 /// One channel's ranking: keys best first, with the channel's raw scores.
 #[derive(Debug, Clone)]
@@ -41,10 +42,9 @@ pub struct Scanned<'d> {
     sidecar: &'d Sidecar,
     /// `(score, row)` in row order.
     by_row: Scored,
-    /// Every entry's key (`rank_keys`, indexing `by_row`), best first; made on the first read.
-    ranked: OnceLock<Vec<u64>>,
-    /// Each entry's 0-based place, by its index in `by_row`; made on the first lookup.
-    places: OnceLock<Vec<u32>>,
+    /// The ranking (of indexes in `by_row`), sorted as deep as it is read; made on the first
+    /// read.
+    ranked: OnceLock<Bucketed>,
 }
 
 impl<'d> Scanned<'d> {
@@ -57,37 +57,18 @@ impl<'d> Scanned<'d> {
             sidecar,
             by_row,
             ranked: OnceLock::new(),
-            places: OnceLock::new(),
         }
+    }
+
+    fn ranked(&self) -> &Bucketed {
+        self.ranked.get_or_init(|| Bucketed::new(&self.by_row))
     }
 
     /// Row order is canonical id order within the base; rows written since (the journal's)
     /// follow it, so a run of equal scores is put in the sidecar's order. Runs are rare and
     /// short: scores are continuous.
-    fn ranked(&self) -> &[u64] {
-        self.ranked.get_or_init(|| {
-            let mut keys = rank_keys::ranked(self.by_row.iter().map(|(s, _)| *s));
-            let mut start = 0;
-            while start < keys.len() {
-                let end = start
-                    + keys[start..]
-                        .iter()
-                        .take_while(|k| same_score(**k, keys[start]))
-                        .count();
-                if end - start > 1 {
-                    keys[start..end].sort_by(|a, b| {
-                        self.sidecar
-                            .order(&self.by_row[index_of(*a)], &self.by_row[index_of(*b)])
-                    });
-                }
-                start = end;
-            }
-            keys
-        })
-    }
-
-    fn places(&self) -> &[u32] {
-        self.places.get_or_init(|| rank_keys::places(self.ranked()))
+    fn tie(&self, a: usize, b: usize) -> std::cmp::Ordering {
+        self.sidecar.order(&self.by_row[a], &self.by_row[b])
     }
 }
 
@@ -123,11 +104,11 @@ impl<'d> DenseRanking<'d> {
         }
     }
 
-    /// Ranks a scan whole and places each row, ahead of the first read (see
+    /// Buckets a scan's scores ahead of the first read (see
     /// [`crate::channels::text_ranking::TextRanking::prepare`]).
     pub fn prepare(&self) {
         if let DenseRanking::Scanned(s) = self {
-            s.places();
+            s.ranked();
         }
     }
 
@@ -171,7 +152,9 @@ impl<'d> DenseRanking<'d> {
         let start = start.min(end);
         match self {
             DenseRanking::Listed(r) => r.hits[start..end].to_vec(),
-            DenseRanking::Scanned(s) => s.ranked()[start..end]
+            DenseRanking::Scanned(s) => s
+                .ranked()
+                .range(start, end, Some(&|a, b| s.tie(a, b)))
                 .iter()
                 .map(|k| {
                     let (score, row) = s.by_row[index_of(*k)];
@@ -185,10 +168,9 @@ impl<'d> DenseRanking<'d> {
     pub fn best(&self) -> Option<f64> {
         match self {
             DenseRanking::Listed(r) => r.hits.first().and_then(|(_, raw)| *raw),
-            DenseRanking::Scanned(s) if s.ranked.get().is_some() => s
-                .ranked()
-                .first()
-                .map(|k| f64::from(s.by_row[index_of(*k)].0)),
+            DenseRanking::Scanned(s) if s.ranked.get().is_some() => {
+                s.ranked().best().map(f64::from)
+            }
             DenseRanking::Scanned(s) => s
                 .by_row
                 .iter()
@@ -232,7 +214,8 @@ impl Scanned<'_> {
             let Ok(i) = self.by_row.binary_search_by_key(&row, |(_, r)| *r) else {
                 continue;
             };
-            let place = self.places()[i] as usize;
+            let score = self.by_row[i].0;
+            let place = self.ranked().place(i, score, Some(&|a, b| self.tie(a, b)));
             out.insert(key.to_owned(), (place, Some(f64::from(self.by_row[i].0))));
         }
         out

@@ -1,6 +1,6 @@
 //! The text channel's ranking as fusion reads it: every match held in address order, ranked
-//! whole once as integer keys (`rank_keys`) the first time it is read, and any doc's place
-//! found by its address, not by a table of every doc in the index.
+//! only as deep as it is read (`bucketed`), and any doc's place found by its address, not by
+//! a table of every doc in the index.
 
 use std::sync::{Arc, OnceLock};
 
@@ -8,9 +8,10 @@ use rustc_hash::FxHashMap;
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocAddress, DocSet, Searcher, Term, TERMINATED};
 
+use crate::channels::bucketed::Bucketed;
 use crate::channels::doc_ids::ids_of;
 use crate::channels::doc_ids::DocIds;
-use crate::channels::rank_keys::{self, index_of, score_key, score_of, score_of_key};
+use crate::channels::rank_keys::{index_of, score_key, score_of, score_of_key};
 
 /// One side's full ranking by the question, ids read only where asked: best score first,
 /// equal scores in ascending doc address, as tantivy's `TopDocs`.
@@ -19,10 +20,9 @@ pub(crate) struct TextRanking<'s> {
     id_field: Field,
     /// Every match, in address order.
     hits: Vec<(f32, DocAddress)>,
-    /// Every match's key (`rank_keys`), best first; made on the first read.
-    ranked: OnceLock<Vec<u64>>,
-    /// Each match's 0-based place, by its index in `hits`; made on the first lookup.
-    places: OnceLock<Vec<u32>>,
+    /// The ranking (of indexes in `hits`), sorted as deep as it is read; made on the first
+    /// read.
+    ranked: OnceLock<Bucketed>,
     /// A long-lived search's doc id tables: ids read and found without the index.
     doc_ids: Option<Arc<DocIds>>,
 }
@@ -59,7 +59,6 @@ impl<'s> TextRanking<'s> {
             id_field,
             hits,
             ranked: OnceLock::new(),
-            places: OnceLock::new(),
             doc_ids: None,
         }
     }
@@ -96,24 +95,19 @@ impl<'s> TextRanking<'s> {
             .collect())
     }
 
-    fn ranked(&self) -> &[u64] {
-        self.ranked
-            .get_or_init(|| rank_keys::ranked(self.hits.iter().map(|(s, _)| *s)))
+    fn ranked(&self) -> &Bucketed {
+        self.ranked.get_or_init(|| Bucketed::new(&self.hits))
     }
 
-    /// Ranks the matches whole and places each, ahead of the first read (fusion does it on
-    /// another core while the dense ranking is ranked).
+    /// Buckets the matches by score ahead of the first read (fusion does it on another core
+    /// while the dense ranking is bucketed).
     pub(crate) fn prepare(&self) {
-        self.places();
+        self.ranked();
     }
 
     /// Whether [`TextRanking::prepare`] ran.
     pub(crate) fn is_prepared(&self) -> bool {
-        self.places.get().is_some()
-    }
-
-    fn places(&self) -> &[u32] {
-        self.places.get_or_init(|| rank_keys::places(self.ranked()))
+        self.ranked.get().is_some()
     }
 
     /// The ranking split into `groups` rankings by each match's group (`group_of(address)`),
@@ -155,7 +149,7 @@ impl<'s> TextRanking<'s> {
     /// The best raw score, if anything matched (read without ranking the matches).
     pub(crate) fn best(&self) -> Option<f64> {
         if let Some(ranked) = self.ranked.get() {
-            return ranked.first().map(|k| f64::from(score_of(*k)));
+            return ranked.best().map(f64::from);
         }
         self.hits
             .iter()
@@ -167,8 +161,8 @@ impl<'s> TextRanking<'s> {
     /// `(score, address)` of the matches from 0-based place `start` to `end` (cut to the
     /// length).
     fn hits_in(&self, start: usize, end: usize) -> Vec<(f32, DocAddress)> {
-        let end = end.min(self.len());
-        self.ranked()[start.min(end)..end]
+        self.ranked()
+            .range(start, end, None)
             .iter()
             .map(|k| (score_of(*k), self.hits[index_of(*k)].1))
             .collect()
@@ -261,10 +255,13 @@ impl<'s> TextRanking<'s> {
         if targets.is_empty() {
             return Ok(FxHashMap::default());
         }
-        let places = self.places();
+        let ranked = self.ranked();
         Ok(targets
             .into_iter()
-            .map(|(id, i)| (id, (places[i] as usize, f64::from(self.hits[i].0))))
+            .map(|(id, i)| {
+                let score = self.hits[i].0;
+                (id, (ranked.place(i, score, None), f64::from(score)))
+            })
             .collect())
     }
 }

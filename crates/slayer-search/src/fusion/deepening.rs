@@ -93,9 +93,10 @@ impl<'t, 's> Deepening<'t, 's> {
         depth: usize,
         fusion: Fusion,
     ) -> Result<Self, SearchError> {
-        // Both long rankings are ranked whole on their first read: on two cores at once when
-        // both are long (handing work to the pool and waiting for it costs more than ranking
-        // a few thousand scores, and a served search ranked the text matches already).
+        // Both long rankings are bucketed by score on their first read: on two cores at once
+        // when both are long (handing work to the pool and waiting for it costs more than
+        // bucketing a few thousand scores, and a served search bucketed the text matches
+        // already).
         match text {
             Some(text)
                 if !text.is_prepared() && text.len().min(dense.len()) >= PARALLEL_PREPARE =>

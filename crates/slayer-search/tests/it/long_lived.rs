@@ -230,3 +230,50 @@ fn a_batch_process_ranks_dense_rows_as_a_fresh_process_after_each_write() {
     check(&mut search, "a forget");
     search.finish();
 }
+
+/// A long-lived search scans the sidecar as soon as a new question is embedded, beside the
+/// text channel. Its answers are a fresh process's: for new questions, for a question asked
+/// again under a datasource (its embedding kept, so scanned after the text channel), for a
+/// new question under a datasource, and after a write.
+#[test]
+fn a_batch_process_scanning_beside_the_text_channel_answers_as_a_fresh_process() {
+    let f = Fixture::new();
+    let refresh = f.with_model("slayer-embed", &["refresh", "--all"], None);
+    assert_eq!(refresh.code, 0, "{}", refresh.stderr);
+    let flags = ["--max-memories", "20", "--max-entities", "30", "--explain"];
+    let mut search = Coprocess::start_with(&f, &models_dir(), &flags);
+    let check = |search: &mut Coprocess, question: &str, datasource: Option<&str>| {
+        let mut request = serde_json::json!({ "question": question });
+        let mut args = vec!["--question", question];
+        if let Some(ds) = datasource {
+            request["datasource"] = ds.into();
+            args.extend(["--datasource", ds]);
+        }
+        args.extend(flags);
+        let open = search.ask(&request.to_string());
+        assert_eq!(open, f.dense_search(&args), "{question} in {datasource:?}");
+    };
+    check(&mut search, "refunded order amounts in dollars", None);
+    check(&mut search, "customers by region", None);
+    check(
+        &mut search,
+        "refunded order amounts in dollars",
+        Some("mydb"),
+    );
+    check(&mut search, "which orders were refunded", Some("prod"));
+    tool(
+        "slayer-memory",
+        &f,
+        &[
+            "save",
+            "--no-embed",
+            "--learning",
+            "Refunds by region are audited",
+            "--entities",
+            "mydb.orders.amount",
+        ],
+        None,
+    );
+    check(&mut search, "refunds by region", None);
+    search.finish();
+}
