@@ -17,6 +17,8 @@ use crate::channels::rank_keys::{index_of, same_score, score_key, sort_by_high_h
 
 /// How many entries a bucket holds on average.
 const PER_BUCKET: usize = 256;
+/// Rankings shorter than this place every entry at the first place asked.
+const PLACED_BELOW: usize = 1 << 15;
 /// How long a ranking must be to be bucketed on two cores, and in how many parts.
 const PARALLEL_FROM: usize = 1 << 17;
 const PARTS: usize = 2;
@@ -148,6 +150,9 @@ struct Sorted {
     /// Every entry's key, grouped by bucket; a bucket's keys are in rank order once `done`.
     keys: Vec<u64>,
     done: Vec<bool>,
+    /// A short ranking's places, by index: made on its first place asked, every bucket
+    /// sorted.
+    places: Option<Vec<u32>>,
 }
 
 /// An entry's key: its score's order in the high half (ascending is best first), its index in
@@ -212,6 +217,7 @@ impl Bucketed {
             sorted: Mutex::new(Sorted {
                 keys,
                 done: vec![false; buckets],
+                places: None,
             }),
         }
     }
@@ -251,9 +257,26 @@ impl Bucketed {
     /// The 0-based place of the entry `index` with `score`: the entries of its bucket that
     /// rank above it, counted (its bucket need not be sorted).
     pub(crate) fn place(&self, index: usize, score: f32, tie: Option<TieOrder>) -> usize {
+        let mut sorted = self.lock();
+        if sorted.keys.len() < PLACED_BELOW {
+            // A short ranking is sorted whole and every entry placed, once: fusion reads most
+            // of it and asks many places (the entity side of a catalog's few thousand docs).
+            if sorted.places.is_none() {
+                let mut places = vec![0u32; sorted.keys.len()];
+                for b in 0..self.buckets() {
+                    sorted.sort(b, &self.starts, tie);
+                }
+                for (place, k) in sorted.keys.iter().enumerate() {
+                    places[index_of(*k)] = place as u32;
+                }
+                sorted.places = Some(places);
+            }
+            if let Some(places) = &sorted.places {
+                return places[index] as usize;
+            }
+        }
         let b = self.bucket_of(score);
         let own = key(index, score);
-        let sorted = self.lock();
         let (from, to) = (self.starts[b] as usize, self.starts[b + 1] as usize);
         let keys = &sorted.keys[from..to];
         let above = match tie {
