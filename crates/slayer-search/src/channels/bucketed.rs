@@ -17,7 +17,9 @@ use crate::channels::rank_keys::{index_of, same_score, score_key, sort_by_high_h
 
 /// How many entries a bucket holds on average.
 const PER_BUCKET: usize = 256;
-/// Rankings shorter than this place every entry at the first place asked.
+/// Buckets shorter than this are sorted by comparison: a radix sort clears its counts first.
+const RADIX_FROM: usize = 2048;
+/// Rankings shorter than this are one bucket, and place every entry at the first place asked.
 const PLACED_BELOW: usize = 1 << 15;
 /// How long a ranking must be to be bucketed on two cores, and in how many parts.
 const PARALLEL_FROM: usize = 1 << 17;
@@ -175,10 +177,11 @@ impl Bucketed {
             .into_iter()
             .reduce(Spread::and)
             .map_or((None, 0.0), |s| s.best_and_range(entries));
-        // One bucket where scores do not spread (or are not all numbers): the first read sorts
-        // it whole. Otherwise score ranges of equal width, best first: a monotone map, so no
-        // entry outranks an entry of an earlier bucket.
-        let buckets = match range > 0.0 {
+        // One bucket where scores do not spread (or are not all numbers), and for a short
+        // ranking (read nearly whole): the first read sorts it whole. Otherwise score ranges
+        // of equal width, best first: a monotone map, so no entry outranks an entry of an
+        // earlier bucket.
+        let buckets = match range > 0.0 && len >= PLACED_BELOW {
             true => (len / PER_BUCKET).clamp(1, MAX_BUCKETS),
             false => 1,
         };
@@ -188,27 +191,33 @@ impl Bucketed {
             0.0
         };
         let top = best.unwrap_or(0.0);
-        let bucket = |s: f32| bucket_of(top, scale, buckets, s);
-        let counts = in_parts(&parts, |part| {
-            let mut count = vec![0u32; buckets];
-            for (s, _) in part.iter() {
-                count[bucket(*s)] += 1;
-            }
-            count
-        });
-        let mut starts = vec![0u32; buckets + 1];
-        for b in 0..buckets {
-            starts[b + 1] = starts[b] + counts.iter().map(|c| c[b]).sum::<u32>();
-        }
         let mut keys = spare_keys(len);
-        keys.resize(len, 0);
-        // One pass writes every key to its bucket's next place (on one core: parts would need
-        // a share of each bucket apiece, and writing through those took twice as long).
-        let mut next: Vec<u32> = starts[..buckets].to_vec();
-        for (i, (s, _)) in entries.iter().enumerate() {
-            let at = &mut next[bucket(*s)];
-            keys[*at as usize] = key(i, *s);
-            *at += 1;
+        let mut starts = vec![0u32; buckets + 1];
+        if buckets == 1 {
+            starts[1] = len as u32;
+            keys.extend(entries.iter().enumerate().map(|(i, (s, _))| key(i, *s)));
+        } else {
+            let bucket = |s: f32| bucket_of(top, scale, buckets, s);
+            let counts = in_parts(&parts, |part| {
+                let mut count = vec![0u32; buckets];
+                for (s, _) in part.iter() {
+                    count[bucket(*s)] += 1;
+                }
+                count
+            });
+            for b in 0..buckets {
+                starts[b + 1] = starts[b] + counts.iter().map(|c| c[b]).sum::<u32>();
+            }
+            keys.resize(len, 0);
+            // One pass writes every key to its bucket's next place (on one core: parts would
+            // need a share of each bucket apiece, and writing through those took twice as
+            // long).
+            let mut next: Vec<u32> = starts[..buckets].to_vec();
+            for (i, (s, _)) in entries.iter().enumerate() {
+                let at = &mut next[bucket(*s)];
+                keys[*at as usize] = key(i, *s);
+                *at += 1;
+            }
         }
         Bucketed {
             best,
@@ -309,8 +318,12 @@ impl Sorted {
         }
         let keys = &mut self.keys[starts[b] as usize..starts[b + 1] as usize];
         // The scatter kept index order within a bucket, so a stable sort by score gives
-        // ties in index order.
-        sort_by_high_half(keys);
+        // ties in index order; so does any sort of a few keys whole (no two are equal).
+        if keys.len() < RADIX_FROM {
+            keys.sort_unstable();
+        } else {
+            sort_by_high_half(keys);
+        }
         if let Some(tie) = tie {
             let mut at = 0;
             while at < keys.len() {
