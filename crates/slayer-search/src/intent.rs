@@ -212,14 +212,33 @@ const AGGREGATION_CUES: &[(&str, &[&str])] = &[
 ];
 
 /// The aggregations the question asks for ([`AGGREGATION_CUES`]), as a formula names them.
+/// Longer cues are read first and take their words: "running total" asks for a running total,
+/// not also for a total.
 pub fn asked_aggregations(question: &str) -> Vec<&'static str> {
-    let words = words_of(question);
+    let mut words = words_of(question);
+    let mut cues: Vec<(&'static str, &'static str)> = AGGREGATION_CUES
+        .iter()
+        .flat_map(|(agg, cues)| cues.iter().map(move |c| (*agg, *c)))
+        .collect();
+    cues.sort_by_key(|(_, c)| std::cmp::Reverse(c.len()));
+    let mut asked = Vec::new();
+    for (agg, c) in cues {
+        let phrase = format!(" {c} ");
+        if words.contains(&phrase) {
+            words = words.replace(&phrase, " | ");
+            asked.push(agg);
+        }
+    }
     AGGREGATION_CUES
         .iter()
-        .filter(|(_, cues)| cue(&words, cues).is_some())
         .map(|(agg, _)| *agg)
+        .filter(|agg| asked.contains(agg))
         .collect()
 }
+
+/// Aggregations that change what they wrap (a running total, a change over a period): asked,
+/// only a formula that makes one computes what the question asks.
+const MODIFIERS: [&str; 2] = ["cumsum", "time_shift"];
 
 /// What a formula computes at its outermost level: `ratio` when it divides there (`sum(a) /
 /// count(b)` is a ratio, not a count), else the functions it calls there (`count_distinct`,
@@ -269,6 +288,14 @@ fn shape(formula: &str) -> Vec<String> {
 pub fn computes(formula: &str, asked: &[&str]) -> bool {
     let shape = shape(formula);
     let has = |f: &str| shape.iter().any(|s| s == f);
+    let modifiers: Vec<&str> = asked
+        .iter()
+        .copied()
+        .filter(|a| MODIFIERS.contains(a))
+        .collect();
+    if !modifiers.is_empty() {
+        return modifiers.iter().any(|m| has(m));
+    }
     asked.iter().any(|agg| match *agg {
         "count" => has("count") || has("count_distinct"),
         "avg" => has("avg") || has("ratio"),
@@ -390,6 +417,16 @@ mod tests {
             &["time_shift"]
         ));
         assert!(computes("cumsum(revenue)", &["cumsum"]));
+        // A running total asked is a running total: not also a total, nor any count.
+        assert_eq!(
+            asked_aggregations("running total number of transactions to date"),
+            ["count", "cumsum"]
+        );
+        assert_eq!(asked_aggregations("running total of revenue"), ["cumsum"]);
+        assert!(!computes("sum(product_price)", &["cumsum"]));
+        assert!(!computes("count(transaction_id)", &["count", "cumsum"]));
+        assert!(computes("cumsum(transactions)", &["count", "cumsum"]));
+        assert_eq!(asked_aggregations("total revenue"), ["sum"]);
     }
 
     #[test]
