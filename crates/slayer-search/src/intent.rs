@@ -236,6 +236,51 @@ pub fn asked_aggregations(question: &str) -> Vec<&'static str> {
         .collect()
 }
 
+/// What a figure is counted in, as a question's words name it and a formula's column words
+/// show it: money (`sum(product_price)`, `sum(amount_usd)`) or units of goods
+/// (`sum(quantity)`, `sum(shipment_qty)`). A count (`count(*)`) is neither.
+const FIGURE_UNITS: &[(&str, &[&str], &[&str])] = &[
+    (
+        "money",
+        &[
+            "dollar", "dollars", "usd", "cost", "costs", "spend", "spent", "price", "prices",
+            "amount", "amounts", "paid", "value",
+        ],
+        &[
+            "amount", "price", "revenue", "cost", "usd", "spend", "paid", "fee", "fees", "value",
+        ],
+    ),
+    (
+        "units",
+        &["units", "quantity", "quantities", "qty", "pieces"],
+        &["qty", "quantity", "units", "pieces"],
+    ),
+];
+
+/// The units the question asks its figure in ([`FIGURE_UNITS`]).
+pub fn asked_units(question: &str) -> Vec<&'static str> {
+    let words = words_of(question);
+    FIGURE_UNITS
+        .iter()
+        .filter(|(_, cues, _)| cue(&words, cues).is_some())
+        .map(|(unit, _, _)| *unit)
+        .collect()
+}
+
+/// Whether a formula's column words count its figure in one of `asked` ([`FIGURE_UNITS`]).
+pub fn counts_in(formula: &str, asked: &[&str]) -> bool {
+    let words: Vec<String> = formula
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    FIGURE_UNITS
+        .iter()
+        .filter(|(unit, _, _)| asked.contains(unit))
+        .any(|(_, _, columns)| words.iter().any(|w| columns.contains(&w.as_str())))
+}
+
 /// Aggregations that change what they wrap (a running total, a change over a period): asked,
 /// only a formula that makes one computes what the question asks.
 const MODIFIERS: [&str; 2] = ["cumsum", "time_shift"];
@@ -427,6 +472,19 @@ mod tests {
         assert!(!computes("count(transaction_id)", &["count", "cumsum"]));
         assert!(computes("cumsum(transactions)", &["count", "cumsum"]));
         assert_eq!(asked_aggregations("total revenue"), ["sum"]);
+    }
+
+    #[test]
+    fn units_are_read_from_words_and_column_names() {
+        assert_eq!(asked_units("procurement cost by supplier"), ["money"]);
+        assert_eq!(asked_units("shipping volume in units"), ["units"]);
+        assert!(asked_units("how many orders").is_empty());
+        assert!(counts_in("sum(product_price)", &["money"]));
+        assert!(counts_in("SUM(shipment_qty)", &["units"]));
+        assert!(!counts_in("count(*)", &["money", "units"]));
+        assert!(!counts_in("sum(shipment_qty)", &["money"]));
+        // Whole words of the column names: `priced_at` is not a price.
+        assert!(!counts_in("max(priced_at)", &["money"]));
     }
 
     #[test]

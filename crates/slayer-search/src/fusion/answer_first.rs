@@ -16,7 +16,9 @@
 
 use crate::fusion::fuse::{Contribution, Fused};
 use crate::fusion::model_evidence::{model_of, KEY_CHANNEL};
-use crate::intent::{asked_aggregations, classify, computes, Intent, IntentKind, Kind};
+use crate::intent::{
+    asked_aggregations, asked_units, classify, computes, counts_in, Intent, IntentKind, Kind,
+};
 use crate::SearchError;
 
 /// How many of the list's first entries are read for the measures and models (the evidence's
@@ -32,6 +34,11 @@ pub(crate) const CHANNEL: &str = "answer";
 /// What a measure gains when its formula computes what the question asks ("lowest" and
 /// `min(…)`): half a channel's best match, enough to settle near ties between sibling measures.
 const AGGREGATION_MATCH: f64 = 0.5;
+
+/// What a measure gains when its formula's columns count its figure in the units the question
+/// names ("cost" and `sum(purchase_cost)`, "units" and `sum(quantity)`): as much as an
+/// aggregation named.
+const UNITS_MATCH: f64 = 0.5;
 
 /// The channels that say how well an entry itself matches the question (not what its model
 /// or a join lends it).
@@ -117,8 +124,9 @@ fn measure_matches(
         .filter(|&at| matched(&read[at]) && kind_of(&read[at].key) == Kind::Measure)
         .collect();
     let asked = asked_aggregations(question);
-    let computed: Vec<bool> = match asked.is_empty() || at_measures.is_empty() {
-        true => vec![false; at_measures.len()],
+    let units = asked_units(question);
+    let matched: Vec<f64> = match (asked.is_empty() && units.is_empty()) || at_measures.is_empty() {
+        true => vec![0.0; at_measures.len()],
         false => {
             let ids: Vec<&str> = at_measures
                 .iter()
@@ -126,17 +134,17 @@ fn measure_matches(
                 .collect();
             formulas(&ids)?
                 .iter()
-                .map(|formula| computes(formula, &asked))
+                .map(|formula| {
+                    let agg = computes(formula, &asked) as u8 as f64 * AGGREGATION_MATCH;
+                    agg + counts_in(formula, &units) as u8 as f64 * UNITS_MATCH
+                })
                 .collect()
         }
     };
     let mut measures: Vec<(usize, f64)> = at_measures
         .into_iter()
-        .zip(computed)
-        .map(|(at, computes)| {
-            let agg = if computes { AGGREGATION_MATCH } else { 0.0 };
-            (at, own_match(&read[at], best) + agg)
-        })
+        .zip(matched)
+        .map(|(at, matched)| (at, own_match(&read[at], best) + matched))
         .collect();
     measures.sort_by(|a, b| b.1.total_cmp(&a.1));
     Ok(measures)
