@@ -43,28 +43,7 @@ An existing --id is replaced, keeping its created_at. A new memory of a tier oth
 gets the tier's id prefix: obs_7, sem_12, proc_3, crys_1, ins_4, fac_9. A proposed memory
 (--propose, or --agent while the store requires review) waits for `slayer-memory approve`; no
 search returns it before.")]
-    Save {
-        /// The note.
-        #[arg(long)]
-        learning: String,
-        /// Comma-separated entity references.
-        #[arg(long)]
-        entities: Option<String>,
-        /// A SlayerQuery as JSON, or @FILE.
-        #[arg(long)]
-        query: Option<String>,
-        /// Memory id (default: the next integer).
-        #[arg(long)]
-        id: Option<String>,
-        /// One-line summary (at most 500 characters).
-        #[arg(long)]
-        description: Option<String>,
-        #[command(flatten)]
-        standing: StandingArgs,
-        /// Do not embed it under the active embedding model (env SLAYER_NO_EMBED).
-        #[arg(long, env = "SLAYER_NO_EMBED", value_parser = clap::builder::BoolishValueParser::new())]
-        no_embed: bool,
-    },
+    Save(SaveArgs),
     /// Delete a memory and strip `memory:<id>` from every other memory.
     #[command(after_help = "Examples:
   $ slayer-memory forget 2
@@ -228,6 +207,31 @@ pub enum OnOff {
     On,
     /// Turned off.
     Off,
+}
+
+/// `save`'s flags.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SaveArgs {
+    /// The note.
+    #[arg(long)]
+    pub learning: String,
+    /// Comma-separated entity references.
+    #[arg(long)]
+    pub entities: Option<String>,
+    /// A SlayerQuery as JSON, or @FILE.
+    #[arg(long)]
+    pub query: Option<String>,
+    /// Memory id (default: the next integer).
+    #[arg(long)]
+    pub id: Option<String>,
+    /// One-line summary (at most 500 characters).
+    #[arg(long)]
+    pub description: Option<String>,
+    #[command(flatten)]
+    pub standing: StandingArgs,
+    /// Do not embed it under the active embedding model (env SLAYER_NO_EMBED).
+    #[arg(long, env = "SLAYER_NO_EMBED", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_embed: bool,
 }
 
 /// A memory's tier, trust and owners, as `save` takes them.

@@ -18,7 +18,6 @@ mod save;
 mod show;
 
 use import::Writing;
-use save::SaveInput;
 
 pub fn run(cli: Cli) -> Result<ExitStatus> {
     let default_format = match cli.command {
@@ -28,27 +27,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     let mut out = cli.common.output.output(default_format)?;
     let store = &cli.common.store;
     let status = match cli.command {
-        Command::Save {
-            learning,
-            entities,
-            query,
-            id,
-            description,
-            standing,
-            no_embed,
-        } => save::save(
-            store,
-            SaveInput {
-                learning,
-                entities,
-                query,
-                id,
-                description,
-                standing: standing.standing(),
-                embed: !no_embed,
-            },
-            &mut out,
-        ),
+        Command::Save(args) => save::save(store, args, &mut out),
         Command::Forget { id, soft } => forget::forget(store, &id, soft, &mut out),
         Command::List {
             entity,

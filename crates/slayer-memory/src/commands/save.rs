@@ -5,38 +5,27 @@ use std::path::Path;
 use anyhow::Result;
 use slayer_common::cli::{Output, UsageError};
 use slayer_common::exit::ExitStatus;
-use slayer_common::records::Standing;
 use slayer_common::store::OpenMode;
 use slayer_memory::service::SaveRequest;
 use slayer_memory::write;
 
+use crate::cli::SaveArgs;
 use crate::opening::{load_limits, open_store};
 
 fn parse_query(arg: &str) -> Result<serde_json::Value, UsageError> {
     slayer_memory::parse_query_arg(arg).map_err(|e| UsageError(e.to_string()))
 }
 
-/// `save`'s flags.
-pub(super) struct SaveInput {
-    pub learning: String,
-    pub entities: Option<String>,
-    pub query: Option<String>,
-    pub id: Option<String>,
-    pub description: Option<String>,
-    pub standing: Standing,
-    pub embed: bool,
-}
-
-pub(super) fn save(store_path: &Path, input: SaveInput, out: &mut Output) -> Result<ExitStatus> {
-    let SaveInput {
+pub(super) fn save(store_path: &Path, args: SaveArgs, out: &mut Output) -> Result<ExitStatus> {
+    let SaveArgs {
         learning,
         entities,
         query,
         id,
         description,
         standing,
-        embed,
-    } = input;
+        no_embed,
+    } = args;
     let (entities, query) = match (entities, query) {
         (Some(_), Some(_)) => {
             return Err(UsageError("--entities and --query are mutually exclusive.".into()).into())
@@ -64,11 +53,11 @@ pub(super) fn save(store_path: &Path, input: SaveInput, out: &mut Output) -> Res
         query,
         id,
         description,
-        standing,
+        standing: standing.standing(),
     };
     request.check_limits(&limits)?;
     let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
-    let saved = write::save(&mut store, request, &limits, embed)?;
+    let saved = write::save(&mut store, request, &limits, !no_embed)?;
     for warning in &saved.embedding_warnings {
         out.note(&format!("Warning: {warning}"));
     }

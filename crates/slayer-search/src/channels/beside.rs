@@ -10,27 +10,48 @@ use slayer_embed::NotEmbedded;
 /// A question's embedding (or why there is none) and how long it took.
 pub(crate) type Embedded = (Result<Vec<f32>, NotEmbedded>, std::time::Duration);
 
-/// A sidecar scan waiting for the question's embedding (`Dense::early_scan`): what it reads
-/// is shared across threads.
-pub(crate) struct EarlyScan<'d> {
+/// A sidecar scan under a request's filter, waiting for the question's embedding: run by
+/// `Dense::rank`, or beside the text channel (`Dense::early_scan`), so what it reads is
+/// shared across threads.
+pub(crate) struct ScanPlan<'d> {
     sidecar: &'d Sidecar,
+    /// The datasource sets kept (all: `None`).
     keep: Option<Vec<bool>>,
+    /// The rows admitted (all: `None`).
     admitted: Option<Vec<bool>>,
 }
 
-impl<'d> EarlyScan<'d> {
-    /// A scan of `sidecar` that keeps the rows of these datasource sets (all: `None`) and
-    /// these admitted rows (all: `None`).
+impl<'d> ScanPlan<'d> {
+    /// A scan of `sidecar` that keeps the rows of these datasource sets and these admitted
+    /// rows.
     pub(crate) fn new(
         sidecar: &'d Sidecar,
         keep: Option<Vec<bool>>,
         admitted: Option<Vec<bool>>,
-    ) -> EarlyScan<'d> {
-        EarlyScan {
+    ) -> ScanPlan<'d> {
+        ScanPlan {
             sidecar,
             keep,
             admitted,
         }
+    }
+
+    /// Whether the filter keeps any row.
+    pub(crate) fn keeps_any(&self) -> bool {
+        let admit = self.admit();
+        self.sidecar
+            .any_kept(self.keep.as_deref(), admit.as_ref().map(as_row_filter))
+    }
+
+    /// Every kept row scored against this embedding of the question's dimension:
+    /// `(memories, entities)`.
+    pub(crate) fn scan(&self, query: &[f32]) -> (Scored, Scored) {
+        let admit = self.admit();
+        self.sidecar.scan(
+            &normalized(query),
+            self.keep.as_deref(),
+            admit.as_ref().map(as_row_filter),
+        )
     }
 
     /// The scan of this embedding, and how long it took; `None` where the embedding failed
@@ -44,17 +65,20 @@ impl<'d> EarlyScan<'d> {
             return None;
         }
         let started = std::time::Instant::now();
-        let admit = self
-            .admitted
-            .as_ref()
-            .map(|a| move |row: u32| a[row as usize]);
-        let admit: Option<&(dyn Fn(u32) -> bool + Sync)> =
-            admit.as_ref().map(|f| f as &(dyn Fn(u32) -> bool + Sync));
-        let scanned = self
-            .sidecar
-            .scan(&normalized(query), self.keep.as_deref(), admit);
+        let scanned = self.scan(query);
         Some((scanned, started.elapsed()))
     }
+
+    fn admit(&self) -> Option<impl Fn(u32) -> bool + Sync + '_> {
+        self.admitted
+            .as_ref()
+            .map(|a| move |row: u32| a[row as usize])
+    }
+}
+
+/// A row filter as the sidecar takes it.
+fn as_row_filter(f: &(impl Fn(u32) -> bool + Sync)) -> &(dyn Fn(u32) -> bool + Sync) {
+    f
 }
 
 /// One question's embedding.

@@ -24,7 +24,7 @@ use slayer_embed::similar::{dot, normalized, rank_unit};
 use slayer_embed::vectors::{Keep, Scored, Sidecar};
 use slayer_embed::NotEmbedded;
 
-use crate::channels::beside::{embed_one, EarlyScan};
+use crate::channels::beside::{embed_one, ScanPlan};
 use crate::channels::ranked::ChannelOutcome;
 use crate::channels::ranked::Ranking;
 use crate::channels::ranked::{DenseRanking, Scanned};
@@ -286,7 +286,7 @@ impl Dense {
         &self,
         conn: &dyn StoreRead,
         scope: &Scope<'_, '_>,
-    ) -> Result<Option<EarlyScan<'_>>, SearchError> {
+    ) -> Result<Option<ScanPlan<'_>>, SearchError> {
         if Embedder::check(&self.model).is_err() {
             return Ok(None);
         }
@@ -297,28 +297,49 @@ impl Dense {
             return Ok(None);
         };
         self.coverage(conn, revision, Some(sidecar))?;
-        let keep = match sidecar.keep(scope.datasource()) {
-            Keep::All => None,
-            Keep::Sets(sets) => Some(sets),
-            Keep::RowByRow => return Ok(None),
-        };
         if sidecar.other_dims() != 0 {
             return Ok(None);
         }
-        let admitted = admit_memories(sidecar, scope.admission(), None);
-        let admit = admitted.as_ref().map(|a| move |row: u32| a[row as usize]);
-        let admit: Option<&(dyn Fn(u32) -> bool + Sync)> =
-            admit.as_ref().map(|f| f as &(dyn Fn(u32) -> bool + Sync));
-        if !sidecar.any_kept(keep.as_deref(), admit) {
+        // A datasource asked row by row is read by `rank`, once.
+        let Some(plan) = self.scan_plan(sidecar, scope, false)? else {
+            return Ok(None);
+        };
+        if !plan.keeps_any() {
             return Ok(None);
         }
         if self.serving {
             self.timings.time("hot codes", || sidecar.keep_hot());
         }
-        Ok(Some(EarlyScan::new(sidecar, keep, admitted)))
+        Ok(Some(plan))
     }
 
-    /// Hands the next [`Dense::rank`] the scan [`EarlyScan::run`] made of `question` (that
+    /// The rows a scan of `sidecar` keeps under the request's datasource and memory filter;
+    /// `None` for a datasource that must be asked row by row unless `row_by_row`.
+    fn scan_plan<'d>(
+        &self,
+        sidecar: &'d Sidecar,
+        scope: &Scope<'_, '_>,
+        row_by_row: bool,
+    ) -> Result<Option<ScanPlan<'d>>, SearchError> {
+        let (keep, admitted) = match sidecar.keep(scope.datasource()) {
+            Keep::All => (None, None),
+            Keep::Sets(sets) => (Some(sets), None),
+            Keep::RowByRow if !row_by_row => return Ok(None),
+            // Asked row by row, once per question.
+            Keep::RowByRow => (
+                None,
+                Some(
+                    (0..sidecar.len() as u32)
+                        .map(|row| scope.keeps_doc(sidecar.id(row)))
+                        .collect::<Result<Vec<bool>, _>>()?,
+                ),
+            ),
+        };
+        let admitted = admit_memories(sidecar, scope.admission(), admitted);
+        Ok(Some(ScanPlan::new(sidecar, keep, admitted)))
+    }
+
+    /// Hands the next [`Dense::rank`] the scan [`ScanPlan::run`] made of `question` (that
     /// call takes it, whatever it asks).
     pub(crate) fn scanned_early(
         &self,
@@ -388,26 +409,10 @@ impl Dense {
         question: &str,
         early: Option<(String, Scored, Scored)>,
     ) -> Result<ChannelOutcome<DenseSides<'d>>, SearchError> {
-        let (keep, admitted) = match sidecar.keep(scope.datasource()) {
-            Keep::All => (None, None),
-            Keep::Sets(sets) => (Some(sets), None),
-            // Asked row by row, once per question.
-            Keep::RowByRow => (
-                None,
-                Some(
-                    (0..sidecar.len() as u32)
-                        .map(|row| scope.keeps_doc(sidecar.id(row)))
-                        .collect::<Result<Vec<bool>, _>>()?,
-                ),
-            ),
-        };
-        let admitted = admit_memories(sidecar, scope.admission(), admitted);
-        let admit = admitted.as_ref().map(|a| move |row: u32| a[row as usize]);
-        let admit: Option<&(dyn Fn(u32) -> bool + Sync)> =
-            admit.as_ref().map(|f| f as &(dyn Fn(u32) -> bool + Sync));
-        if !sidecar.any_kept(keep.as_deref(), admit) {
+        let plan = self.scan_plan(sidecar, scope, true)?;
+        let Some(plan) = plan.filter(ScanPlan::keeps_any) else {
             return Ok(ChannelOutcome::Skipped(self.no_rows()));
-        }
+        };
         let query = match self.embed_question(question) {
             Ok(q) => q,
             Err(_) => return Ok(ChannelOutcome::Skipped(EMBEDDING_FAILED.to_owned())),
@@ -424,9 +429,7 @@ impl Dense {
         let early = early.filter(|(q, _, _)| q == question);
         let (memories, entities) = match early {
             Some((_, memories, entities)) => (memories, entities),
-            None => self.timings.time("scan", || {
-                sidecar.scan(&normalized(&query), keep.as_deref(), admit)
-            }),
+            None => self.timings.time("scan", || plan.scan(&query)),
         };
         Ok(ChannelOutcome::Ran((
             DenseRanking::Scanned(Scanned::new(sidecar, memories)),
