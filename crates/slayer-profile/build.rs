@@ -3,7 +3,8 @@
 //! and writes that folder into the binaries' run path, so they run with no environment
 //! variables; `SLAYER_DUCKDB_RUNPATH` replaces that run path for a relocatable build). With
 //! the `bundled-duckdb` feature libduckdb-sys compiles DuckDB from source and there is nothing
-//! to do here.
+//! to do here. On Linux the binary links position-dependent, as every slayer binary does
+//! (docs/performance/startup.md).
 
 use std::collections::HashMap;
 use std::env;
@@ -12,6 +13,9 @@ use std::path::{Path, PathBuf};
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo::rustc-link-arg-bins=-no-pie");
+    }
     if env::var_os("CARGO_FEATURE_BUNDLED_DUCKDB").is_some() {
         return;
     }
