@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use slayer_common::canonical::{check_memory_id, MEMORY_PREFIX};
-use slayer_common::records::Model;
+use slayer_common::records::skeleton::Model;
 
 use crate::aggref::{split_agg_ref, AggRef};
 
@@ -342,12 +342,7 @@ impl Catalog {
         let mut edges: Vec<(Option<&str>, &str)> = from
             .joins
             .iter()
-            .map(|j| {
-                (
-                    j.extra.get("name").and_then(|v| v.as_str()),
-                    j.target_model.as_str(),
-                )
-            })
+            .map(|j| (j.name.as_deref(), j.target_model.as_str()))
             .collect();
         for m in self
             .models
@@ -355,10 +350,7 @@ impl Catalog {
             .filter(|m| &m.data_source == ds && m.name != from.name)
         {
             for j in m.joins.iter().filter(|j| j.target_model == from.name) {
-                edges.push((
-                    j.extra.get("name").and_then(|v| v.as_str()),
-                    m.name.as_str(),
-                ));
+                edges.push((j.name.as_deref(), m.name.as_str()));
             }
         }
         let by_name: BTreeSet<&str> = edges

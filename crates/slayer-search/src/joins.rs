@@ -25,7 +25,7 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use slayer_common::records::{Column, Model};
+use slayer_common::records::skeleton::{Column, Model};
 use slayer_memory::resolve::Catalog;
 
 /// How a join pair was found.

@@ -8,6 +8,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 mod memory;
+pub mod skeleton;
 mod texts;
 
 pub use memory::{check_timestamp, BadTimestamp, Memory, Standing, Tier, UnknownTier};

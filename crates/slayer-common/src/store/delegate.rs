@@ -29,7 +29,7 @@ macro_rules! delegate_reads {
             fn models(&self, datasource: Option<&str>) -> Result<Vec<Model>, StoreError> {
                 self.$via().models(datasource)
             }
-            fn model_skeletons(&self) -> Result<Vec<Model>, StoreError> {
+            fn model_skeletons(&self) -> Result<Vec<crate::records::skeleton::Model>, StoreError> {
                 self.$via().model_skeletons()
             }
             fn doc(&self, canonical_id: &str) -> Result<Option<StoredDoc>, StoreError> {

@@ -27,7 +27,7 @@ pub trait StoreRead {
     fn models(&self, datasource: Option<&str>) -> Result<Vec<Model>, StoreError>;
     /// Every model as name resolution reads it (names, flags, leaves, joins), by datasource
     /// then name.
-    fn model_skeletons(&self) -> Result<Vec<Model>, StoreError>;
+    fn model_skeletons(&self) -> Result<Vec<crate::records::skeleton::Model>, StoreError>;
 
     // Docs and the full-text index's record of them.
 

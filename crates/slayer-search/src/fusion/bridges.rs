@@ -3,7 +3,7 @@
 
 use rustc_hash::FxHashSet;
 use slayer_common::canonical::{datasource_of, memory_id_of};
-use slayer_common::records::Model;
+use slayer_common::records::skeleton::Model;
 use slayer_memory::resolve::Catalog;
 
 use crate::fusion::fuse::Fused;

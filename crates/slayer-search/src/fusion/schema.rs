@@ -13,7 +13,7 @@
 
 use rustc_hash::FxHashSet;
 use serde::Serialize;
-use slayer_common::records::Model;
+use slayer_common::records::{skeleton, Model};
 use slayer_memory::resolve::Catalog;
 
 use crate::fusion::bridges::{bridges, model_part, same_datasource};
@@ -117,7 +117,7 @@ pub(crate) struct Picked {
 }
 
 /// Whether the model has a visible leaf of that name.
-fn has_leaf(model: &Model, leaf: &str) -> bool {
+fn has_leaf(model: &skeleton::Model, leaf: &str) -> bool {
     model.columns.iter().any(|c| !c.hidden && c.name == leaf)
         || model
             .measures
@@ -362,7 +362,8 @@ mod tests {
         .unwrap()
     }
 
-    fn catalog() -> Catalog {
+    /// The full models, sorted by name.
+    fn shop() -> Vec<Model> {
         let mut models = vec![
             model(
                 "orders",
@@ -372,10 +373,23 @@ mod tests {
             model("notes", &["id", "text"]),
         ];
         models.sort_by(|a, b| a.name.cmp(&b.name));
+        models
+    }
+
+    /// The catalog of these full models (sorted by name, all of datasource `db`).
+    fn catalog_of(models: &[Model]) -> Catalog {
         Catalog {
             datasources: ["db".to_owned()].into(),
-            models,
+            models: models.iter().map(skeleton::Model::from).collect(),
         }
+    }
+
+    /// The full model `ds.name`, as [`fill`] reads it.
+    fn full(models: &[Model], ds: &str, name: &str) -> Option<Model> {
+        models
+            .iter()
+            .find(|m| m.data_source == ds && m.name == name)
+            .cloned()
     }
 
     fn fused(keys: &[&str]) -> Vec<Fused> {
@@ -391,7 +405,8 @@ mod tests {
 
     #[test]
     fn models_come_by_their_best_entry_and_columns_by_need_then_rank() {
-        let c = catalog();
+        let models = shop();
+        let c = catalog_of(&models);
         let memo = JoinMemo::default();
         let joins = Joins::new(&c, &memo);
         let order = fused(&[
@@ -455,7 +470,7 @@ mod tests {
                 how: JoinHow::Reference
             }]
         );
-        let answer = fill(picked, |ds, name| Ok(c.model_in(ds, name).cloned())).unwrap();
+        let answer = fill(picked, |ds, name| Ok(full(&models, ds, name))).unwrap();
         let orders = &answer.models[0];
         assert_eq!(orders.sql_table.as_deref(), Some("orders"));
         let ids: Vec<&str> = orders.columns.iter().map(|c| c.id.as_str()).collect();
@@ -478,7 +493,8 @@ mod tests {
 
     #[test]
     fn a_model_gone_takes_its_joins_with_it() {
-        let c = catalog();
+        let models = shop();
+        let c = catalog_of(&models);
         let memo = JoinMemo::default();
         let joins = Joins::new(&c, &memo);
         let order = fused(&["db.orders", "db.customers"]);
@@ -490,7 +506,7 @@ mod tests {
         assert_eq!(picked.models.len(), 2);
         let answer = fill(picked, |_, name| {
             Ok((name == "orders")
-                .then(|| c.model_in("db", name).cloned())
+                .then(|| full(&models, "db", name))
                 .flatten())
         })
         .unwrap();
@@ -508,10 +524,7 @@ mod tests {
             model("colour", &["id", "colour"]),
         ];
         models.sort_by(|a, b| a.name.cmp(&b.name));
-        let c = Catalog {
-            datasources: ["db".to_owned()].into(),
-            models,
-        };
+        let c = catalog_of(&models);
         let memo = JoinMemo::default();
         let joins = Joins::new(&c, &memo);
         let order = fused(&["db.superhero.superhero_name", "db.superpower.power_name"]);
@@ -520,13 +533,13 @@ mod tests {
             columns: 40,
         };
         let picked = pick(&order, &c, &joins, size, None, &[]);
-        let models: Vec<(&str, bool)> = picked
+        let chosen: Vec<(&str, bool)> = picked
             .models
             .iter()
             .map(|m| (m.id.as_str(), m.bridge))
             .collect();
         assert_eq!(
-            models,
+            chosen,
             [
                 ("db.superhero", false),
                 ("db.superpower", false),
@@ -546,7 +559,7 @@ mod tests {
             ]
         );
         // The bridge shows its keys only.
-        let answer = fill(picked, |ds, name| Ok(c.model_in(ds, name).cloned())).unwrap();
+        let answer = fill(picked, |ds, name| Ok(full(&models, ds, name))).unwrap();
         let bridge = &answer.models[2];
         assert!(bridge.bridge);
         assert!(bridge.columns.iter().all(|c| c.why == Why::Join));

@@ -3,8 +3,8 @@
 use std::collections::BTreeSet;
 
 use super::{PgResult, Session};
+use crate::records::skeleton;
 use crate::records::{Datasource, Model};
-use crate::store::sqlite::catalog::skeleton;
 use crate::store::sqlite::{parse_row, to_row};
 use crate::store::StoreError;
 
@@ -105,7 +105,7 @@ pub(super) fn delete_models_of(s: &mut Session, datasource: &str) -> PgResult<us
 }
 
 /// Every model as name resolution sees it (its skeleton), by datasource then name.
-pub(super) fn model_skeletons(s: &mut Session) -> PgResult<Vec<Model>> {
+pub(super) fn model_skeletons(s: &mut Session) -> PgResult<Vec<skeleton::Model>> {
     // Every model has its skeleton (written together since version 1): no fallback to the
     // full JSON as SQLite's older stores need.
     let rows = s.query(
@@ -115,8 +115,7 @@ pub(super) fn model_skeletons(s: &mut Session) -> PgResult<Vec<Model>> {
     let mut out = Vec::with_capacity(rows.len());
     for r in &rows {
         let key = format!("{}.{}", r.get::<_, &str>(0), r.get::<_, &str>(1));
-        let skeleton: skeleton::Model = parse_row("models", &key, r.get(2))?;
-        out.push(skeleton.into());
+        out.push(parse_row("models", &key, r.get(2))?);
     }
     Ok(out)
 }

@@ -53,7 +53,7 @@ macro_rules! store_read {
             fn models(&self, datasource: Option<&str>) -> Result<Vec<Model>, StoreError> {
                 self.pg().with(|s| catalog::models(s, datasource))
             }
-            fn model_skeletons(&self) -> Result<Vec<Model>, StoreError> {
+            fn model_skeletons(&self) -> Result<Vec<crate::records::skeleton::Model>, StoreError> {
                 self.pg().with(catalog::model_skeletons)
             }
 

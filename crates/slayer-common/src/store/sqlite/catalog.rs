@@ -3,7 +3,7 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::{parse_row, to_row, StoreError};
-use crate::records::{Datasource, Model};
+use crate::records::{skeleton, Datasource, Model};
 
 /// Inserts or replaces a datasource.
 pub fn put_datasource(conn: &Connection, ds: &Datasource) -> Result<(), StoreError> {
@@ -122,12 +122,9 @@ pub(crate) fn rewrite_skeletons(conn: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Every model as name resolution sees it, sorted by (datasource, name): the names of models,
-/// columns, named measures and aggregations, hidden flags, primary keys and joins (targets,
-/// names, pairs), nothing else
-/// (types, formulas and descriptions are left empty). Several times cheaper than [`models`];
-/// the result is a read-only view: writing one back would lose those fields.
-pub fn model_skeletons(conn: &Connection) -> Result<Vec<Model>, StoreError> {
+/// Every model as name resolution sees it (its [`skeleton::Model`]), sorted by (datasource,
+/// name). Several times cheaper than [`models`].
+pub fn model_skeletons(conn: &Connection) -> Result<Vec<skeleton::Model>, StoreError> {
     // A model written before skeletons were kept parses from its full JSON instead.
     let mut stmt = conn.prepare_cached(
         "SELECT data_source, name, skeleton FROM model_skeletons
@@ -141,17 +138,16 @@ pub fn model_skeletons(conn: &Connection) -> Result<Vec<Model>, StoreError> {
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
         let data = row.get_ref(2)?.as_str().map_err(rusqlite::Error::from)?;
-        let skeleton: skeleton::Model =
-            serde_json::from_str(data).map_err(|e| StoreError::CorruptRow {
-                table: "models",
-                key: format!(
-                    "{}.{}",
-                    row.get::<_, String>(0).unwrap_or_default(),
-                    row.get::<_, String>(1).unwrap_or_default()
-                ),
-                cause: e.to_string(),
-            })?;
-        out.push(skeleton.into());
+        let skeleton = serde_json::from_str(data).map_err(|e| StoreError::CorruptRow {
+            table: "models",
+            key: format!(
+                "{}.{}",
+                row.get::<_, String>(0).unwrap_or_default(),
+                row.get::<_, String>(1).unwrap_or_default()
+            ),
+            cause: e.to_string(),
+        })?;
+        out.push(skeleton);
     }
     Ok(out)
 }
@@ -166,171 +162,6 @@ pub fn datasource_names(
         .query_map([], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
     Ok(names)
-}
-
-/// The fields of a model that resolution reads; serde skips the rest without building it. Each
-/// model also stores this much on its own (table `model_skeletons`), so resolution need not
-/// even read descriptions and samples.
-pub(crate) mod skeleton {
-    use serde::{Deserialize, Serialize};
-
-    use crate::records;
-
-    #[derive(Serialize, Deserialize)]
-    pub(crate) struct Model {
-        name: String,
-        data_source: String,
-        #[serde(default, skip_serializing_if = "is_false")]
-        hidden: bool,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        columns: Vec<Column>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        measures: Vec<Named>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        aggregations: Vec<Named>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        joins: Vec<Join>,
-    }
-
-    #[derive(Serialize, Deserialize)]
-    struct Column {
-        name: String,
-        #[serde(default, skip_serializing_if = "is_false")]
-        hidden: bool,
-        /// Search reads keys: what joins two models (schema 11).
-        #[serde(default, skip_serializing_if = "is_false")]
-        primary_key: bool,
-    }
-
-    /// A measure (whose name may be absent) or an aggregation.
-    #[derive(Serialize, Deserialize)]
-    struct Named {
-        #[serde(default)]
-        name: Option<String>,
-    }
-
-    #[derive(Serialize, Deserialize)]
-    struct Join {
-        target_model: String,
-        /// The join's own name: a dotted path may hop by it.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        name: Option<String>,
-        /// `[source column, target column]` pairs: the keys search gives evidence to
-        /// (schema 11).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        join_pairs: Vec<(String, String)>,
-    }
-
-    fn is_false(b: &bool) -> bool {
-        !*b
-    }
-
-    impl From<&records::Model> for Model {
-        fn from(m: &records::Model) -> Model {
-            Model {
-                name: m.name.clone(),
-                data_source: m.data_source.clone(),
-                hidden: m.hidden,
-                columns: m
-                    .columns
-                    .iter()
-                    .map(|c| Column {
-                        name: c.name.clone(),
-                        hidden: c.hidden,
-                        primary_key: c.primary_key,
-                    })
-                    .collect(),
-                measures: m
-                    .measures
-                    .iter()
-                    .map(|x| Named {
-                        name: x.name.clone(),
-                    })
-                    .collect(),
-                aggregations: m
-                    .aggregations
-                    .iter()
-                    .map(|a| Named {
-                        name: Some(a.name.clone()),
-                    })
-                    .collect(),
-                joins: m
-                    .joins
-                    .iter()
-                    .map(|j| Join {
-                        target_model: j.target_model.clone(),
-                        join_pairs: j.join_pairs.clone(),
-                        name: j
-                            .extra
-                            .get("name")
-                            .and_then(|v| v.as_str())
-                            .map(str::to_owned),
-                    })
-                    .collect(),
-            }
-        }
-    }
-
-    impl From<Model> for records::Model {
-        fn from(m: Model) -> records::Model {
-            records::Model {
-                name: m.name,
-                data_source: m.data_source,
-                sql_table: None,
-                sql: None,
-                source_queries: None,
-                description: None,
-                hidden: m.hidden,
-                default_time_dimension: None,
-                filters: Vec::new(),
-                columns: m
-                    .columns
-                    .into_iter()
-                    .map(|c| records::Column {
-                        hidden: c.hidden,
-                        primary_key: c.primary_key,
-                        ..records::Column::named(c.name)
-                    })
-                    .collect(),
-                measures: m
-                    .measures
-                    .into_iter()
-                    .map(|x| records::Measure {
-                        name: x.name,
-                        formula: String::new(),
-                        label: None,
-                        description: None,
-                        extra: Default::default(),
-                    })
-                    .collect(),
-                aggregations: m
-                    .aggregations
-                    .into_iter()
-                    .map(|a| records::Aggregation {
-                        name: a.name.unwrap_or_default(),
-                        formula: None,
-                        params: Vec::new(),
-                        description: None,
-                        extra: Default::default(),
-                    })
-                    .collect(),
-                joins: m
-                    .joins
-                    .into_iter()
-                    .map(|j| records::Join {
-                        target_model: j.target_model,
-                        join_pairs: j.join_pairs,
-                        extra: j
-                            .name
-                            .map(|n| ("name".to_owned(), serde_json::Value::String(n)))
-                            .into_iter()
-                            .collect(),
-                    })
-                    .collect(),
-                extra: Default::default(),
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -355,43 +186,18 @@ mod tests {
         let tx = store.write().unwrap();
         put_model(&tx, &model).unwrap();
         tx.commit().unwrap();
-        let names = |m: &Model| {
-            (
-                m.hidden,
-                m.columns
-                    .iter()
-                    .map(|c| (c.name.clone(), c.hidden, c.primary_key))
-                    .collect::<Vec<_>>(),
-                m.measures
-                    .iter()
-                    .map(|x| x.name.clone())
-                    .collect::<Vec<_>>(),
-                m.aggregations
-                    .iter()
-                    .map(|a| a.name.clone())
-                    .collect::<Vec<_>>(),
-                m.joins
-                    .iter()
-                    .map(|j| {
-                        (
-                            j.target_model.clone(),
-                            j.extra.get("name").cloned(),
-                            j.join_pairs.clone(),
-                        )
-                    })
-                    .collect::<Vec<_>>(),
-            )
-        };
+        let skeleton = skeleton::Model::from(&model);
         let from_column = model_skeletons(store.conn()).unwrap();
-        assert_eq!(names(&from_column[0]), names(&model));
-        assert_eq!(from_column[0].description, None);
+        assert_eq!(from_column, std::slice::from_ref(&skeleton));
+        assert_eq!(skeleton.joins[1].name.as_deref(), Some("buyer"));
+        assert_eq!(skeleton.measures[0].name, None);
         // A model written before skeletons were kept falls back to its full JSON.
         store
             .conn()
             .execute("DELETE FROM model_skeletons", [])
             .unwrap();
         let from_data = model_skeletons(store.conn()).unwrap();
-        assert_eq!(names(&from_data[0]), names(&model));
+        assert_eq!(from_data, std::slice::from_ref(&skeleton));
         // A skeleton written before version 11 (no pairs, no keys) is rewritten by the
         // migration to 11.
         store
@@ -402,8 +208,8 @@ mod tests {
             )
             .unwrap();
         assert_ne!(
-            names(&model_skeletons(store.conn()).unwrap()[0]),
-            names(&model)
+            model_skeletons(store.conn()).unwrap(),
+            std::slice::from_ref(&skeleton)
         );
         store
             .conn()
@@ -411,10 +217,7 @@ mod tests {
             .unwrap();
         drop(store);
         let store = Store::open(&dir.path().join("s.db"), OpenMode::CreateIfMissing).unwrap();
-        assert_eq!(
-            names(&model_skeletons(store.conn()).unwrap()[0]),
-            names(&model)
-        );
+        assert_eq!(model_skeletons(store.conn()).unwrap(), [skeleton]);
         let mut store = store;
         // A deleted model takes its skeleton with it.
         let tx = store.write().unwrap();

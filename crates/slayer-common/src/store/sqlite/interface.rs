@@ -54,7 +54,7 @@ impl<T: Connected> StoreRead for T {
     fn models(&self, datasource: Option<&str>) -> Result<Vec<Model>, StoreError> {
         catalog::models(self.connection(), datasource)
     }
-    fn model_skeletons(&self) -> Result<Vec<Model>, StoreError> {
+    fn model_skeletons(&self) -> Result<Vec<crate::records::skeleton::Model>, StoreError> {
         catalog::model_skeletons(self.connection())
     }
 
