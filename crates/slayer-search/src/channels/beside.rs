@@ -2,7 +2,9 @@
 //! embedding, then the sidecar scan that waited for it (docs/internals/search.md, channel 3).
 
 use slayer_embed::local::Asking;
-use slayer_embed::provider::Embedder;
+use std::sync::Arc;
+
+use slayer_embed::provider::{Embedder, ProviderError};
 use slayer_embed::similar::normalized;
 use slayer_embed::vectors::{Scored, Sidecar};
 use slayer_embed::NotEmbedded;
@@ -90,37 +92,104 @@ pub(crate) fn embed_one(
     embedder.embed_question(question, asking)
 }
 
+/// Where the question's embedding comes from beside the text channel.
+#[derive(Clone, Copy)]
+pub(crate) enum Source<'e> {
+    /// The model a long-lived search loaded on an earlier question.
+    Loaded(&'e Embedder),
+    /// The active model, loaded there first: a process's first question (a one-shot search's
+    /// only one), whose model load and embedding ran after the text channel before (100,000
+    /// memories, all channels: 2.7 + 12.7 ms).
+    Unloaded(&'e str),
+}
+
+/// A model loaded beside the text channel (or why it could not be), and how long it took.
+pub(crate) type Loaded = (Result<Embedder, Arc<ProviderError>>, std::time::Duration);
+
+/// What [`embed_beside`] did: `work`'s result, the question's embedding (`None` when the
+/// model did not load), `then`'s result on it, and the model it loaded, if it loaded one.
+pub(crate) struct Beside<T, R> {
+    pub(crate) worked: T,
+    pub(crate) embedded: Option<Embedded>,
+    pub(crate) after: Option<R>,
+    pub(crate) loaded: Option<Loaded>,
+}
+
 /// Runs `work` on this thread while [`embed_one`] embeds the question on another core of the
-/// shared pool, then runs `then` on the embedding there (a long-lived search's scan): the
-/// text channel (`work`) takes one core, the embedding and the scan the other, and when the
-/// text channel is done this thread, one of the pool's, takes up their parts while it waits. (It ran on a one-thread pool of its own while the text channel
-/// took longer than the embedding; scored term at a time the text channel finishes first:
-/// 100,000 memories, served, the embedding 5.1 -> 4.7 ms a question, 300 questions.) An
-/// embedding that panics is an `Err`, and the search goes on without it.
+/// shared pool (loading the model first where `source` says so), then runs `then` on the
+/// embedding there (the sidecar scan): the text channel (`work`) takes one core, the
+/// embedding and the scan the other, and when the text channel is done this thread, one of
+/// the pool's, takes up their parts while it waits. (It ran on a one-thread pool of its own
+/// while the text channel took longer than the embedding; scored term at a time the text
+/// channel finishes first: 100,000 memories, served, the embedding 5.1 -> 4.7 ms a question,
+/// 300 questions.) An embedding that panics is an `Err`, and the search goes on without it.
 pub(crate) fn embed_beside<T, R: Send>(
-    embedder: &Embedder,
+    source: Source<'_>,
+    asking: Asking,
     question: &str,
     then: impl FnOnce(&Result<Vec<f32>, NotEmbedded>) -> R + Send,
     work: impl FnOnce() -> T,
-) -> (T, Embedded, Option<R>) {
-    let embed = || {
+) -> Beside<T, R> {
+    let embed = |embedder: &Embedder| {
         let started = std::time::Instant::now();
         let embedded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            embed_one(embedder, question, Asking::Often)
+            embed_one(embedder, question, asking)
         }))
         .unwrap_or(Err(NotEmbedded::Panicked));
         (embedded, started.elapsed())
     };
-    let mut embedded = None;
+    let job = || -> (Option<Embedded>, Option<Loaded>) {
+        match source {
+            Source::Loaded(embedder) => (Some(embed(embedder)), None),
+            Source::Unloaded(model) => {
+                let started = std::time::Instant::now();
+                let opened = Embedder::open(model).map_err(Arc::new);
+                let took = started.elapsed();
+                let embedded = opened.as_ref().ok().map(embed);
+                (embedded, Some((opened, took)))
+            }
+        }
+    };
+    let mut done = None;
     let mut after = None;
-    let out = rayon::in_place_scope(|scope| {
+    let worked = rayon::in_place_scope(|scope| {
         scope.spawn(|_| {
-            let done = embed();
-            after = Some(then(&done.0));
-            embedded = Some(done);
+            let (embedded, loaded) = job();
+            after = embedded.as_ref().map(|(e, _)| then(e));
+            done = Some((embedded, loaded));
         });
         work()
     });
-    // The scope waited for the spawned job, which always sets both.
-    (out, embedded.unwrap_or_else(embed), after)
+    // The scope waited for the spawned job, which always sets `done`.
+    let (embedded, loaded) = done.unwrap_or_default();
+    Beside {
+        worked,
+        embedded,
+        after,
+        loaded,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_that_does_not_load_is_handed_back_and_nothing_waits_on_it() {
+        let mut scanned = false;
+        let beside = embed_beside(
+            Source::Unloaded("local:/nonexistent/slayer-test-model"),
+            Asking::Once,
+            "refund amount by region",
+            |_| scanned = true,
+            || "text ranked",
+        );
+        assert_eq!(beside.worked, "text ranked");
+        assert!(beside.embedded.is_none());
+        assert!(beside.after.is_none());
+        assert!(!scanned, "no scan without an embedding");
+        let (loaded, _) = beside.loaded.expect("the load is handed back");
+        let why = loaded.err().expect("the folder does not exist").to_string();
+        assert!(why.contains("/nonexistent/slayer-test-model"), "{why}");
+    }
 }

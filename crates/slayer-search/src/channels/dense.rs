@@ -24,7 +24,7 @@ use slayer_embed::similar::{dot, normalized, rank_unit};
 use slayer_embed::vectors::{Keep, Scored, Sidecar};
 use slayer_embed::NotEmbedded;
 
-use crate::channels::beside::{embed_one, ScanPlan};
+use crate::channels::beside::{embed_one, Loaded, ScanPlan, Source};
 use crate::channels::ranked::ChannelOutcome;
 use crate::channels::ranked::Ranking;
 use crate::channels::ranked::{DenseRanking, Scanned};
@@ -92,7 +92,7 @@ impl Dense {
     }
 
     /// How often this process embeds a question.
-    fn asking(&self) -> Asking {
+    pub(crate) fn asking(&self) -> Asking {
         if self.serving {
             Asking::Often
         } else {
@@ -578,14 +578,26 @@ impl Dense {
         result
     }
 
-    /// The loaded model, when the question is not embedded yet: a long-lived search embeds it
-    /// on another thread while the text channel runs, then hands it back with
-    /// [`Dense::remember_question`].
-    pub(crate) fn pending_question(&self, question: &str) -> Option<&Embedder> {
+    /// Where the question's embedding can come from beside the text channel, when it is not
+    /// embedded yet: the loaded model, or the active one to load there (a model that failed
+    /// to load is not tried again). The embedding is handed back with
+    /// [`Dense::remember_question`], the model with [`Dense::adopt_embedder`].
+    pub(crate) fn pending_question(&self, question: &str) -> Option<Source<'_>> {
         if self.questions.borrow().get(question).is_some() {
             return None;
         }
-        self.embedder.get()?.as_ref().ok()
+        match self.embedder.get() {
+            Some(Ok(embedder)) => Some(Source::Loaded(embedder)),
+            Some(Err(_)) => None,
+            None => Some(Source::Unloaded(&self.model)),
+        }
+    }
+
+    /// The model loaded beside the text channel ([`Dense::pending_question`]): kept as if this
+    /// channel had loaded it, failure included.
+    pub(crate) fn adopt_embedder(&self, (loaded, took): Loaded) {
+        self.timings.add("model load", took);
+        let _ = self.embedder.set(loaded);
     }
 
     /// A question's embedding made elsewhere ([`Dense::pending_question`]).

@@ -16,6 +16,7 @@ pub(crate) mod text_ranking;
 use slayer_common::limits::Limits;
 use slayer_common::store::StoreRead;
 
+use crate::channels::beside::Source;
 use crate::corpus::Scope;
 use crate::inputs::Inputs;
 use crate::output::warnings::Warnings;
@@ -119,40 +120,51 @@ pub(crate) fn run<'c>(
                 },
             )
         };
-        // A long-lived search embeds the question for channel 3 on another thread meanwhile:
-        // the text channel runs on one core.
-        let embedding = on(Channel::Dense)
-            .then(|| sources.dense.pending_question(q))
-            .flatten();
         let text_channel = || {
             let started = std::time::Instant::now();
             let ranked = sides();
             sources.timings.add("text", started.elapsed());
             ranked
         };
-        let ranked = match embedding {
-            Some(embedder) => {
-                // The sidecar is scanned as soon as the question is embedded, while the text
-                // channel runs here; this thread takes up parts of the scan when it is done.
-                let early = sources.dense.early_scan(sources.conn, scope)?;
+        // The question is embedded for channel 3 on another thread meanwhile (the model loaded
+        // there first on a process's first question): the text channel runs on one core.
+        let pending = on(Channel::Dense)
+            .then(|| sources.dense.pending_question(q))
+            .flatten();
+        // The sidecar is scanned as soon as the question is embedded, while the text channel
+        // runs here; this thread takes up parts of the scan when it is done.
+        let early = match pending {
+            Some(_) => sources.dense.early_scan(sources.conn, scope)?,
+            None => None,
+        };
+        // A model not loaded yet is loaded beside only where the channel will scan: a store
+        // without vectors, or one the channel would skip, never loads it.
+        let pending = pending.filter(|p| matches!(p, Source::Loaded(_)) || early.is_some());
+        let ranked = match pending {
+            Some(source) => {
                 let scan =
                     |embedding: &Result<Vec<f32>, _>| early.as_ref().and_then(|e| e.run(embedding));
-                let (ranked, (embedding, took), scanned) =
-                    beside::embed_beside(embedder, q, scan, || {
-                        let ranked = text_channel();
-                        // Bucket the matches meanwhile, as fusion would first thing.
-                        if let Ok((memories, entities)) = &ranked {
-                            memories.prepare();
-                            entities.prepare();
-                        }
-                        ranked
-                    });
-                sources.dense.remember_question(q, embedding, took);
+                let asking = sources.dense.asking();
+                let beside = beside::embed_beside(source, asking, q, scan, || {
+                    let ranked = text_channel();
+                    // Bucket the matches meanwhile, as fusion would first thing.
+                    if let Ok((memories, entities)) = &ranked {
+                        memories.prepare();
+                        entities.prepare();
+                    }
+                    ranked
+                });
+                if let Some(loaded) = beside.loaded {
+                    sources.dense.adopt_embedder(loaded);
+                }
+                if let Some((embedding, took)) = beside.embedded {
+                    sources.dense.remember_question(q, embedding, took);
+                }
                 // Channel 3 runs next and takes it (not after a failed text channel).
-                if let (Ok(_), Some((scanned, took))) = (&ranked, scanned.flatten()) {
+                if let (Ok(_), Some((scanned, took))) = (&beside.worked, beside.after.flatten()) {
                     sources.dense.scanned_early(q, scanned, took);
                 }
-                ranked
+                beside.worked
             }
             None => text_channel(),
         };
