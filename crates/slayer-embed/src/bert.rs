@@ -6,8 +6,9 @@
 //! blocked matrix products win there; tests check both give the same vectors.
 
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::halves_file;
 use rayon::prelude::*;
 use serde::Deserialize;
 use slayer_common::mapped::{HugePageBuffer, MappedFile};
@@ -83,6 +84,8 @@ impl Layer {
 /// The encoder over its mapped weights.
 pub struct Bert {
     file: MappedFile,
+    /// The weights file, whose folder keeps the halves file.
+    weights: PathBuf,
     /// Where the data section starts in the file.
     data: usize,
     config: Config,
@@ -101,10 +104,12 @@ pub struct Bert {
     paged_in: std::sync::OnceLock<()>,
 }
 
-/// The half-precision weights: in large pages, or on the heap where the kernel refused a map.
+/// The half-precision weights: in large pages, on the heap where the kernel refused a map, or
+/// mapped from the cache file ([`crate::halves_file`]).
 enum Halves {
     Paged(HugePageBuffer),
     Heap(Vec<u16>),
+    Mapped(MappedFile),
 }
 
 impl Halves {
@@ -112,13 +117,7 @@ impl Halves {
         match self {
             Halves::Paged(buffer) => bytemuck::cast_slice(buffer.bytes()),
             Halves::Heap(halves) => halves,
-        }
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [u16] {
-        match self {
-            Halves::Paged(buffer) => bytemuck::cast_slice_mut(buffer.bytes_mut()),
-            Halves::Heap(halves) => halves,
+            Halves::Mapped(file) => bytemuck::cast_slice(&file.bytes()[halves_file::HEADER..]),
         }
     }
 }
@@ -297,18 +296,25 @@ impl Bert {
             encoder: lo..hi,
             halves: std::sync::OnceLock::new(),
             paged_in: std::sync::OnceLock::new(),
+            weights: weights.to_owned(),
             file,
             data,
             config,
         })
     }
 
-    /// Lets go of the pages of the layers' mapped f32 weights ([`MappedFile::release`]): a
-    /// process done with them (one that embedded its one question, or made the half-precision
-    /// copy) need not hold 42 MB of them in its memory. A later read maps them in again.
+    /// Lets go of the pages of the layers' mapped f32 weights ([`MappedFile::release`]), and of
+    /// the halves file where it was mapped: a process done with them (one that embedded its
+    /// one question, or made the half-precision copy) need not hold 42 MB of them in its
+    /// memory. A later read maps them in again.
     pub fn release_weights(&self) {
         if self.encoder.start < self.encoder.end {
             self.file.release(self.file_range(self.encoder.clone()));
+        }
+        // The halves file's pages too: a one-shot's scan comes next (100,000 memories, all
+        // channels: 93 MiB peak with them held, 73 without).
+        if let Some(Halves::Mapped(file)) = self.halves.get() {
+            file.release(0..file.bytes().len());
         }
     }
 
@@ -334,23 +340,76 @@ impl Bert {
     /// pages back in.
     fn halves(&self) -> &[u16] {
         let halves = self.halves.get_or_init(|| {
-            const CHUNK: usize = 1 << 16;
-            let floats = &self.floats()[self.encoder.clone()];
-            let mut halves = match HugePageBuffer::zeroed(floats.len() * 2) {
+            let len = self.encoder.len();
+            let mut halves = match HugePageBuffer::zeroed(len * 2) {
                 Ok(buffer) => Halves::Paged(buffer),
-                Err(_) => Halves::Heap(vec![0u16; floats.len()]),
+                Err(_) => Halves::Heap(vec![0u16; len]),
             };
-            halves
-                .as_mut_slice()
-                .par_chunks_mut(CHUNK)
-                .zip(floats.par_chunks(CHUNK))
-                .for_each(|(to, from)| to_half(from, to));
+            match &mut halves {
+                Halves::Paged(buffer) => {
+                    self.round_encoder(bytemuck::cast_slice_mut(buffer.bytes_mut()))
+                }
+                Halves::Heap(heap) => self.round_encoder(heap),
+                Halves::Mapped(_) => {}
+            }
             if self.paged_in.get().is_none() {
                 self.release_weights();
             }
             halves
         });
         halves.as_slice()
+    }
+
+    /// The layers' f32 weights rounded to half precision into `to`, on every core.
+    fn round_encoder(&self, to: &mut [u16]) {
+        const CHUNK: usize = 1 << 16;
+        let floats = &self.floats()[self.encoder.clone()];
+        to.par_chunks_mut(CHUNK)
+            .zip(floats.par_chunks(CHUNK))
+            .for_each(|(to, from)| to_half(from, to));
+    }
+
+    /// For a process that embeds one question: maps the half-precision weights from the cache
+    /// file ([`crate::halves_file`]) when one was made from these weights, and says whether it
+    /// did; [`Precision::Half`] then reads them with no copy. Without one, the question is
+    /// embedded at [`Precision::Rounded`] and [`Bert::keep_halves`] writes the file.
+    pub fn cached_halves(&self) -> bool {
+        if self.halves.get().is_some() {
+            return true;
+        }
+        let Some(key) = halves_file::Key::of(&self.weights, self.encoder.clone()) else {
+            return false;
+        };
+        let Some(file) = halves_file::open(&self.halves_places(), &key) else {
+            return false;
+        };
+        file.prefault(halves_file::HEADER..file.bytes().len());
+        self.halves.set(Halves::Mapped(file)).is_ok() || self.halves.get().is_some()
+    }
+
+    /// Writes the halves file for the next process that embeds one question, from the f32
+    /// weights this one has read (nothing where no place takes it, or it is there).
+    pub fn keep_halves(&self) {
+        let Some(key) = halves_file::Key::of(&self.weights, self.encoder.clone()) else {
+            return;
+        };
+        let places = self.halves_places();
+        if halves_file::open(&places, &key).is_some() || !halves_file::writable(&places) {
+            return;
+        }
+        let mut halves = vec![0u16; self.encoder.len()];
+        self.round_encoder(&mut halves);
+        halves_file::write(&places, &key, &halves);
+    }
+
+    /// Whether the half-precision weights are the cache file's (tests).
+    #[cfg(test)]
+    pub(crate) fn halves_are_mapped(&self) -> bool {
+        matches!(self.halves.get(), Some(Halves::Mapped(_)))
+    }
+
+    fn halves_places(&self) -> Vec<PathBuf> {
+        halves_file::places(self.weights.parent().unwrap_or(Path::new(".")))
     }
 
     /// The layers' f32 weights, mapped in with one call the first time a text is embedded at

@@ -25,6 +25,7 @@
 
 pub mod bert;
 pub mod fetch;
+mod halves_file;
 pub mod http;
 pub mod local;
 pub mod openai;

@@ -36,9 +36,11 @@ pub fn models_dir() -> PathBuf {
 /// reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Asking {
-    /// One question (a one-shot search): the mapped weights, rounded as they are read.
-    /// Making the half-precision copy read all 42 MB of them and wrote 21 MB more, and the
-    /// process held both beside the vector scan (one-shot at 100,000 memories: 137 MiB peak).
+    /// One question (a one-shot search): the half-precision weights mapped from the file the
+    /// first such process wrote (`halves_file`), else the mapped f32 weights rounded as they
+    /// are read. Making the half-precision copy in memory read all 42 MB of them and wrote 21
+    /// MB more, and the process held both beside the vector scan (one-shot at 100,000
+    /// memories: 137 MiB peak).
     Once,
     /// Many questions (`--batch`, MCP): the half-precision copy, made once, read by each.
     Often,
@@ -160,12 +162,17 @@ impl LocalModel {
     /// Embeds a question to search with: on the mapped encoder with its weights in half
     /// precision where it reads this model (else as [`Self::embed`]). A process that asks
     /// often reads the weights' half-precision copy ([`bert::Precision::Half`]); one that asks
-    /// once rounds the mapped weights as it reads them ([`bert::Precision::Rounded`]: the same
-    /// vector, without reading them twice to make the copy) and lets their pages go after.
+    /// once maps that copy from the halves file ([`Bert::cached_halves`]), or rounds the mapped
+    /// weights as it reads them ([`bert::Precision::Rounded`]: the same vector, without reading
+    /// them twice to make the copy) and writes the file for the next, and lets their pages go
+    /// after.
     pub fn embed_question(&self, question: &str, asking: Asking) -> EmbedResult {
         if let Some((tokenizer, bert)) = &self.single {
             let max = MAX_TOKENS.min(bert.max_positions());
+            // One question reads the halves file where there is one (21 MB, no copy), else
+            // rounds the f32 weights as it reads them (42 MB) and writes the file for the next.
             let precision = match asking {
+                Asking::Once if bert.cached_halves() => bert::Precision::Half,
                 Asking::Once => bert::Precision::Rounded,
                 Asking::Often => bert::Precision::Half,
             };
@@ -173,6 +180,9 @@ impl LocalModel {
                 .embed_in(&tokenizer.encode(question, max), precision)
                 .map_err(|e| NotEmbedded::Encoder(std::sync::Arc::new(e)));
             if asking == Asking::Once {
+                if precision == bert::Precision::Rounded && embedded.is_ok() {
+                    bert.keep_halves();
+                }
                 bert.release_weights();
             }
             return embedded;
@@ -271,6 +281,73 @@ impl Batched {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A model folder of links to the default model's files, so a test can write beside them.
+    fn linked_model() -> tempfile::TempDir {
+        let real = models_dir().join(DEFAULT_MODEL);
+        let dir = tempfile::tempdir().unwrap();
+        for entry in std::fs::read_dir(&real).unwrap() {
+            let entry = entry.unwrap();
+            if !entry.file_name().to_string_lossy().starts_with('.') {
+                std::os::unix::fs::symlink(entry.path(), dir.path().join(entry.file_name()))
+                    .unwrap();
+            }
+        }
+        dir
+    }
+
+    fn reads_cached_halves(model: &LocalModel) -> bool {
+        model
+            .single
+            .as_ref()
+            .is_some_and(|(_, bert)| bert.halves_are_mapped())
+    }
+
+    #[test]
+    fn one_question_reads_the_halves_file_the_first_one_wrote_and_embeds_alike() {
+        let dir = linked_model();
+        let file = dir.path().join(".slayer-halves.bin");
+        let question = "refund amount by customer region";
+        let often = LocalModel::load(dir.path()).unwrap();
+        let expected = often.embed_question(question, Asking::Often).unwrap();
+        assert!(!file.exists(), "a served process keeps its copy in memory");
+        let first = LocalModel::load(dir.path()).unwrap();
+        assert_eq!(
+            first.embed_question(question, Asking::Once).unwrap(),
+            expected
+        );
+        assert!(!reads_cached_halves(&first));
+        let written = std::fs::metadata(&file)
+            .expect("written by the first")
+            .len();
+        let second = LocalModel::load(dir.path()).unwrap();
+        assert_eq!(
+            second.embed_question(question, Asking::Once).unwrap(),
+            expected
+        );
+        assert!(reads_cached_halves(&second));
+        // A file cut short is ignored, and written whole again.
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+        let third = LocalModel::load(dir.path()).unwrap();
+        assert_eq!(
+            third.embed_question(question, Asking::Once).unwrap(),
+            expected
+        );
+        assert!(!reads_cached_halves(&third));
+        assert_eq!(std::fs::metadata(&file).unwrap().len(), written);
+        // Weights replaced in place (a new modification time) make it stale.
+        let weights = dir.path().join("model.safetensors");
+        let target = std::fs::read_link(&weights).unwrap();
+        std::fs::remove_file(&weights).unwrap();
+        std::fs::copy(&target, &weights).unwrap();
+        let fourth = LocalModel::load(dir.path()).unwrap();
+        assert_eq!(
+            fourth.embed_question(question, Asking::Once).unwrap(),
+            expected
+        );
+        assert!(!reads_cached_halves(&fourth));
+    }
 
     /// The mapped encoder (one text) and candle (a batch) give the same vectors.
     #[test]
