@@ -341,17 +341,17 @@ impl Bert {
     fn halves(&self) -> &[u16] {
         let halves = self.halves.get_or_init(|| {
             let len = self.encoder.len();
-            let mut halves = match HugePageBuffer::zeroed(len * 2) {
-                Ok(buffer) => Halves::Paged(buffer),
-                Err(_) => Halves::Heap(vec![0u16; len]),
-            };
-            match &mut halves {
-                Halves::Paged(buffer) => {
-                    self.round_encoder(bytemuck::cast_slice_mut(buffer.bytes_mut()))
+            let halves = match HugePageBuffer::zeroed(len * 2) {
+                Ok(mut buffer) => {
+                    self.round_encoder(bytemuck::cast_slice_mut(buffer.bytes_mut()));
+                    Halves::Paged(buffer)
                 }
-                Halves::Heap(heap) => self.round_encoder(heap),
-                Halves::Mapped(_) => {}
-            }
+                Err(_) => {
+                    let mut heap = vec![0u16; len];
+                    self.round_encoder(&mut heap);
+                    Halves::Heap(heap)
+                }
+            };
             if self.paged_in.get().is_none() {
                 self.release_weights();
             }
@@ -369,47 +369,43 @@ impl Bert {
             .for_each(|(to, from)| to_half(from, to));
     }
 
-    /// For a process that embeds one question: maps the half-precision weights from the cache
-    /// file ([`crate::halves_file`]) when one was made from these weights, and says whether it
-    /// did; [`Precision::Half`] then reads them with no copy. Without one, the question is
-    /// embedded at [`Precision::Rounded`] and [`Bert::keep_halves`] writes the file.
-    pub fn cached_halves(&self) -> bool {
-        if self.halves.get().is_some() {
-            return true;
+    /// One question, in a process that embeds no other (a one-shot search): read at
+    /// [`Precision::Half`] from the halves file ([`crate::halves_file`]) when one was made from
+    /// these weights (mapped, no copy), else at [`Precision::Rounded`] (the same vector), after
+    /// which the file is written for the next such process. The weights' pages are let go
+    /// after either way ([`Bert::release_weights`]).
+    pub fn embed_once(&self, ids: &[u32]) -> Result<Vec<f32>, BertError> {
+        let key = halves_file::Key::of(&self.weights, self.encoder.clone());
+        let places = halves_file::places(self.weights.parent().unwrap_or(Path::new(".")));
+        let has_halves = self.halves.get().is_some()
+            || match key.as_ref().and_then(|key| halves_file::open(&places, key)) {
+                Some(file) => {
+                    file.prefault(halves_file::HEADER..file.bytes().len());
+                    let _ = self.halves.set(Halves::Mapped(file));
+                    true
+                }
+                None => false,
+            };
+        let precision = match has_halves {
+            true => Precision::Half,
+            false => Precision::Rounded,
+        };
+        let embedded = self.embed_in(ids, precision);
+        if !has_halves && embedded.is_ok() {
+            if let Some(key) = key.filter(|_| halves_file::writable(&places)) {
+                let mut halves = vec![0u16; self.encoder.len()];
+                self.round_encoder(&mut halves);
+                halves_file::write(&places, &key, &halves);
+            }
         }
-        let Some(key) = halves_file::Key::of(&self.weights, self.encoder.clone()) else {
-            return false;
-        };
-        let Some(file) = halves_file::open(&self.halves_places(), &key) else {
-            return false;
-        };
-        file.prefault(halves_file::HEADER..file.bytes().len());
-        self.halves.set(Halves::Mapped(file)).is_ok() || self.halves.get().is_some()
-    }
-
-    /// Writes the halves file for the next process that embeds one question, from the f32
-    /// weights this one has read (nothing where no place takes it, or it is there).
-    pub fn keep_halves(&self) {
-        let Some(key) = halves_file::Key::of(&self.weights, self.encoder.clone()) else {
-            return;
-        };
-        let places = self.halves_places();
-        if halves_file::open(&places, &key).is_some() || !halves_file::writable(&places) {
-            return;
-        }
-        let mut halves = vec![0u16; self.encoder.len()];
-        self.round_encoder(&mut halves);
-        halves_file::write(&places, &key, &halves);
+        self.release_weights();
+        embedded
     }
 
     /// Whether the half-precision weights are the cache file's (tests).
     #[cfg(test)]
     pub(crate) fn halves_are_mapped(&self) -> bool {
         matches!(self.halves.get(), Some(Halves::Mapped(_)))
-    }
-
-    fn halves_places(&self) -> Vec<PathBuf> {
-        halves_file::places(self.weights.parent().unwrap_or(Path::new(".")))
     }
 
     /// The layers' f32 weights, mapped in with one call the first time a text is embedded at

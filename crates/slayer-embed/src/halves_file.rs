@@ -11,12 +11,12 @@
 //! short or cannot be read is ignored and written again; it is written to a temporary file and
 //! renamed over the old one, so a reader never maps half a file.
 
-use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
 use slayer_common::mapped::MappedFile;
+
+use crate::derived_file;
 
 /// The file's name inside a model folder.
 const FILE: &str = ".slayer-halves.bin";
@@ -68,14 +68,7 @@ impl Key {
 /// Where a model folder's halves file may be: in the folder, then in the user's cache
 /// directory.
 pub(crate) fn places(dir: &Path) -> Vec<PathBuf> {
-    let mut places = vec![dir.join(FILE)];
-    if let Some(cache) = slayer_common::env::user_cache_dir() {
-        let absolute = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
-        let digest = Sha256::digest(absolute.as_os_str().as_encoded_bytes());
-        let tag: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-        places.push(cache.join("halves").join(format!("{tag}.bin")));
-    }
-    places
+    derived_file::places(dir, FILE, "halves", ".bin")
 }
 
 /// The first file at `places` made from exactly these weights, mapped.
@@ -89,31 +82,10 @@ pub(crate) fn open(places: &[PathBuf], key: &Key) -> Option<MappedFile> {
 
 /// Writes `halves` for `key` at the first of `places` that takes it; whether one did.
 pub(crate) fn write(places: &[PathBuf], key: &Key, halves: &[u16]) -> bool {
+    let parts = [&key.header()[..], bytemuck::cast_slice(halves)];
     places
         .iter()
-        .any(|place| write_atomically(place, key, halves).is_ok())
-}
-
-/// Writes beside `path` and renames over it.
-fn write_atomically(path: &Path, key: &Key, halves: &[u16]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".slayer-halves.{}.{:?}.tmp",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let written = (|| {
-        let mut file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
-        file.write_all(&key.header())?;
-        file.write_all(bytemuck::cast_slice(halves))?;
-        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+        .any(|place| derived_file::write_atomically(place, &parts).is_ok())
 }
 
 /// Whether a place can take a file, asked before the halves are made for it: a folder and a

@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod bert;
+mod derived_file;
 pub mod fetch;
 mod halves_file;
 pub mod http;

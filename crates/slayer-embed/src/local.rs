@@ -162,30 +162,19 @@ impl LocalModel {
     /// Embeds a question to search with: on the mapped encoder with its weights in half
     /// precision where it reads this model (else as [`Self::embed`]). A process that asks
     /// often reads the weights' half-precision copy ([`bert::Precision::Half`]); one that asks
-    /// once maps that copy from the halves file ([`Bert::cached_halves`]), or rounds the mapped
+    /// once ([`Bert::embed_once`]) maps that copy from the halves file, or rounds the mapped
     /// weights as it reads them ([`bert::Precision::Rounded`]: the same vector, without reading
     /// them twice to make the copy) and writes the file for the next, and lets their pages go
     /// after.
     pub fn embed_question(&self, question: &str, asking: Asking) -> EmbedResult {
         if let Some((tokenizer, bert)) = &self.single {
             let max = MAX_TOKENS.min(bert.max_positions());
-            // One question reads the halves file where there is one (21 MB, no copy), else
-            // rounds the f32 weights as it reads them (42 MB) and writes the file for the next.
-            let precision = match asking {
-                Asking::Once if bert.cached_halves() => bert::Precision::Half,
-                Asking::Once => bert::Precision::Rounded,
-                Asking::Often => bert::Precision::Half,
-            };
-            let embedded = bert
-                .embed_in(&tokenizer.encode(question, max), precision)
-                .map_err(|e| NotEmbedded::Encoder(std::sync::Arc::new(e)));
-            if asking == Asking::Once {
-                if precision == bert::Precision::Rounded && embedded.is_ok() {
-                    bert.keep_halves();
-                }
-                bert.release_weights();
+            let ids = tokenizer.encode(question, max);
+            return match asking {
+                Asking::Once => bert.embed_once(&ids),
+                Asking::Often => bert.embed_in(&ids, bert::Precision::Half),
             }
-            return embedded;
+            .map_err(|e| NotEmbedded::Encoder(std::sync::Arc::new(e)));
         }
         self.embed(&[question])
             .pop()

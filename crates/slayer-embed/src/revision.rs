@@ -24,8 +24,10 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use crate::derived_file::{self, short_hex};
+
 /// Hex digits kept of the digest: 64 bits tell revisions apart.
-pub const SHORT: usize = 16;
+pub const SHORT: usize = derived_file::SHORT;
 
 /// The files a local folder's revision covers, in hashing order.
 pub const LOCAL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
@@ -35,16 +37,6 @@ pub const CACHE_FILE: &str = ".slayer-revision";
 
 /// The first line of a cache file: its format.
 const CACHE_FORMAT: &str = "slayer-revision 1";
-
-fn short_hex(digest: &[u8]) -> String {
-    digest
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<String>()
-        .chars()
-        .take(SHORT)
-        .collect()
-}
 
 /// The revision of `openai/<model>` at `base_url`.
 pub fn remote(model: &str, base_url: &str) -> String {
@@ -73,7 +65,7 @@ pub fn local(dir: &Path) -> Result<String, RevisionError> {
 /// [`local`], saying whether the cache answered.
 pub fn local_with_source(dir: &Path) -> Result<(String, Source), RevisionError> {
     let key = cache_key(dir)?;
-    let places = cache_places(dir);
+    let places = derived_file::places(dir, CACHE_FILE, "revisions", "");
     for place in &places {
         if let Some(revision) = read_cache(place, &key) {
             return Ok((revision, Source::Cached));
@@ -83,7 +75,7 @@ pub fn local_with_source(dir: &Path) -> Result<(String, Source), RevisionError> 
     let body = format!("{CACHE_FORMAT}\n{key}\n{revision}\n");
     // The first place that takes the file keeps it; none is fine (computed next time too).
     for place in &places {
-        if write_atomically(place, body.as_bytes()).is_ok() {
+        if derived_file::write_atomically(place, &[body.as_bytes()]).is_ok() {
             break;
         }
     }
@@ -152,17 +144,6 @@ fn hash_folder(dir: &Path) -> Result<String, RevisionError> {
     Ok(short_hex(&hasher.finalize()))
 }
 
-/// Where a folder's cache may be: in the folder, then in the user's cache directory.
-fn cache_places(dir: &Path) -> Vec<PathBuf> {
-    let mut places = vec![dir.join(CACHE_FILE)];
-    let absolute = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
-    let tag = short_hex(&Sha256::digest(absolute.as_os_str().as_encoded_bytes()));
-    if let Some(cache) = slayer_common::env::user_cache_dir() {
-        places.push(cache.join("revisions").join(tag));
-    }
-    places
-}
-
 /// The revision a cache file holds under exactly this key.
 fn read_cache(path: &Path, key: &str) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;
@@ -173,21 +154,6 @@ fn read_cache(path: &Path, key: &str) -> Option<String> {
     let revision = lines.next()?;
     (revision.len() == SHORT && revision.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| revision.to_owned())
-}
-
-/// Writes beside `path` and renames over it, so a reader never sees half a file.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".slayer-revision.{}.{:?}.tmp",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
 }
 
 #[cfg(test)]

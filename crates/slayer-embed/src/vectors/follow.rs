@@ -11,7 +11,8 @@ use super::build::{build, quantize_row, row_datasources};
 use super::journal::{self, Entry, NewRow, Record};
 use super::layout::{build_on_disk, validated_header, MEMORY};
 use super::overlay::Overlay;
-use super::{base_row_of, path_for, sidecar_files, write_atomically, Bytes, Sidecar};
+use super::{base_row_of, path_for, sidecar_files, Bytes, Sidecar};
+use crate::derived_file::write_atomically;
 
 /// When an open folds the journal into a new base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,7 +239,7 @@ fn rebuild(
         cause: "unreadable header".into(),
     })?;
     // A failed write leaves the search to its in-memory copy; the next writer retries.
-    if write_atomically(&path, &bytes).is_ok() {
+    if write_atomically(&path, &[&bytes]).is_ok() {
         let _ = journal::reset(&journal::path_for(&path), header.build);
     }
     Ok(Sidecar {

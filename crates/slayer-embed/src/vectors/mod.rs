@@ -491,28 +491,6 @@ fn quantize_query(query: &[f32]) -> (Vec<i16>, f64) {
     (q, scale)
 }
 
-/// Writes `bytes` to a temporary file beside `path` and renames it over `path`: a reader maps
-/// either the old file or the new one, never a half-written one.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    // Unique per writer, threads of one process included (a search and its background
-    // re-embed may both rebuild).
-    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let tmp = dir.join(format!(
-        ".{}.{}.{}.tmp",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("vectors"),
-        std::process::id(),
-        WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
-
 /// The sidecar files of a vectors folder (`*.bin`), by name.
 fn sidecar_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
