@@ -19,8 +19,9 @@ use tantivy::Index;
 /// index read as "another schema", which is rebuilt (docs/spec/channels.md §6.5). `v3`: the
 /// analyzer of `v2`, with a `name` field that also holds an entity's synonyms (an index of `v2`
 /// lacks them). `v4`: the `name` field holds the spelled-out abbreviations of the name and label
-/// too ([`crate::abbreviations`]).
-pub const ANALYZER: &str = "slayer_en_v4";
+/// too ([`crate::abbreviations`]). `v5`: a `related` field holds a measure's plain words for its
+/// name's jargon ([`crate::reporting_terms`]), and more abbreviations are spelled out.
+pub const ANALYZER: &str = "slayer_en_v5";
 
 /// Tokens of this many bytes or more are dropped (tantivy's `en_stem` limit).
 const LONGEST_TOKEN: usize = 40;

@@ -61,6 +61,11 @@ pub struct Fields {
     /// A column's value index (docs/spec/profile.md §12.4), analyzed the same way: a question that
     /// names a value finds the column holding it. Empty for every other doc.
     pub values: Field,
+    /// A measure's plain words for the jargon of its name ([`crate::reporting_terms`]), analyzed
+    /// the same way: a field of its own, so that they neither lengthen the name field (a name
+    /// the question says outright keeps its weight) nor count as the name. Empty for every
+    /// other doc.
+    pub related: Field,
 }
 
 /// Builds the schema.
@@ -86,7 +91,8 @@ pub fn schema() -> (Schema, Fields) {
         datasource: builder.add_text_field("datasource", STRING | STORED),
         text: builder.add_text_field("text", text_options),
         name: builder.add_text_field("name", name_options.clone()),
-        values: builder.add_text_field("values", name_options),
+        values: builder.add_text_field("values", name_options.clone()),
+        related: builder.add_text_field("related", name_options),
     };
     (builder.build(), fields)
 }
@@ -507,13 +513,18 @@ fn document(
         if let Some(label) = label {
             doc.add_text(f.name, label);
         }
-        // `churnedMrr` is found by "recurring revenue" too (docs/spec/channels.md §6.2).
-        let spelled = crate::abbreviations::spelled_in(&crate::render::words(&format!(
-            "{name} {}",
-            label.unwrap_or("")
-        )));
+        // `churnedMrr` is found by "recurring revenue" too (docs/spec/channels.md §6.2), and a
+        // measure by the plain words of its name's jargon ("lost from customers who cancelled").
+        let name_words = crate::render::words(&format!("{name} {}", label.unwrap_or("")));
+        let spelled = crate::abbreviations::spelled_in(&name_words);
         if !spelled.is_empty() {
             doc.add_text(f.name, spelled);
+        }
+        if d.doc_kind == "measure" {
+            let plain = crate::reporting_terms::related_in(&name_words);
+            if !plain.is_empty() {
+                doc.add_text(f.related, plain);
+            }
         }
         if let Some(synonyms) = d.text.lines().find_map(|l| l.strip_prefix("Synonyms: ")) {
             doc.add_text(f.name, synonyms);

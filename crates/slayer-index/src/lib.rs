@@ -6,7 +6,8 @@
 //! - [`remove`]: delete an entity or memory and cascade to docs, embeddings and memory tags.
 //! - [`sync`]: `load --sync`: the plan of a load, and the removal of the models the input lacks.
 //! - [`analysis`]: how doc text and questions become index terms; [`abbreviations`] spelled
-//!   out beside names (`mrr`: monthly recurring revenue).
+//!   out beside names (`mrr`: monthly recurring revenue), and [`reporting_terms`], the plain
+//!   words of a measure name's jargon (`churned`: cancelled).
 //! - [`fulltext`]: the persistent tantivy index beside the store, synced by content hash.
 //! - [`project`]: read a SLayer YAML project folder.
 //! - [`import`]: read another semantic layer's project (dbt) as catalog records.
@@ -26,6 +27,7 @@ pub mod project;
 pub mod pyfmt;
 pub mod remove;
 pub mod render;
+pub mod reporting_terms;
 pub mod sync;
 
 pub use error::IndexError;

@@ -353,14 +353,15 @@ pub(crate) fn rank<'s>(
 }
 
 /// The entity side's terms beyond the text field's: each question term on the `name` field,
-/// weighted by `name_weight` (none when it is 0 or less), then on the `values` field
-/// (weight 1), with the term's weight and count.
+/// weighted by `name_weight` (none when it is 0 or less), then on the `values` field and on
+/// the `related` field (a measure's plain words for its name's jargon), weight 1 each, with the
+/// term's weight and count.
 fn entity_terms<'t>(
     f: &Fields,
     terms: &'t [(Term, u32)],
     name_weight: f32,
 ) -> impl Iterator<Item = (Term, f32, u32)> + 't {
-    [(f.name, name_weight), (f.values, 1.0)]
+    [(f.name, name_weight), (f.values, 1.0), (f.related, 2.0)]
         .into_iter()
         .filter(|(_, weight)| *weight > 0.0)
         .flat_map(move |(field, weight)| {

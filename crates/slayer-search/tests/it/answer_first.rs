@@ -152,3 +152,53 @@ fn a_head_of_zero_gives_back_the_evidence_order() {
     p.sort_unstable();
     assert_ne!(a, p, "the head was arranged");
 }
+
+/// The metric-lookup benchmark's `cube_stripe` (Cube's public Stripe schema), imported as a
+/// user would.
+fn stripe() -> TempStore {
+    let store = TempStore::new();
+    let project = workspace_root().join("tests/fixtures/metric-eval/cube_stripe");
+    let out = run(
+        "slayer-index",
+        &store.store,
+        &[
+            "-q",
+            "import",
+            "cube",
+            project.to_str().unwrap(),
+            "--datasource",
+            "stripe",
+            "--load",
+        ],
+        None,
+    );
+    assert!(out.code <= 1, "{}", out.stderr);
+    store
+}
+
+#[test]
+fn a_measure_named_in_jargon_is_found_by_plain_words() {
+    // `expansionMrr` says neither "upsell" nor "upgrading"; the plain words of its name's
+    // jargon in its name field do (slayer-index/src/reporting_terms.rs).
+    let store = stripe();
+    let r = search(
+        &store,
+        "upsell revenue from existing customers upgrading their plan",
+        &[],
+    );
+    assert_eq!(
+        ids(&r)[..2],
+        [
+            "stripe.StripeSaaSMetrics.expansionMrr",
+            "stripe.StripeSaaSMetrics"
+        ],
+        "{r:#}"
+    );
+    // "downgrades" is `contraction`'s plain word: the measure reaches the head.
+    let r = search(&store, "revenue lost to downgrades", &[]);
+    let ids = ids(&r);
+    assert!(
+        ids[..4].contains(&"stripe.StripeSaaSMetrics.contractionMrr"),
+        "{r:#}"
+    );
+}
