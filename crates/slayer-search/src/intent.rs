@@ -348,6 +348,20 @@ pub fn computes(formula: &str, asked: &[&str]) -> bool {
     })
 }
 
+/// Whether a formula divides at its outermost level ([`shape`]): a rate, a share or an average
+/// of one figure over another.
+pub fn is_ratio(formula: &str) -> bool {
+    shape(formula).iter().any(|s| s == "ratio")
+}
+
+/// Whether the aggregations a question asks for ([`asked_aggregations`]) are answered by a
+/// ratio: a share or rate, an average, or a change over a period.
+pub fn asks_ratio(asked: &[&str]) -> bool {
+    asked
+        .iter()
+        .any(|a| matches!(*a, "ratio" | "avg" | "time_shift"))
+}
+
 /// The first cue of `cues` the question holds as whole words.
 fn cue<'c>(words: &str, cues: &[&'c str]) -> Option<&'c str> {
     cues.iter()
@@ -455,6 +469,10 @@ mod tests {
             &["avg"]
         ));
         assert!(!computes("sum(a / b)", &["ratio"]));
+        assert!(is_ratio("-100 * (churned) / NULLIF(mrr, 0)"));
+        assert!(!is_ratio("sum(a / b)"));
+        assert!(asks_ratio(&asked_aggregations("average order value")));
+        assert!(!asks_ratio(&asked_aggregations("total revenue lost")));
         assert!(computes("sum(a / b)", &["sum"]));
         // A running total or a change over time, wherever it sits.
         assert!(computes(

@@ -17,7 +17,8 @@
 use crate::fusion::fuse::{Contribution, Fused};
 use crate::fusion::model_evidence::{model_of, KEY_CHANNEL};
 use crate::intent::{
-    asked_aggregations, asked_units, classify, computes, counts_in, Intent, IntentKind, Kind,
+    asked_aggregations, asked_units, asks_ratio, classify, computes, counts_in, is_ratio, Intent,
+    IntentKind, Kind,
 };
 use crate::SearchError;
 
@@ -39,6 +40,12 @@ const AGGREGATION_MATCH: f64 = 0.5;
 /// names ("cost" and `sum(purchase_cost)`, "units" and `sum(quantity)`): as much as an
 /// aggregation named.
 const UNITS_MATCH: f64 = 0.5;
+
+/// What a ratio measure (a rate, a share, an average: its formula divides at the top) loses
+/// when the question asks for none and does not name it: "revenue lost from customers who
+/// cancelled" asks for an amount, not the churn rate, though both are about churned revenue.
+/// As much as an aggregation named gains.
+const RATIO_UNASKED: f64 = 0.5;
 
 /// The channels that say how well an entry itself matches the question (not what its model
 /// or a join lends it).
@@ -104,15 +111,21 @@ fn is_named(f: &Fused) -> bool {
     })
 }
 
+/// Whether the caller or the question names the entry: a ref, an exact name, or a leaf whose
+/// name the question says (the `question` evidence).
+fn names_it(f: &Fused) -> bool {
+    is_named(f) || f.contributions.iter().any(|c| c.channel == "question")
+}
+
 /// Whether any channel that matches the question itself ranked the entry.
 fn matched(f: &Fused) -> bool {
     f.contributions.iter().any(|c| OWN.contains(&c.channel))
 }
 
 /// Each measure among `read` that the question's own channels ranked, with how well it matches
-/// ([`own_match`], plus [`AGGREGATION_MATCH`] when its formula computes what the question asks),
-/// best first (a stable sort: the first in order on a tie). Formulas are read (one read) only
-/// when the question names an aggregation.
+/// ([`own_match`], plus [`AGGREGATION_MATCH`] when its formula computes what the question asks,
+/// less [`RATIO_UNASKED`] for a ratio the question neither asks for nor names), best first (a
+/// stable sort: the first in order on a tie). Formulas are read in one read.
 fn measure_matches(
     read: &[Fused],
     best: &Best,
@@ -125,8 +138,9 @@ fn measure_matches(
         .collect();
     let asked = asked_aggregations(question);
     let units = asked_units(question);
-    let matched: Vec<f64> = match (asked.is_empty() && units.is_empty()) || at_measures.is_empty() {
-        true => vec![0.0; at_measures.len()],
+    let wants_ratio = asks_ratio(&asked);
+    let matched: Vec<f64> = match at_measures.is_empty() {
+        true => Vec::new(),
         false => {
             let ids: Vec<&str> = at_measures
                 .iter()
@@ -134,9 +148,12 @@ fn measure_matches(
                 .collect();
             formulas(&ids)?
                 .iter()
-                .map(|formula| {
+                .zip(&at_measures)
+                .map(|(formula, &at)| {
                     let agg = computes(formula, &asked) as u8 as f64 * AGGREGATION_MATCH;
+                    let unasked = !wants_ratio && is_ratio(formula) && !names_it(&read[at]);
                     agg + counts_in(formula, &units) as u8 as f64 * UNITS_MATCH
+                        - unasked as u8 as f64 * RATIO_UNASKED
                 })
                 .collect()
         }
@@ -380,6 +397,50 @@ mod tests {
         assert!(out.windows(2).all(|w| w[0].score >= w[1].score));
         assert!(out[0].contributions.iter().any(|c| c.channel == CHANNEL));
         assert_eq!(out.len(), 7);
+    }
+
+    #[test]
+    fn a_ratio_leads_only_where_the_question_asks_for_one_or_names_it() {
+        // `churn_rate_m` matches the words a little better than `churned_m`, but it is a rate.
+        let list = |named: bool| {
+            let mut rate = vec![("fulltext", 1, Some(6.0), 0.0164)];
+            if named {
+                rate.push(("question", 1, None, 0.0164));
+            }
+            vec![
+                entry("db.subs.churn_rate_m", &rate),
+                entry("db.subs.churned_m", &[("fulltext", 2, Some(5.5), 0.0161)]),
+                entry("db.subs", &[("fulltext", 3, Some(2.0), 0.0159)]),
+            ]
+        };
+        let formulas = |ids: &[&str]| -> Result<Vec<String>, SearchError> {
+            Ok(ids
+                .iter()
+                .map(|id| match id.contains("rate") {
+                    true => "sum(churned) / sum(mrr)".to_owned(),
+                    false => "sum(churned)".to_owned(),
+                })
+                .collect())
+        };
+        let first = |question: &str, named: bool| {
+            let (out, _) = arrange(
+                list(named),
+                Some(question),
+                3,
+                100,
+                kind,
+                formulas,
+                no_exact,
+            )
+            .unwrap();
+            out[0].key.clone()
+        };
+        assert_eq!(first("revenue lost to churn", false), "db.subs.churned_m");
+        assert_eq!(
+            first("churn rate of revenue", false),
+            "db.subs.churn_rate_m"
+        );
+        assert_eq!(first("revenue lost to churn", true), "db.subs.churn_rate_m");
     }
 
     #[test]
