@@ -352,24 +352,33 @@ pub(crate) fn rank<'s>(
     Ok(TextRanking::new(searcher, f.id, hits))
 }
 
+/// The weight of a measure's `related` field (the plain words of its name's jargon): chosen
+/// between 1 and 2 on the metric-lookup set and a blind set (docs/quality/metrics.md, fourth
+/// round).
+pub(crate) const RELATED_WEIGHT: f32 = 2.0;
+
 /// The entity side's terms beyond the text field's: each question term on the `name` field,
-/// weighted by `name_weight` (none when it is 0 or less), then on the `values` field and on
-/// the `related` field (a measure's plain words for its name's jargon), weight 1 each, with the
-/// term's weight and count.
+/// weighted by `name_weight` (none when it is 0 or less), then on the `values` field (weight
+/// 1) and on the `related` field (a measure's plain words for its name's jargon,
+/// [`RELATED_WEIGHT`]), with the term's weight and count.
 fn entity_terms<'t>(
     f: &Fields,
     terms: &'t [(Term, u32)],
     name_weight: f32,
 ) -> impl Iterator<Item = (Term, f32, u32)> + 't {
-    [(f.name, name_weight), (f.values, 1.0), (f.related, 2.0)]
-        .into_iter()
-        .filter(|(_, weight)| *weight > 0.0)
-        .flat_map(move |(field, weight)| {
-            terms.iter().filter_map(move |(t, count)| {
-                let word = t.value().as_str()?.to_owned();
-                Some((Term::from_field_text(field, &word), weight, *count))
-            })
+    [
+        (f.name, name_weight),
+        (f.values, 1.0),
+        (f.related, RELATED_WEIGHT),
+    ]
+    .into_iter()
+    .filter(|(_, weight)| *weight > 0.0)
+    .flat_map(move |(field, weight)| {
+        terms.iter().filter_map(move |(t, count)| {
+            let word = t.value().as_str()?.to_owned();
+            Some((Term::from_field_text(field, &word), weight, *count))
         })
+    })
 }
 
 /// The memory docs of these ids.

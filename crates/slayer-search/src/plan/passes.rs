@@ -270,6 +270,20 @@ impl Builder<'_> {
                     Box::new(BoostQuery::new(Box::new(on_name), self.name_weight)),
                 ));
             }
+            // And in a measure's plain words for its name's jargon.
+            if self.side == Side::Entities {
+                let on_related = TermQuery::new(
+                    Term::from_field_text(f.related, token),
+                    IndexRecordOption::WithFreqs,
+                );
+                clauses.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(
+                        Box::new(on_related),
+                        crate::channels::lexical::RELATED_WEIGHT,
+                    )),
+                ));
+            }
             shown.push(token.clone());
         } else {
             clauses.push((Occur::Should, self.phrase(&term.tokens)));
