@@ -358,9 +358,9 @@ pub(crate) fn rank<'s>(
 pub(crate) const RELATED_WEIGHT: f32 = 2.0;
 
 /// The entity side's terms beyond the text field's: each question term on the `name` field,
-/// weighted by `name_weight` (none when it is 0 or less), then on the `values` field (weight
-/// 1) and on the `related` field (a measure's plain words for its name's jargon,
-/// [`RELATED_WEIGHT`]), with the term's weight and count.
+/// weighted by `name_weight` (none when it is 0 or less), then on the `values` field at
+/// weight one, and on the `related` field (a measure's plain words for its name's jargon) at
+/// [`RELATED_WEIGHT`], with the term's weight and count.
 fn entity_terms<'t>(
     f: &Fields,
     terms: &'t [(Term, u32)],
