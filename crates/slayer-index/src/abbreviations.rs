@@ -76,20 +76,31 @@ const SPELLED: &[(&str, &str)] = &[
 
 /// The spelled-out form of one lowercase word, when it is a known abbreviation.
 pub fn spelled(word: &str) -> Option<&'static str> {
-    SPELLED
-        .binary_search_by(|(short, _)| (*short).cmp(word))
-        .ok()
-        .map(|i| SPELLED[i].1)
+    look_up(SPELLED, word)
 }
 
 /// The spelled-out forms of the abbreviations among `words` (a name or label as lowercase
 /// words, `render::words`: `churned mrr`), space-separated; empty when there is none.
 pub fn spelled_in(words: &str) -> String {
+    each_found(words, spelled)
+}
+
+/// The entry of `word` in a table of `(word, words)` sorted by its first column.
+pub(crate) fn look_up(table: &[(&str, &'static str)], word: &str) -> Option<&'static str> {
+    table
+        .binary_search_by(|(key, _)| (*key).cmp(word))
+        .ok()
+        .map(|i| table[i].1)
+}
+
+/// What `find` gives for each of the space-separated `words`, each once, space-separated;
+/// empty when it gives nothing.
+pub(crate) fn each_found(words: &str, find: impl Fn(&str) -> Option<&'static str>) -> String {
     let mut out: Vec<&str> = Vec::new();
     for word in words.split(' ') {
-        if let Some(long) = spelled(word) {
-            if !out.contains(&long) {
-                out.push(long);
+        if let Some(found) = find(word) {
+            if !out.contains(&found) {
+                out.push(found);
             }
         }
     }

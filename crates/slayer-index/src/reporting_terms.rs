@@ -104,24 +104,13 @@ const RELATED: &[(&str, &str)] = &[
 
 /// The plain words of one lowercase name word, when it is reporting jargon.
 pub fn related(word: &str) -> Option<&'static str> {
-    RELATED
-        .binary_search_by(|(name_word, _)| (*name_word).cmp(word))
-        .ok()
-        .map(|i| RELATED[i].1)
+    crate::abbreviations::look_up(RELATED, word)
 }
 
 /// The plain words of the jargon among `words` (a name or label as lowercase words,
 /// `render::words`: `churned mrr`), space-separated; empty when there is none.
 pub fn related_in(words: &str) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    for word in words.split(' ') {
-        if let Some(plain) = related(word) {
-            if !out.contains(&plain) {
-                out.push(plain);
-            }
-        }
-    }
-    out.join(" ")
+    crate::abbreviations::each_found(words, related)
 }
 
 #[cfg(test)]

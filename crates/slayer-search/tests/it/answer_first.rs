@@ -7,26 +7,34 @@ use serde_json::Value;
 
 use crate::support::{run, workspace_root, TempStore};
 
-fn jaffle() -> TempStore {
+/// A project of the metric-lookup benchmark (tests/fixtures/metric-eval), imported as a user
+/// would.
+fn imported(format: &str, project: &str, datasource: &str) -> TempStore {
     let store = TempStore::new();
-    let project = workspace_root().join("tests/fixtures/metric-eval/dbt_jaffle");
+    let project = workspace_root()
+        .join("tests/fixtures/metric-eval")
+        .join(project);
     let out = run(
         "slayer-index",
         &store.store,
         &[
             "-q",
             "import",
-            "dbt",
+            format,
             project.to_str().unwrap(),
             "--datasource",
-            "jaffle",
+            datasource,
             "--load",
         ],
         None,
     );
-    // Exit 1: the upstream project has one invalid entity, named on stderr; the rest loads.
+    // Exit 1: an upstream project may hold an invalid entity, named on stderr; the rest loads.
     assert!(out.code <= 1, "{}", out.stderr);
     store
+}
+
+fn jaffle() -> TempStore {
+    imported("dbt", "dbt_jaffle", "jaffle")
 }
 
 fn search(store: &TempStore, question: &str, extra: &[&str]) -> Value {
@@ -153,27 +161,9 @@ fn a_head_of_zero_gives_back_the_evidence_order() {
     assert_ne!(a, p, "the head was arranged");
 }
 
-/// The metric-lookup benchmark's `cube_stripe` (Cube's public Stripe schema), imported as a
-/// user would.
+/// Cube's public Stripe schema (the benchmark's `cube_stripe`).
 fn stripe() -> TempStore {
-    let store = TempStore::new();
-    let project = workspace_root().join("tests/fixtures/metric-eval/cube_stripe");
-    let out = run(
-        "slayer-index",
-        &store.store,
-        &[
-            "-q",
-            "import",
-            "cube",
-            project.to_str().unwrap(),
-            "--datasource",
-            "stripe",
-            "--load",
-        ],
-        None,
-    );
-    assert!(out.code <= 1, "{}", out.stderr);
-    store
+    imported("cube", "cube_stripe", "stripe")
 }
 
 #[test]
