@@ -355,30 +355,33 @@ pub(crate) fn rank<'s>(
 /// The weight of a measure's `related` field (the plain words of its name's jargon): chosen
 /// between 1 and 2 on the metric-lookup set and a blind set (docs/quality/metrics.md, fourth
 /// round).
-pub(crate) const RELATED_WEIGHT: f32 = 2.0;
+const RELATED_WEIGHT: f32 = 2.0;
 
-/// The entity side's terms beyond the text field's: each question term on the `name` field,
-/// weighted by `name_weight` (none when it is 0 or less), then on the `values` field at
-/// weight one, and on the `related` field (a measure's plain words for its name's jargon) at
-/// [`RELATED_WEIGHT`], with the term's weight and count.
+/// The fields that name an entity, which a question's word scores on again beside `text`, with
+/// their weights: its own `name` at `name_weight` (off at 0 or less) and a measure's `related`
+/// plain words at [`RELATED_WEIGHT`]. Channel 2 and the planner's passes both read these.
+pub(crate) fn naming_fields(f: &Fields, name_weight: f32) -> [(Field, f32); 2] {
+    [(f.name, name_weight), (f.related, RELATED_WEIGHT)]
+}
+
+/// The entity side's terms beyond the text field's: each question term on the fields that
+/// name an entity ([`naming_fields`]) and on the `values` field (weight 1), in the order name,
+/// values, related, with the term's weight and count; a field of weight 0 or less is left out.
 fn entity_terms<'t>(
     f: &Fields,
     terms: &'t [(Term, u32)],
     name_weight: f32,
 ) -> impl Iterator<Item = (Term, f32, u32)> + 't {
-    [
-        (f.name, name_weight),
-        (f.values, 1.0),
-        (f.related, RELATED_WEIGHT),
-    ]
-    .into_iter()
-    .filter(|(_, weight)| *weight > 0.0)
-    .flat_map(move |(field, weight)| {
-        terms.iter().filter_map(move |(t, count)| {
-            let word = t.value().as_str()?.to_owned();
-            Some((Term::from_field_text(field, &word), weight, *count))
+    let [name, related] = naming_fields(f, name_weight);
+    [name, (f.values, 1.0), related]
+        .into_iter()
+        .filter(|(_, weight)| *weight > 0.0)
+        .flat_map(move |(field, weight)| {
+            terms.iter().filter_map(move |(t, count)| {
+                let word = t.value().as_str()?.to_owned();
+                Some((Term::from_field_text(field, &word), weight, *count))
+            })
         })
-    })
 }
 
 /// The memory docs of these ids.

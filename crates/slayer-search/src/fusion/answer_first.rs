@@ -15,7 +15,7 @@
 //! the list stays sorted by score (routing merges lists by score) and `--explain` says why.
 
 use crate::fusion::fuse::{Contribution, Fused};
-use crate::fusion::model_evidence::{model_of, KEY_CHANNEL};
+use crate::fusion::model_evidence::{model_of, KEY_CHANNEL, QUESTION_CHANNEL};
 use crate::intent::{
     asked_aggregations, asked_units, asks_ratio, classify, computes, counts_in, is_ratio, Intent,
     IntentKind, Kind,
@@ -114,7 +114,10 @@ fn is_named(f: &Fused) -> bool {
 /// Whether the caller or the question names the entry: a ref, an exact name, or a leaf whose
 /// name the question says (the `question` evidence).
 fn names_it(f: &Fused) -> bool {
-    is_named(f) || f.contributions.iter().any(|c| c.channel == "question")
+    is_named(f)
+        || f.contributions
+            .iter()
+            .any(|c| c.channel == QUESTION_CHANNEL)
 }
 
 /// Whether any channel that matches the question itself ranked the entry.

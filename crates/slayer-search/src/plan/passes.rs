@@ -11,7 +11,7 @@ use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
 use slayer_index::fulltext::FullText;
 
-use crate::channels::lexical::{best_first, matches, Side};
+use crate::channels::lexical::{best_first, matches, naming_fields, Side};
 use crate::plan::config::PlanConfig;
 use crate::plan::gate::{Gated, PlanTerm};
 
@@ -259,30 +259,21 @@ impl Builder<'_> {
                     IndexRecordOption::WithFreqs,
                 )),
             ));
-            // As channel 2 does: a word in an entity's own name counts again, weighted.
-            if self.side == Side::Entities && self.name_weight > 0.0 {
-                let on_name = TermQuery::new(
-                    Term::from_field_text(f.name, token),
-                    IndexRecordOption::WithFreqs,
-                );
-                clauses.push((
-                    Occur::Should,
-                    Box::new(BoostQuery::new(Box::new(on_name), self.name_weight)),
-                ));
-            }
-            // And in a measure's plain words for its name's jargon.
+            // As channel 2 does: a word in the fields that name an entity (its own name, a
+            // measure's plain words) counts again, weighted.
             if self.side == Side::Entities {
-                let on_related = TermQuery::new(
-                    Term::from_field_text(f.related, token),
-                    IndexRecordOption::WithFreqs,
-                );
-                clauses.push((
-                    Occur::Should,
-                    Box::new(BoostQuery::new(
-                        Box::new(on_related),
-                        crate::channels::lexical::RELATED_WEIGHT,
-                    )),
-                ));
+                for (field, weight) in naming_fields(&f, self.name_weight) {
+                    if weight > 0.0 {
+                        let on_field = TermQuery::new(
+                            Term::from_field_text(field, token),
+                            IndexRecordOption::WithFreqs,
+                        );
+                        clauses.push((
+                            Occur::Should,
+                            Box::new(BoostQuery::new(Box::new(on_field), weight)),
+                        ));
+                    }
+                }
             }
             shown.push(token.clone());
         } else {
