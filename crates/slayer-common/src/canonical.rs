@@ -50,6 +50,13 @@ pub fn datasource_of(canonical: &str) -> Option<&str> {
     canonical.split('.').next().filter(|s| !s.is_empty())
 }
 
+/// The model of a leaf id `<ds>.<model>.<leaf>` (names hold no `.`, docs/spec/records.md §1.2).
+pub fn model_of(leaf: &str) -> Option<&str> {
+    let mut dots = leaf.match_indices('.').map(|(at, _)| at);
+    let (_, second) = (dots.next()?, dots.next()?);
+    Some(&leaf[..second])
+}
+
 /// Builds `<ds>.<model>`.
 pub fn model_id(datasource: &str, model: &str) -> String {
     format!("{datasource}.{model}")

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use slayer_common::canonical::{memory_id_of, memory_ref, rooted_at};
+use slayer_common::canonical::{memory_id_of, memory_ref, model_of, rooted_at};
 use slayer_common::records::{Standing, Tier};
 use slayer_common::store::memories::TaggedMemory;
 
@@ -114,9 +114,72 @@ impl<'c> Corpus<'c> {
         Ok(self.catalog.get_or_init(|| loaded))
     }
 
-    /// The formulas of these measures, read from their docs' `Formula:` lines (the catalog
-    /// holds skeletons, which keep names only); empty for an id without one. One read.
+    /// What these measures compute, as formulas (empty for an id without one), read from their
+    /// docs' `Formula:` lines (the catalog holds skeletons, which keep names only) and through
+    /// what they name ([`crate::measure_formulas`]): a formula that is another measure's name
+    /// reads as that measure's, and a sum of a column that counts rows as a count. Two reads,
+    /// and one for each model whose columns a formula sums.
     pub(crate) fn measure_formulas(&self, ids: &[&str]) -> Result<Vec<String>, SearchError> {
+        use crate::measure_formulas::{as_counted, counts_rows, sibling, summed};
+        let mut formulas = self.formula_lines(ids)?;
+        let siblings: Vec<Option<String>> = ids
+            .iter()
+            .zip(&formulas)
+            .map(|(id, f)| sibling(model_of(id)?, f))
+            .collect();
+        let named: Vec<&str> = siblings.iter().flatten().map(String::as_str).collect();
+        if !named.is_empty() {
+            let mut theirs = self.formula_lines(&named)?.into_iter();
+            for (formula, sibling) in formulas.iter_mut().zip(&siblings) {
+                let Some(f) = sibling.as_ref().and_then(|_| theirs.next()) else {
+                    continue;
+                };
+                if !f.is_empty() {
+                    *formula = f;
+                }
+            }
+        }
+        // The columns each formula sums, by model: one model read each.
+        let mut counted: Vec<Vec<String>> = vec![Vec::new(); formulas.len()];
+        let mut by_model: Vec<(&str, Vec<(usize, String)>)> = Vec::new();
+        for (at, (id, f)) in ids.iter().zip(&formulas).enumerate() {
+            let Some(model) = model_of(id) else {
+                continue;
+            };
+            for name in summed(f) {
+                match by_model.iter_mut().find(|(m, _)| *m == model) {
+                    Some((_, names)) => names.push((at, name)),
+                    None => by_model.push((model, vec![(at, name)])),
+                }
+            }
+        }
+        for (model_id, names) in by_model {
+            let Some((datasource, model)) = model_id.split_once('.') else {
+                continue;
+            };
+            let Some(model) = self.conn.model(datasource, model)? else {
+                continue;
+            };
+            for (at, name) in names {
+                let column = model.columns.iter().find(|c| c.name == name);
+                if column
+                    .and_then(|c| c.sql.as_deref())
+                    .is_some_and(counts_rows)
+                {
+                    counted[at].push(name);
+                }
+            }
+        }
+        Ok(formulas
+            .iter()
+            .zip(&counted)
+            .map(|(f, counted)| as_counted(f, counted))
+            .collect())
+    }
+
+    /// The `Formula:` lines of these ids' docs, as written; empty for an id without one. One
+    /// read.
+    fn formula_lines(&self, ids: &[&str]) -> Result<Vec<String>, SearchError> {
         let wanted: Vec<String> = ids.iter().map(|id| (*id).to_owned()).collect();
         let docs = self.conn.docs(&wanted)?;
         Ok(ids

@@ -31,6 +31,7 @@ pub(crate) mod fusion;
 pub(crate) mod inputs;
 pub mod intent;
 pub mod joins;
+pub(crate) mod measure_formulas;
 pub mod output;
 pub mod pipeline;
 pub mod plan;

@@ -2,8 +2,8 @@
 //! question asks for. Agents read the first few entities, so after model-level evidence has
 //! ordered the list, its head is arranged by the question's intent ([`intent`]):
 //!
-//! - a metric question leads with the best-matching named measure, then the model it lives on,
-//!   then the next two measures;
+//! - a metric question leads with the best-matching named measure, then the next two measures
+//!   where they match the question at least as well as the model it lives on, then that model;
 //! - any other question (but one about joins) keeps the models taking part first and fills
 //!   the rest of the head with the best leaves that are not there only as connecting keys: a
 //!   key's `join` evidence is for a question that needs two tables, and places 4–5 are where
@@ -69,6 +69,42 @@ fn own_match(f: &Fused, best: &Best) -> f64 {
         };
     }
     sum
+}
+
+/// The words an aggregation's name may add to what it counts or sums (`count`, `total_rows`).
+const AGGREGATE_NAME_WORDS: [&str; 12] = [
+    "count", "cnt", "total", "sum", "number", "num", "n", "records", "record", "rows", "row", "of",
+];
+
+/// Whether a measure's name says nothing but its model's name and aggregation words (`count`
+/// on `StripeCustomers`, `sales_count` on `sales`): it is that model's figure, so the question
+/// names it where it names the model (Cube gives every cube a `count`).
+fn named_by_its_model(measure_id: &str) -> bool {
+    let Some(model_id) = model_of(measure_id) else {
+        return false;
+    };
+    let leaf = &measure_id[model_id.len() + 1..];
+    let model = model_id.rsplit('.').next().unwrap_or_default();
+    let stem = |w: &str| w.strip_suffix('s').unwrap_or(w).to_owned();
+    let model_words: Vec<String> = slayer_index::render::words(model)
+        .split(' ')
+        .map(stem)
+        .collect();
+    slayer_index::render::words(leaf)
+        .split(' ')
+        .filter(|w| !AGGREGATE_NAME_WORDS.contains(w))
+        .all(|w| model_words.contains(&stem(w)))
+}
+
+/// The text channel's match of an entry: its BM25 over the best among the entries read.
+fn text_match(f: &Fused, best: &Best) -> f64 {
+    f.contributions
+        .iter()
+        .find_map(|c| match (c.channel, c.raw_score) {
+            ("fulltext", Some(raw)) if best.text > 0.0 => Some(raw / best.text),
+            _ => None,
+        })
+        .unwrap_or(0.0)
 }
 
 /// The best raw score of each scored channel among the entries read.
@@ -161,25 +197,38 @@ fn measure_matches(
                 .collect()
         }
     };
+    // A measure named by its model matches the words as well as its model does.
+    let through_model = |f: &Fused| -> f64 {
+        let model = model_of(&f.key).filter(|_| named_by_its_model(&f.key));
+        let model_text = model
+            .and_then(|m| read.iter().find(|e| e.key == m))
+            .map_or(0.0, |m| text_match(m, best));
+        (model_text - text_match(f, best)).max(0.0)
+    };
     let mut measures: Vec<(usize, f64)> = at_measures
         .into_iter()
         .zip(matched)
-        .map(|(at, matched)| (at, own_match(&read[at], best) + matched))
+        .map(|(at, matched)| {
+            let f = &read[at];
+            (at, own_match(f, best) + through_model(f) + matched)
+        })
         .collect();
     measures.sort_by(|a, b| b.1.total_cmp(&a.1));
     Ok(measures)
 }
 
 /// The head, as places of `read`: what the caller named, then what the intent asks for (a
-/// metric question's measure, its model and the next measures), then the list by its scores
-/// without the join evidence (the models taking part and the best leaves), up to `head`. Also
-/// the measure's model when the window lacks it, to be placed right after the measure.
+/// metric question's measure, the next measures that match at least `model_match`, its model,
+/// the other next measures), then the list by its scores without the join evidence (the models
+/// taking part and the best leaves), up to `head`. Also the measure's model when the window
+/// lacks it, with the place in the head it takes.
 fn head_places(
     read: &[Fused],
     head: usize,
     metric: bool,
     measures: &[(usize, f64)],
-) -> (Vec<usize>, Option<String>) {
+    model_match: f64,
+) -> (Vec<usize>, Option<(String, usize)>) {
     let mut wanted: Vec<usize> = Vec::with_capacity(head);
     let push = |at: usize, wanted: &mut Vec<usize>| {
         if !wanted.contains(&at) {
@@ -194,13 +243,20 @@ fn head_places(
     let mut outside = None;
     if let Some(&(at, _)) = measures.first().filter(|_| metric) {
         push(at, &mut wanted);
+        // The next-best measures are the candidates an agent weighs next; those that match
+        // the question at least as well as the model does come before it (§8.9: a measure
+        // that matches better than its model outranks it).
+        let next = &measures[1..measures.len().min(1 + NEXT_MEASURES)];
+        let (before, after): (Vec<_>, Vec<_>) = next.iter().partition(|&&(_, m)| m >= model_match);
+        for &(i, _) in &before {
+            push(i, &mut wanted);
+        }
         let model = model_of(&read[at].key).unwrap_or_default();
         match read.iter().position(|f| f.key == model) {
             Some(m) => push(m, &mut wanted),
-            None => outside = Some(model.to_owned()),
+            None => outside = Some((model.to_owned(), wanted.len())),
         }
-        // Then the next-best measures, the candidates an agent weighs next.
-        for &(i, _) in measures.iter().skip(1).take(NEXT_MEASURES) {
+        for &(i, _) in &after {
             push(i, &mut wanted);
         }
     }
@@ -267,31 +323,30 @@ pub(crate) fn arrange(
     let measures = measure_matches(read, &best, question, kind_of, formulas)?;
     // A measure that matches the question at least as well as its own model makes the
     // question a metric question even without a metric word.
-    let leads = measures.first().and_then(|&(at, m)| {
-        let key = &read[at].key;
-        let model = model_of(key)?;
-        let model_match = read
-            .iter()
+    let model_match = measures.first().map_or(0.0, |&(at, _)| {
+        let model = model_of(&read[at].key).unwrap_or_default();
+        read.iter()
             .find(|f| f.key == model)
-            .map_or(0.0, |f| own_match(f, &best));
-        (m > 0.0 && m >= model_match).then_some(key.as_str())
+            .map_or(0.0, |f| own_match(f, &best))
     });
+    let leads = measures
+        .first()
+        .filter(|&&(_, m)| m > 0.0 && m >= model_match)
+        .map(|&(at, _)| read[at].key.as_str());
     let intent = classify(question, leads);
     if intent.kind == IntentKind::Join {
         return Ok((ordered, Some(intent)));
     }
     let metric = intent.kind == IntentKind::Metric;
-    let (mut places, outside) = head_places(read, head, metric, &measures);
+    let (mut places, outside) = head_places(read, head, metric, &measures, model_match);
     // A model outside the window joins it with its exact fused entry, right after its
     // measure (so the head does not depend on how deep the list was read).
-    if let Some(model) = outside {
+    if let Some((model, place)) = outside {
         if let Some(entry) = exact(&[model.as_str()])?.into_iter().next() {
-            let measure = measures.first().map(|&(at, _)| at);
-            let after = places.iter().position(|&at| Some(at) == measure);
             ordered.retain(|f| f.key != entry.key);
             let end = read_len.min(ordered.len());
             ordered.insert(end, entry);
-            places.insert(after.map_or(0, |p| p + 1), end);
+            places.insert(place.min(places.len()), end);
         }
     }
     places.truncate(head);
@@ -400,6 +455,90 @@ mod tests {
         assert!(out.windows(2).all(|w| w[0].score >= w[1].score));
         assert!(out[0].contributions.iter().any(|c| c.channel == CHANNEL));
         assert_eq!(out.len(), 7);
+    }
+
+    #[test]
+    fn a_next_measure_that_matches_better_than_the_model_comes_before_it() {
+        // `count_m` matches the words better than `db.orders` does (6 against 2), `amount_m`
+        // (1, and a sum where the question asks for a count) does not: the agent weighs the
+        // two near candidates before the model.
+        let list = vec![
+            entry(
+                "db.orders",
+                &[
+                    ("fulltext", 3, Some(2.0), 0.0159),
+                    ("evidence", 1, Some(0.05), 0.0328),
+                ],
+            ),
+            entry("db.orders.large_m", &[("fulltext", 1, Some(9.0), 0.0164)]),
+            entry("db.orders.count_m", &[("fulltext", 2, Some(6.0), 0.0161)]),
+            entry("db.orders.status", &[("fulltext", 4, Some(1.5), 0.0156)]),
+            entry("db.orders.amount_m", &[("fulltext", 5, Some(1.0), 0.0154)]),
+        ];
+        let (out, _) = arrange(
+            list,
+            Some("how many large orders"),
+            4,
+            100,
+            kind,
+            |ids: &[&str]| {
+                Ok(ids
+                    .iter()
+                    .map(|id| match id.contains("amount") {
+                        true => "sum(amount)".to_owned(),
+                        false => "count(*)".to_owned(),
+                    })
+                    .collect())
+            },
+            no_exact,
+        )
+        .unwrap();
+        assert_eq!(
+            keys(&out)[..4],
+            [
+                "db.orders.large_m",
+                "db.orders.count_m",
+                "db.orders",
+                "db.orders.amount_m"
+            ]
+        );
+        assert!(out.windows(2).all(|w| w[0].score >= w[1].score));
+    }
+
+    #[test]
+    fn a_measure_named_by_its_model_is_that_model_s_figure() {
+        assert!(named_by_its_model("stripe.StripeCustomers.count"));
+        assert!(named_by_its_model("sales.sales.sales_count"));
+        assert!(named_by_its_model("shop.orders.total_order_records"));
+        assert!(!named_by_its_model(
+            "stripe.StripeCustomers.activeCustomers"
+        ));
+        assert!(!named_by_its_model("shop.orders.large_orders"));
+        assert!(!named_by_its_model("shop.orders"));
+        // Where it is: the model's words lend it their match.
+        let list = vec![
+            entry("db.customers", &[("fulltext", 1, Some(7.0), 0.0164)]),
+            entry(
+                "db.subs.active_customers",
+                &[("fulltext", 2, Some(5.0), 0.0161)],
+            ),
+            entry("db.customers.count", &[("fulltext", 3, Some(1.5), 0.0159)]),
+        ];
+        let kind = |key: &str| match key.matches('.').count() {
+            1 => Kind::Model,
+            _ => Kind::Measure,
+        };
+        let (out, _) = arrange(
+            list,
+            Some("how many customers"),
+            3,
+            100,
+            kind,
+            formulas,
+            no_exact,
+        )
+        .unwrap();
+        assert_eq!(out[0].key, "db.customers.count");
     }
 
     #[test]

@@ -425,11 +425,11 @@ mod tests {
         let whole = fill(200);
         assert_eq!(whole.len(), 157);
         // A metric question: its best measure (`c3`, the first of the equally matched `…3`
-        // leaves), then that measure's model, then the next two measures lead; then the
-        // models of the best leaves: m0 (c0, c7).
+        // leaves), then the next two measures (they match as well as that measure's model
+        // does), then the model; then the models of the best leaves: m0 (c0, c7).
         assert_eq!(
             &whole[..5],
-            ["db.m3.c3", "db.m3", "db.m2.c23", "db.m6.c13", "db.m0"]
+            ["db.m3.c3", "db.m2.c23", "db.m6.c13", "db.m3", "db.m0"]
         );
         for cap in [0, 1, 3, 10, 99, 100, 101, 150] {
             assert_eq!(fill(cap), whole[..cap], "cap {cap}");

@@ -107,12 +107,7 @@ fn connecting_keys(
     keys
 }
 
-/// The model of a leaf id `<ds>.<model>.<leaf>` (names hold no `.`, docs/spec/records.md §1.2).
-pub(crate) fn model_of(key: &str) -> Option<&str> {
-    let mut dots = key.match_indices('.').map(|(at, _)| at);
-    let (_, second) = (dots.next()?, dots.next()?);
-    Some(&key[..second])
-}
+pub(crate) use slayer_common::canonical::model_of;
 
 /// Whether a lowercased bare name is this id, or its tail of whole segments (`orders.amount`,
 /// `amount`), ignoring case.
