@@ -54,8 +54,11 @@ const OWN: [&str; 4] = ["named", "fulltext", "dense", "question"];
 /// How well an entry itself matches the question, on one scale across channels: each channel's
 /// raw score over its best in `best` (text BM25 and cosine say *how much* better a match is,
 /// which rank alone throws away), dense counted twice (a metric question is a paraphrase more
-/// often than it repeats a name), a caller-named entity 1, a leaf the question names 0.5.
-/// A measure whose formula computes the aggregation the question asks for adds
+/// often than it repeats a name), a caller-named entity 1. A leaf whose name the question says
+/// (the `question` evidence) adds nothing here: the text channel has already weighed those
+/// words in its name field, and counting them twice let a short name the question only
+/// mentions ("revenue" in "recurring revenue we lost") pass the measures its other words
+/// describe. A measure whose formula computes the aggregation the question asks for adds
 /// [`AGGREGATION_MATCH`].
 fn own_match(f: &Fused, best: &Best) -> f64 {
     let mut sum = 0.0;
@@ -64,7 +67,6 @@ fn own_match(f: &Fused, best: &Best) -> f64 {
             ("fulltext", Some(raw)) if best.text > 0.0 => raw / best.text,
             ("dense", Some(raw)) if best.dense > 0.0 => 2.0 * raw / best.dense,
             ("named", _) => 1.0,
-            ("question", _) => 0.5,
             _ => 0.0,
         };
     }
@@ -524,21 +526,60 @@ mod tests {
             ),
             entry("db.customers.count", &[("fulltext", 3, Some(1.5), 0.0159)]),
         ];
-        let kind = |key: &str| match key.matches('.').count() {
-            1 => Kind::Model,
-            _ => Kind::Measure,
-        };
         let (out, _) = arrange(
             list,
             Some("how many customers"),
             3,
             100,
-            kind,
+            kind_any_leaf_a_measure,
             formulas,
             no_exact,
         )
         .unwrap();
         assert_eq!(out[0].key, "db.customers.count");
+    }
+
+    #[test]
+    fn a_name_the_question_only_mentions_does_not_count_twice() {
+        // "how much recurring revenue did we lose": `revenue` is named by the question and
+        // scores a little more on text (a short name); `churn_arr` is what its other words
+        // describe, and the dense channel says so. The name's words are in the text score
+        // already.
+        let list = vec![
+            entry(
+                "db.fin.revenue",
+                &[
+                    ("fulltext", 1, Some(6.4), 0.0164),
+                    ("dense", 2, Some(0.30), 0.0161),
+                    ("question", 1, None, 0.0164),
+                ],
+            ),
+            entry(
+                "db.mrr.churn_arr",
+                &[
+                    ("fulltext", 2, Some(6.0), 0.0161),
+                    ("dense", 1, Some(0.40), 0.0164),
+                ],
+            ),
+        ];
+        let (out, _) = arrange(
+            list,
+            Some("how much recurring revenue did we lose"),
+            2,
+            100,
+            kind_any_leaf_a_measure,
+            |ids: &[&str]| Ok(ids.iter().map(|_| "sum(x)".to_owned()).collect()),
+            no_exact,
+        )
+        .unwrap();
+        assert_eq!(out[0].key, "db.mrr.churn_arr");
+    }
+
+    fn kind_any_leaf_a_measure(key: &str) -> Kind {
+        match key.matches('.').count() {
+            1 => Kind::Model,
+            _ => Kind::Measure,
+        }
     }
 
     #[test]
