@@ -69,6 +69,8 @@ pub struct Corpus<'c> {
     /// The join pairs found in the catalog so far (a corpus is read again whenever the store
     /// changes, and this with it).
     joins: crate::joins::JoinMemo,
+    /// Each model's columns that count rows, as read so far (the same lifetime).
+    counting: RefCell<FxHashMap<String, Rc<FxHashSet<String>>>>,
 }
 
 /// BM25's view of the memory corpus under a datasource filter.
@@ -91,6 +93,7 @@ impl<'c> Corpus<'c> {
             with_query: OnceCell::new(),
             marked: OnceCell::new(),
             joins: Default::default(),
+            counting: RefCell::default(),
         })
     }
 
@@ -117,10 +120,10 @@ impl<'c> Corpus<'c> {
     /// What these measures compute, as formulas (empty for an id without one), read from their
     /// docs' `Formula:` lines (the catalog holds skeletons, which keep names only) and through
     /// what they name ([`crate::measure_formulas`]): a formula that is another measure's name
-    /// reads as that measure's, and a sum of a column that counts rows as a count. Two reads,
-    /// and one for each model whose columns a formula sums.
+    /// reads as that measure's (one more read, when one is), and a sum of a column that counts
+    /// rows as a count (each model's counting columns read once per corpus).
     pub(crate) fn measure_formulas(&self, ids: &[&str]) -> Result<Vec<String>, SearchError> {
-        use crate::measure_formulas::{as_counted, counts_rows, sibling, summed};
+        use crate::measure_formulas::{as_counted, sibling, summed};
         let mut formulas = self.formula_lines(ids)?;
         let siblings: Vec<Option<String>> = ids
             .iter()
@@ -139,42 +142,43 @@ impl<'c> Corpus<'c> {
                 }
             }
         }
-        // The columns each formula sums, by model: one model read each.
-        let mut counted: Vec<Vec<String>> = vec![Vec::new(); formulas.len()];
-        let mut by_model: Vec<(&str, Vec<(usize, String)>)> = Vec::new();
-        for (at, (id, f)) in ids.iter().zip(&formulas).enumerate() {
-            let Some(model) = model_of(id) else {
-                continue;
-            };
-            for name in summed(f) {
-                match by_model.iter_mut().find(|(m, _)| *m == model) {
-                    Some((_, names)) => names.push((at, name)),
-                    None => by_model.push((model, vec![(at, name)])),
+        ids.iter()
+            .zip(formulas)
+            .map(|(id, formula)| match model_of(id) {
+                Some(model) if !summed(&formula).is_empty() => {
+                    let counting = self.counting_columns(model)?;
+                    Ok(as_counted(&formula, |name| counting.contains(name)))
                 }
-            }
+                _ => Ok(formula),
+            })
+            .collect()
+    }
+
+    /// The columns of a model whose SQL counts rows (`1`, a 0/1 `CASE`): one model read, then
+    /// remembered (none for a model the store lacks).
+    fn counting_columns(&self, model_id: &str) -> Result<Rc<FxHashSet<String>>, SearchError> {
+        if let Some(known) = self.counting.borrow().get(model_id) {
+            return Ok(known.clone());
         }
-        for (model_id, names) in by_model {
-            let Some((datasource, model)) = model_id.split_once('.') else {
-                continue;
-            };
-            let Some(model) = self.conn.model(datasource, model)? else {
-                continue;
-            };
-            for (at, name) in names {
-                let column = model.columns.iter().find(|c| c.name == name);
-                if column
-                    .and_then(|c| c.sql.as_deref())
-                    .is_some_and(counts_rows)
-                {
-                    counted[at].push(name);
-                }
-            }
-        }
-        Ok(formulas
+        let model = match model_id.split_once('.') {
+            Some((datasource, model)) => self.conn.model(datasource, model)?,
+            None => None,
+        };
+        let counting: FxHashSet<String> = model
             .iter()
-            .zip(&counted)
-            .map(|(f, counted)| as_counted(f, counted))
-            .collect())
+            .flat_map(|m| &m.columns)
+            .filter(|c| {
+                c.sql
+                    .as_deref()
+                    .is_some_and(crate::measure_formulas::counts_rows)
+            })
+            .map(|c| c.name.clone())
+            .collect();
+        let counting = Rc::new(counting);
+        self.counting
+            .borrow_mut()
+            .insert(model_id.to_owned(), counting.clone());
+        Ok(counting)
     }
 
     /// The `Formula:` lines of these ids' docs, as written; empty for an id without one. One

@@ -15,35 +15,34 @@ pub(crate) fn sibling(model_id: &str, formula: &str) -> Option<String> {
     bare.then(|| format!("{model_id}.{name}"))
 }
 
-/// The bare names a formula sums (`sum(order_count_col)`), in order, each once.
-pub(crate) fn summed(formula: &str) -> Vec<String> {
-    // ASCII lowering keeps every byte where it was, so the names are sliced from `formula`
-    // as spelled (ids are case-sensitive).
+/// Each `sum(name)` of a bare name in a formula: the byte range of the whole call and the name
+/// as spelled (ids are case-sensitive). `sum` is a whole word (`cumsum(x)` is not one) in any
+/// case, and spaces may pad the name.
+pub(crate) fn summed(formula: &str) -> Vec<(std::ops::Range<usize>, &str)> {
+    // ASCII lowering keeps every byte where it was, so ranges found in it hold in `formula`.
     let lower = formula.to_ascii_lowercase();
-    let mut out: Vec<String> = Vec::new();
+    let mut out = Vec::new();
     let mut from = 0;
     while let Some(found) = lower[from..].find("sum(") {
         let at = from + found;
-        let before = lower[..at].chars().next_back();
         from = at + 4;
-        let inside = &formula[from..];
+        let before = lower[..at].chars().next_back();
         if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
             continue;
         }
-        let Some(end) = inside.find(')') else { break };
-        let name = inside[..end].trim();
-        if !name.is_empty()
-            && name.chars().all(|c| c.is_alphanumeric() || c == '_')
-            && !out.iter().any(|n| n == name)
-        {
-            out.push(name.to_owned());
+        let Some(end) = formula[from..].find(')') else {
+            break;
+        };
+        let name = formula[from..from + end].trim();
+        if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            out.push((at..from + end + 1, name));
         }
     }
     out
 }
 
-/// Whether summing a column of this SQL counts rows: the SQL is `1`, or a `CASE` whose every
-/// result is 0, 1 or NULL (a flag).
+/// Whether summing a column of this SQL counts rows: the SQL is `1`, or a `CASE … END` whose
+/// every result is 0, 1 or NULL (a flag; `TRUE`/`FALSE` too, which a nested condition yields).
 pub(crate) fn counts_rows(sql: &str) -> bool {
     let lower = sql.to_lowercase();
     let trimmed = lower
@@ -54,32 +53,49 @@ pub(crate) fn counts_rows(sql: &str) -> bool {
     if trimmed == "1" {
         return true;
     }
-    if !trimmed.starts_with("case") {
-        return false;
-    }
+    // A sign stays on its number (`-1` is not a flag); anything else splits.
     let words: Vec<&str> = trimmed
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '-')))
         .filter(|w| !w.is_empty())
         .collect();
-    let results: Vec<&str> = words
-        .windows(2)
-        .filter(|w| w[0] == "then" || w[0] == "else")
-        .map(|w| w[1])
-        .collect();
-    !results.is_empty()
-        && results
-            .iter()
-            .all(|r| matches!(*r, "0" | "1" | "null" | "true" | "false"))
+    if words.first() != Some(&"case") || words.last() != Some(&"end") {
+        return false;
+    }
+    let mut results = 0;
+    for (at, word) in words.iter().enumerate() {
+        if !matches!(*word, "then" | "else") {
+            continue;
+        }
+        // The result is one flag literal, and the branch ends right after it.
+        let flag = words
+            .get(at + 1)
+            .is_some_and(|r| matches!(*r, "0" | "1" | "null" | "true" | "false"));
+        let ends = words
+            .get(at + 2)
+            .is_some_and(|n| matches!(*n, "when" | "else" | "end"));
+        if !(flag && ends) {
+            return false;
+        }
+        results += 1;
+    }
+    results > 0
 }
 
-/// The formula with each `sum(name)` of `counted` written `count(name)`: what it computes.
-pub(crate) fn as_counted(formula: &str, counted: &[String]) -> String {
-    let mut out = formula.to_owned();
-    for name in counted {
-        for spelled in [format!("sum({name})"), format!("SUM({name})")] {
-            out = out.replace(&spelled, &format!("count({name})"));
+/// The formula with each `sum(name)` whose name `counts` written `count(name)`: what it
+/// computes.
+pub(crate) fn as_counted(formula: &str, counts: impl Fn(&str) -> bool) -> String {
+    let mut out = String::with_capacity(formula.len());
+    let mut done = 0;
+    for (range, name) in summed(formula) {
+        if counts(name) {
+            out.push_str(&formula[done..range.start]);
+            out.push_str("count(");
+            out.push_str(name);
+            out.push(')');
+            done = range.end;
         }
     }
+    out.push_str(&formula[done..]);
     out
 }
 
@@ -100,10 +116,10 @@ mod tests {
 
     #[test]
     fn sums_are_read_by_their_bare_names() {
-        assert_eq!(
-            summed("SUM(a_Col) / nullif(sum(b), 0) + cumsum(c) + sum(x * y)"),
-            ["a_Col", "b"]
-        );
+        let formula = "SUM(a_Col) / nullif(sum( b ), 0) + cumsum(c) + sum(x * y)";
+        let names: Vec<&str> = summed(formula).into_iter().map(|(_, n)| n).collect();
+        assert_eq!(names, ["a_Col", "b"]);
+        assert_eq!(&formula[summed(formula)[1].0.clone()], "sum( b )");
         assert!(summed("count(*)").is_empty());
     }
 
@@ -117,8 +133,12 @@ mod tests {
         assert!(counts_rows(
             "CASE WHEN (CASE WHEN t = 'q' THEN TRUE ELSE FALSE END) THEN 1 ELSE 0 END"
         ));
+        assert!(counts_rows("case when refunded then 1 end"));
         assert!(!counts_rows("amount"));
         assert!(!counts_rows("CASE WHEN t = 'q' THEN amount ELSE 0 END"));
+        assert!(!counts_rows("CASE WHEN a THEN 1 * amount ELSE 0 END"));
+        assert!(!counts_rows("CASE WHEN a THEN 1 ELSE 0 END * amount"));
+        assert!(!counts_rows("CASE WHEN a THEN -1 ELSE 1 END"));
         assert!(!counts_rows("10"));
     }
 
@@ -178,10 +198,12 @@ mod tests {
 
     #[test]
     fn counted_sums_read_as_counts() {
+        let ones = |name: &str| name == "n_col";
+        assert_eq!(as_counted("sum(n_col)", ones), "count(n_col)");
         assert_eq!(
-            as_counted("sum(order_count_col)", &["order_count_col".to_owned()]),
-            "count(order_count_col)"
+            as_counted("Sum( n_col ) / sum(amount) + cumsum(n_col)", ones),
+            "count(n_col) / sum(amount) + cumsum(n_col)"
         );
-        assert_eq!(as_counted("sum(amount)", &[]), "sum(amount)");
+        assert_eq!(as_counted("sum(amount)", ones), "sum(amount)");
     }
 }

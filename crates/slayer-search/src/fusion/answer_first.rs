@@ -3,7 +3,8 @@
 //! ordered the list, its head is arranged by the question's intent ([`intent`]):
 //!
 //! - a metric question leads with the best-matching named measure, then the next two measures
-//!   where they match the question at least as well as the model it lives on, then that model;
+//!   that match the question at least as well as the model it lives on, then that model, then
+//!   the other next measures;
 //! - any other question (but one about joins) keeps the models taking part first and fills
 //!   the rest of the head with the best leaves that are not there only as connecting keys: a
 //!   key's `join` evidence is for a question that needs two tables, and places 4–5 are where
@@ -26,7 +27,7 @@ use crate::SearchError;
 /// window, fixed so that a smaller cap still gives a prefix).
 pub(crate) const WINDOW: usize = 100;
 
-/// How many next-best measures follow a metric question's measure and its model.
+/// How many next-best measures a metric question's head holds beside its measure and model.
 const NEXT_MEASURES: usize = 2;
 
 /// The channel of the lift a head entry gains in `--explain`.
@@ -73,9 +74,10 @@ fn own_match(f: &Fused, best: &Best) -> f64 {
     sum
 }
 
-/// The words an aggregation's name may add to what it counts or sums (`count`, `total_rows`).
-const AGGREGATE_NAME_WORDS: [&str; 12] = [
-    "count", "cnt", "total", "sum", "number", "num", "n", "records", "record", "rows", "row", "of",
+/// The words a count's name may add to what it counts (`count`, `n_rows`). Not `total` or
+/// `sum`: `order_total` on `orders` is an amount, not the orders' own figure.
+const AGGREGATE_NAME_WORDS: [&str; 10] = [
+    "count", "cnt", "number", "num", "n", "records", "record", "rows", "row", "of",
 ];
 
 /// Whether a measure's name says nothing but its model's name and aggregation words (`count`
@@ -341,9 +343,10 @@ pub(crate) fn arrange(
     }
     let metric = intent.kind == IntentKind::Metric;
     let (mut places, outside) = head_places(read, head, metric, &measures, model_match);
-    // A model outside the window joins it with its exact fused entry, right after its
-    // measure (so the head does not depend on how deep the list was read).
-    if let Some((model, place)) = outside {
+    // A model outside the window joins it with its exact fused entry, at the place the head
+    // keeps for it (so the head does not depend on how deep the list was read); one the head
+    // has no room for is not read and nothing moves.
+    if let Some((model, place)) = outside.filter(|&(_, place)| place < head) {
         if let Some(entry) = exact(&[model.as_str()])?.into_iter().next() {
             ordered.retain(|f| f.key != entry.key);
             let end = read_len.min(ordered.len());
@@ -511,7 +514,8 @@ mod tests {
     fn a_measure_named_by_its_model_is_that_model_s_figure() {
         assert!(named_by_its_model("stripe.StripeCustomers.count"));
         assert!(named_by_its_model("sales.sales.sales_count"));
-        assert!(named_by_its_model("shop.orders.total_order_records"));
+        assert!(named_by_its_model("shop.orders.n_order_records"));
+        assert!(!named_by_its_model("shop.orders.order_total"));
         assert!(!named_by_its_model(
             "stripe.StripeCustomers.activeCustomers"
         ));
@@ -688,6 +692,35 @@ mod tests {
                 "db.orders.count_m"
             ]
         );
+    }
+
+    #[test]
+    fn a_model_the_head_has_no_room_for_is_not_moved() {
+        // Two caller-named entries fill a head of 2; the measure's model lies past the window
+        // of 3. It is not read, and the list keeps its order (and stays sorted by score).
+        let named = |key: &str, score: f64| entry(key, &[("named", 1, None, score)]);
+        let list = vec![
+            named("db.a", 0.05),
+            named("db.b", 0.04),
+            entry("db.orders.large_m", &[("fulltext", 1, Some(9.0), 0.03)]),
+            entry("db.c.x", &[("fulltext", 2, Some(5.0), 0.02)]),
+            entry("db.c.y", &[("fulltext", 3, Some(4.0), 0.015)]),
+            entry("db.orders", &[("fulltext", 4, Some(1.0), 0.01)]),
+        ];
+        let (out, _) = arrange(
+            list.clone(),
+            Some("how many large orders"),
+            2,
+            3,
+            kind,
+            formulas,
+            |_: &[&str]| -> Result<Vec<Fused>, SearchError> {
+                panic!("a model the head has no room for is read")
+            },
+        )
+        .unwrap();
+        assert_eq!(keys(&out), keys(&list));
+        assert!(out.windows(2).all(|w| w[0].score >= w[1].score));
     }
 
     #[test]
