@@ -16,12 +16,13 @@
 //! the list stays sorted by score (routing merges lists by score) and `--explain` says why.
 
 use crate::fusion::fuse::{Contribution, Fused};
-use crate::fusion::model_evidence::{model_of, KEY_CHANNEL, QUESTION_CHANNEL};
+use crate::fusion::model_evidence::{KEY_CHANNEL, QUESTION_CHANNEL};
 use crate::intent::{
     asked_aggregations, asked_units, asks_ratio, classify, computes, counts_in, is_ratio, Intent,
     IntentKind, Kind,
 };
 use crate::SearchError;
+use slayer_common::canonical::model_of;
 
 /// How many of the list's first entries are read for the measures and models (the evidence's
 /// window, fixed so that a smaller cap still gives a prefix).
@@ -62,10 +63,9 @@ const OWN: [&str; 4] = ["named", "fulltext", "dense", "question"];
 /// describe. A measure whose formula computes the aggregation the question asks for adds
 /// [`AGGREGATION_MATCH`].
 fn own_match(f: &Fused, best: &Best) -> f64 {
-    let mut sum = 0.0;
+    let mut sum = text_match(f, best);
     for c in &f.contributions {
         sum += match (c.channel, c.raw_score) {
-            ("fulltext", Some(raw)) if best.text > 0.0 => raw / best.text,
             ("dense", Some(raw)) if best.dense > 0.0 => 2.0 * raw / best.dense,
             ("named", _) => 1.0,
             _ => 0.0,

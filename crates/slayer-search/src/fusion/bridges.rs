@@ -7,8 +7,9 @@ use slayer_common::records::skeleton::Model;
 use slayer_memory::resolve::Catalog;
 
 use crate::fusion::fuse::Fused;
-use crate::fusion::model_evidence::{is_model, model_of};
+use crate::fusion::model_evidence::is_model;
 use crate::joins::{visible_model, JoinPair, Joins};
+use slayer_common::canonical::model_of;
 
 /// At most this many bridges join an answer's models.
 const BRIDGES: usize = 2;

@@ -14,6 +14,7 @@ use crate::fusion::named::{named_in, words_of};
 use crate::inputs::bare_name;
 use crate::tuning::ModelEvidence;
 use crate::SearchError;
+use slayer_common::canonical::model_of;
 
 /// The channel name the evidence ranking carries in `--explain`.
 pub(crate) const CHANNEL: &str = "evidence";
@@ -106,8 +107,6 @@ fn connecting_keys(
     }
     keys
 }
-
-pub(crate) use slayer_common::canonical::model_of;
 
 /// Whether a lowercased bare name is this id, or its tail of whole segments (`orders.amount`,
 /// `amount`), ignoring case.

@@ -1,7 +1,7 @@
 //! Answer first (docs/spec/fusion.md §8.9) on a real dbt project (the metric-lookup benchmark's
 //! `dbt_jaffle`, imported as a user would): a metric question gets the measure at rank 1, its
-//! near rivals and its model next and the measure's card beside the entities; other questions keep their tables
-//! first; `answer_head: 0` gives back the evidence's order.
+//! near rivals and its model next and the measure's card beside the entities; other questions
+//! keep their tables first; `answer_head: 0` gives back the evidence's order.
 
 use serde_json::Value;
 
@@ -173,7 +173,7 @@ fn stripe() -> TempStore {
 #[test]
 fn a_measure_named_in_jargon_is_found_by_plain_words() {
     // `expansionMrr` says neither "upsell" nor "upgrading"; the plain words of its name's
-    // jargon in its name field do (slayer-index/src/reporting_terms.rs).
+    // jargon in its `related` field do (slayer-index/src/reporting_terms.rs).
     let store = stripe();
     let r = search(
         &store,
