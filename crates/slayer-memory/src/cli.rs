@@ -35,6 +35,7 @@ pub enum Command {
   $ slayer-memory save --learning 'Paid revenue' --query @tests/fixtures/paid-revenue.json
   $ slayer-memory save --tier procedural --agent etl --learning 'Reload nightly' --entities shop
   $ slayer-memory save --propose --learning 'Refunds post late' --entities shop.orders
+  $ slayer-memory save --learning 'Card fees moved to Stripe' --entities shop --event-time 2024-05 --session call-12
 
 References resolve strictly to canonical ids (<ds>, <ds>.<model>, <ds>.<model>.<leaf>,
 memory:<id>): aggregation suffixes are stripped (revenue:sum, sum(amount)), bare names are looked
@@ -229,6 +230,14 @@ pub struct SaveArgs {
     pub description: Option<String>,
     #[command(flatten)]
     pub standing: StandingArgs,
+    /// When what it records happened: a year, month, day or timestamp (2023, 2023-05,
+    /// 2023-05-08, 2023-05-08T13:56:00Z), apart from when it is saved; questions with a time
+    /// ("in May 2023", "last year", "when …") rank by it.
+    #[arg(long, value_name = "TIME")]
+    pub event_time: Option<String>,
+    /// The session (conversation) it comes from; search can return a hit's neighbours in it.
+    #[arg(long)]
+    pub session: Option<String>,
     /// Do not embed it under the active embedding model (env SLAYER_NO_EMBED).
     #[arg(long, env = "SLAYER_NO_EMBED", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_embed: bool,

@@ -1,7 +1,8 @@
 //! A Markdown knowledge base as memories (`slayer-memory ingest`, docs/spec/memory.md §4.5): each
 //! `.md` file is one memory (or one per `##` section), its id `kb.` + the path relative to the
 //! root without the extension, its learning the Markdown text; YAML front matter may give
-//! `id`, `entities`, `tier`, `confidence`, `project`, `agent` and `description`, and
+//! `id`, `entities`, `tier`, `confidence`, `project`, `agent`, `description`, `date` (the
+//! event time) and `session`, and
 //! `[[datasource.model.column]]` links and backticked canonical names in the text become tags
 //! when they resolve. This module reads pages; resolving and writing are the command's.
 
@@ -13,7 +14,18 @@ use serde_json::{Map, Value};
 pub const PREFIX: &str = "kb.";
 
 /// Front-matter keys copied onto the memory record as they are.
-const STANDING_KEYS: [&str; 5] = ["tier", "confidence", "project", "agent", "description"];
+const STANDING_KEYS: [&str; 6] = [
+    "tier",
+    "confidence",
+    "project",
+    "agent",
+    "description",
+    "session",
+];
+
+/// The front-matter key of the event time (`date: 2023-05-08`); the record's field is
+/// `event_time`.
+const DATE_KEY: &str = "date";
 
 /// An entity reference found in a page, with where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +106,7 @@ pub enum PageError {
     #[error("front matter 'entities': expected strings, got {0}")]
     EntityNotAString(Value),
     /// A key the reader does not read.
-    #[error("front matter key '{key}' is not read; the keys are id, entities, {}", STANDING_KEYS.join(", "))]
+    #[error("front matter key '{key}' is not read; the keys are id, entities, {}, {DATE_KEY}", STANDING_KEYS.join(", "))]
     UnknownKey {
         /// The key.
         key: String,
@@ -136,6 +148,14 @@ pub fn read_page(relative: &Path, text: &str, split: Split) -> Result<Vec<Page>,
                 }
                 k if STANDING_KEYS.contains(&k) => {
                     base.insert(key, value);
+                }
+                DATE_KEY => {
+                    // YAML reads `date: 2023` as a number; the record checks the text.
+                    let time = match value {
+                        Value::Number(n) => Value::String(n.to_string()),
+                        other => other,
+                    };
+                    base.insert("event_time".into(), time);
                 }
                 other => {
                     return Err(PageError::UnknownKey {
@@ -343,6 +363,17 @@ mod tests {
             .as_str()
             .unwrap()
             .starts_with("## Caveats"));
+    }
+
+    #[test]
+    fn date_and_session_become_the_event_time_and_session() {
+        for (date, want) in [("2023-05-08", "2023-05-08"), ("2023", "2023")] {
+            let text = format!("---\ndate: {date}\nsession: chat-7\n---\nMoved to Berlin.\n");
+            let pages = read_page(Path::new("moves.md"), &text, Split::Files).unwrap();
+            assert_eq!(pages[0].record["event_time"], want);
+            assert_eq!(pages[0].record["session"], "chat-7");
+            assert!(pages[0].record.get("date").is_none());
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 use slayer_common::canonical::check_memory_id;
 use slayer_common::limits::Limits;
-use slayer_common::records::{Memory, Standing, Tier};
+use slayer_common::records::{Memory, Occasion, Standing, Tier};
 use slayer_common::store::{StoreRead, StoreWrite};
 use slayer_index::catalog::refresh_memory_doc;
 
@@ -31,6 +31,8 @@ pub struct SaveRequest {
     pub description: Option<String>,
     /// Tier, trust and owners (default: a plain lesson).
     pub standing: Standing,
+    /// When it happened and the session it came from (default: neither).
+    pub occasion: Occasion,
 }
 
 impl SaveRequest {
@@ -283,10 +285,11 @@ impl<'a> TierIds<'a> {
     }
 }
 
-/// Checks a writer's tier, trust and owners.
-fn check_standing(standing: &Standing) -> Result<(), MemoryError> {
+/// Checks a writer's tier, trust and owners, and the event time and session.
+fn check_standing(standing: &Standing, occasion: &Occasion) -> Result<(), MemoryError> {
     standing
         .check()
+        .and_then(|_| occasion.check())
         .map_err(|(_, message)| MemoryError::Input(format!("{message}.")))
 }
 
@@ -326,7 +329,7 @@ pub fn save(store: &dyn StoreWrite, req: SaveRequest) -> Result<SaveOutcome, Mem
         check_memory_id(id).map_err(|e| MemoryError::Invalid(e.to_string()))?;
     }
     let description = clean_description(req.description)?;
-    check_standing(&req.standing)?;
+    check_standing(&req.standing, &req.occasion)?;
     let catalog = load_catalog(store)?;
     let lookup = StoreLookup(store);
     let mut entities = Vec::new();
@@ -372,6 +375,7 @@ pub fn save(store: &dyn StoreWrite, req: SaveRequest) -> Result<SaveOutcome, Mem
         query: req.query,
         created_at,
         standing: req.standing,
+        occasion: req.occasion,
     };
     store.put_memory(&memory)?;
     refresh_memory_doc(store, &memory)?;
@@ -421,6 +425,7 @@ pub fn check_record(memory: &mut Memory) -> Result<(), FieldError> {
     memory
         .standing
         .check()
+        .and_then(|_| memory.occasion.check())
         .map_err(|(field, message)| FieldError::new(field, message))?;
     for (i, tag) in memory.entities.iter().enumerate() {
         let ok = match tag.strip_prefix(slayer_common::canonical::MEMORY_PREFIX) {

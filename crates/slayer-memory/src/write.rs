@@ -234,6 +234,7 @@ mod tests {
             id: Some(id.to_owned()),
             description: None,
             standing,
+            occasion: Default::default(),
         }
     }
 

@@ -25,6 +25,7 @@ const EXAMPLES: &str = "Examples:
   $ slayer-search --plan auto --question 'customer emails, not test' --explain
   $ slayer-search --plan auto --question refunds --inject '{\"synonyms\": [\"returned\"]}'
   $ slayer-search --question 'fiscal year' --project shop --agent etl --tiers semantic,lesson
+  $ slayer-search --question 'what changed in refunds last month?' --as-of 2024-06-10
   $ slayer-search --question refunds --confidence-floor 0.5 --expand-ids 1,2
   $ echo '{\"question\": \"gift card\"}' | slayer-search --batch -
   $ slayer-search mcp < /dev/null
@@ -105,6 +106,10 @@ pub struct Cli {
     /// lesson only).
     #[arg(long, value_delimiter = ',', value_parser = parse_tier)]
     pub tiers: Vec<Tier>,
+    /// The day a question's relative times ("last year", "yesterday") are read against,
+    /// YYYY-MM-DD (default: today, UTC).
+    #[arg(long, value_name = "DAY")]
+    pub as_of: Option<String>,
     /// Skip memories whose confidence is below this (default 0.3; env SLAYER_CONFIDENCE_FLOOR).
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub confidence_floor: Option<f64>,

@@ -66,6 +66,8 @@ pub struct Corpus<'c> {
     memories: RefCell<FxHashMap<String, Option<Rc<MemoryMeta>>>>,
     with_query: OnceCell<FxHashSet<String>>,
     marked: OnceCell<FxHashMap<String, Standing>>,
+    /// Whether any memory has a session (its neighbours may be brought beside a hit).
+    sessions: OnceCell<bool>,
     /// The join pairs found in the catalog so far (a corpus is read again whenever the store
     /// changes, and this with it).
     joins: crate::joins::JoinMemo,
@@ -92,6 +94,7 @@ impl<'c> Corpus<'c> {
             memories: RefCell::default(),
             with_query: OnceCell::new(),
             marked: OnceCell::new(),
+            sessions: OnceCell::new(),
             joins: Default::default(),
             counting: RefCell::default(),
         })
@@ -287,6 +290,15 @@ impl<'c> Corpus<'c> {
         }
         let ids = self.conn.memory_ids_with_query()?.into_iter().collect();
         Ok(self.with_query.get_or_init(|| ids))
+    }
+
+    /// Whether any memory has a session, read once per corpus.
+    pub fn any_session(&self) -> Result<bool, StoreError> {
+        if let Some(any) = self.sessions.get() {
+            return Ok(*any);
+        }
+        let any = self.conn.any_memory_session()?;
+        Ok(*self.sessions.get_or_init(|| any))
     }
 
     /// The corpus under a datasource filter and a memory filter, with the catalog that decides

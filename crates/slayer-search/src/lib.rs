@@ -32,6 +32,7 @@ pub(crate) mod inputs;
 pub mod intent;
 pub mod joins;
 pub(crate) mod measure_formulas;
+pub(crate) mod memory_head;
 pub mod output;
 pub mod pipeline;
 pub mod plan;
@@ -39,6 +40,7 @@ pub mod reembed;
 pub mod request;
 pub mod routing;
 pub mod scoping;
+pub(crate) mod time_cues;
 pub(crate) mod timings;
 pub mod tuning;
 

@@ -110,6 +110,7 @@ fn settings_of(cli: &Cli) -> Result<RequestFields, UsageError> {
         rerank: cli.rerank,
         tiers: (!cli.tiers.is_empty()).then(|| cli.tiers.clone()),
         confidence_floor: cli.confidence_floor,
+        as_of: cli.as_of.clone(),
         project: cli.project.clone(),
         agent: cli.agent.clone(),
         schema: cli.schema.then_some(true),

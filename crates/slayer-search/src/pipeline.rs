@@ -226,6 +226,8 @@ impl Context<'_> {
         // (the store's connection is this thread's). A tiered scope's memory side is fused
         // here too, after the entity side.
         let caps = Caps::of(req);
+        let head = self.memory_head(req, inputs)?;
+        let memory_caps = head.caps(&caps);
         let evidence = if rankings.question_ranked_entities() {
             req.tuning.model_evidence
         } else {
@@ -258,7 +260,7 @@ impl Context<'_> {
         let mut memory_side = None;
         let filled = rayon::in_place_scope(|threads| {
             if let Some(with_query) = with_query {
-                let caps = &caps;
+                let caps = &memory_caps;
                 let memory_side = &mut memory_side;
                 threads.spawn(move |_| {
                     let started = std::time::Instant::now();
@@ -292,18 +294,20 @@ impl Context<'_> {
                 )
             })
         })?;
-        let buckets = match memory_side {
+        let mut buckets = match memory_side {
             Some((fused, took)) => {
                 self.timings.add("fuse memories", took);
                 fused?
             }
             None => self.timings.time("fuse memories", || {
-                self.fuse_memories_by_tier(rankings, fusion.0, &caps, scope, buried)
+                self.fuse_memories_by_tier(rankings, fusion.0, &memory_caps, scope, buried)
             })?,
         };
+        let superseded = self.arrange_memory_head(&head, &mut buckets, &caps, req, scope)?;
         self.timings.time("memory hits", || {
             self.memory_hits(req, buckets, inputs, scope, response)
         })?;
+        hits::mark_superseded(&mut response.memories, &superseded);
         response.entities = filled.bucket;
         if req.explain {
             response.intent = filled.intent;
@@ -515,7 +519,7 @@ impl Context<'_> {
                 self.conn, &mut texts, response, &m, f.score, matched, explain,
             )?;
         }
-        Ok(())
+        hits::add_occasions(self.conn, &mut response.memories)
     }
 
     /// `expand_ids`: each memory whole, in the order asked, whatever its tier; an id that is
@@ -580,6 +584,7 @@ impl Context<'_> {
         for m in newest {
             hits::push_memory(self.conn, &mut texts, response, m, 0.0, vec![], None)?;
         }
+        hits::add_occasions(self.conn, &mut response.memories)?;
         let returned: Vec<String> = response
             .example_queries
             .iter()

@@ -71,6 +71,9 @@ pub struct Request {
     /// The schema answer's most columns in all (default 40, at most 500); columns the
     /// question or a memory names, and join keys, are there even past it.
     pub schema_columns: usize,
+    /// The day a question's relative times ("last year", "yesterday") are read against, as
+    /// `YYYY-MM-DD` (default: today, UTC).
+    pub as_of: Option<String>,
 }
 
 /// The most models a schema answer may ask for.
@@ -125,6 +128,8 @@ pub struct RequestFields {
     pub schema_models: Option<usize>,
     /// See [`Request::schema_columns`].
     pub schema_columns: Option<usize>,
+    /// See [`Request::as_of`].
+    pub as_of: Option<String>,
 }
 
 impl Request {
@@ -154,6 +159,23 @@ impl Request {
             schema: fields.schema.unwrap_or(self.schema),
             schema_models: fields.schema_models.unwrap_or(self.schema_models),
             schema_columns: fields.schema_columns.unwrap_or(self.schema_columns),
+            as_of: fields.as_of.or(self.as_of),
+        }
+    }
+
+    /// The day relative times are read against: `as_of`, else today (UTC); a request error
+    /// when `as_of` is not a day.
+    pub(crate) fn today(&self) -> Result<time::Date, SearchError> {
+        match &self.as_of {
+            None => Ok(time::OffsetDateTime::now_utc().date()),
+            Some(text) => {
+                let format = time::macros::format_description!("[year]-[month]-[day]");
+                time::Date::parse(text, format).map_err(|_| {
+                    SearchError::Request(format!(
+                        "as_of must be a day written YYYY-MM-DD, not '{text}'"
+                    ))
+                })
+            }
         }
     }
 
@@ -296,6 +318,7 @@ impl Default for Request {
             schema: false,
             schema_models: 7,
             schema_columns: 40,
+            as_of: None,
         }
     }
 }

@@ -162,6 +162,12 @@ pub struct Tuning {
     /// How many of the entity list's first places are arranged for what the question asks
     /// (docs/spec/fusion.md §8.9; 0 turns it off).
     pub answer_head: usize,
+    /// How much a memory that fits the question's time gains: its score times 1 + this ×
+    /// its fit (docs/spec/fusion.md §8.10; 0 turns the time rules off).
+    pub time_weight: f64,
+    /// What a memory saved just before or after one of the first hits in its session gains:
+    /// this × the hit's score (docs/spec/fusion.md §8.11; 0 turns it off).
+    pub neighbour_weight: f64,
 }
 
 impl Default for Tuning {
@@ -178,6 +184,8 @@ impl Default for Tuning {
             model_evidence: ModelEvidence::default(),
             routing: Routing::default(),
             answer_head: 5,
+            time_weight: DEFAULT_TIME_WEIGHT,
+            neighbour_weight: DEFAULT_NEIGHBOUR_WEIGHT,
         }
     }
 }
@@ -216,6 +224,8 @@ impl Tuning {
             ("model_evidence.key_weight", ev.key_weight),
             ("model_evidence.question_weight", ev.question_weight),
             ("routing.ratio", self.routing.ratio),
+            ("time_weight", self.time_weight),
+            ("neighbour_weight", self.neighbour_weight),
         ];
         if self.answer_head > MAX_ANSWER_HEAD {
             return Err(SearchError::Request(format!(
@@ -240,6 +250,12 @@ impl Tuning {
         Ok(())
     }
 }
+
+/// The time rules' default weight (docs/spec/fusion.md §8.10).
+pub const DEFAULT_TIME_WEIGHT: f64 = 0.5;
+
+/// The session neighbours' default weight (docs/spec/fusion.md §8.11).
+pub const DEFAULT_NEIGHBOUR_WEIGHT: f64 = 0.25;
 
 /// The most entities routing may read as evidence.
 pub const MAX_ROUTING_ENTITIES: usize = 100;

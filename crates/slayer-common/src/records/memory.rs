@@ -23,6 +23,81 @@ pub fn check_timestamp(value: &str) -> Result<(), BadTimestamp> {
     }
 }
 
+/// Checks an event time (docs/spec/memory.md §4.6): a year (`2023`), a month (`2023-05`), a
+/// day (`2023-05-08`) or a timestamp as [`check_timestamp`] takes it. Time rules compare these
+/// texts as they are, so a coarser time sorts first among the times it covers.
+pub fn check_event_time(value: &str) -> Result<(), BadEventTime> {
+    let bad = || BadEventTime(value.to_owned());
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    match value.len() {
+        4 if digits(value, 4) => Ok(()),
+        7 | 10 => {
+            let (year, rest) = value.split_at(4);
+            let month = rest.get(1..3).ok_or_else(bad)?;
+            let month_ok = digits(year, 4)
+                && rest.starts_with('-')
+                && digits(month, 2)
+                && (1..=12).contains(&month.parse::<u8>().unwrap_or(0));
+            if !month_ok {
+                return Err(bad());
+            }
+            if value.len() == 7 {
+                return Ok(());
+            }
+            let day = &value[8..];
+            let date = format!("{value}T00:00:00");
+            if value.as_bytes()[7] == b'-' && digits(day, 2) && check_timestamp(&date).is_ok() {
+                Ok(())
+            } else {
+                Err(bad())
+            }
+        }
+        _ => check_timestamp(value).map_err(|_| bad()),
+    }
+}
+
+/// An event time that is not a year, a month, a day or an ISO 8601 timestamp.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "'{0}' is not an event time; write a year (2023), a month (2023-05), a day (2023-05-08) or a \
+     timestamp (2023-05-08T13:56:00Z)"
+)]
+pub struct BadEventTime(pub String);
+
+/// When the thing a memory records happened, and the conversation it was saved from: apart
+/// from `created_at` (when it was saved), so a note saved today about a move in May sorts by
+/// May (docs/spec/memory.md §4.6).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Occasion {
+    /// The event's time: a year, month, day or timestamp ([`check_event_time`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_time: Option<String>,
+    /// The session (conversation) it was saved from; search can return a hit's neighbours
+    /// from the same session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+impl Occasion {
+    /// Checks the values a writer gave: `(field, message)` on the first bad one.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if let Some(t) = &self.event_time {
+            check_event_time(t).map_err(|e| ("event_time", e.to_string()))?;
+        }
+        if let Some(v) = &self.session {
+            if v.trim().is_empty() || v.chars().any(char::is_control) {
+                return Err((
+                    "session",
+                    format!(
+                        "session must be a non-blank name without control characters; got {v:?}"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A stored timestamp that is not ISO 8601.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("'{0}' is not an ISO 8601 timestamp; write it as 2026-01-31T12:00:00Z")]
@@ -61,6 +136,10 @@ pub struct Memory {
     /// memory written before tiers existed exports as it always did.
     #[serde(flatten)]
     pub standing: Standing,
+    /// When what it records happened and which conversation it came from; left out of the
+    /// JSON when unset, so a memory written before them exports as it always did.
+    #[serde(flatten)]
+    pub occasion: Occasion,
 }
 
 impl Memory {
@@ -76,6 +155,7 @@ impl Memory {
             query: None,
             created_at: "t".into(),
             standing: Default::default(),
+            occasion: Default::default(),
         }
     }
 }
@@ -275,6 +355,59 @@ mod tests {
             serde_json::from_str(r#"{"id":"1","learning":"x","created_at":"t","deleted":true}"#)
                 .unwrap();
         assert!(old.standing.deleted && !old.standing.proposed);
+    }
+
+    #[test]
+    fn an_occasion_is_left_out_of_the_json_unless_set_and_read_back_when_set() {
+        let plain = Memory::placeholder("1", &["db"]);
+        let json = serde_json::to_string(&plain).unwrap();
+        assert!(
+            !json.contains("event_time") && !json.contains("session"),
+            "{json}"
+        );
+        let mut dated = plain.clone();
+        dated.occasion.event_time = Some("2023-05".into());
+        dated.occasion.session = Some("chat-7".into());
+        let json = serde_json::to_string(&dated).unwrap();
+        assert!(
+            json.ends_with(r#","event_time":"2023-05","session":"chat-7"}"#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<Memory>(&json).unwrap(), dated);
+    }
+
+    #[test]
+    fn event_times_are_a_year_a_month_a_day_or_a_timestamp() {
+        for ok in [
+            "2023",
+            "2023-05",
+            "2023-05-08",
+            "2023-05-08T13:56:00Z",
+            "2023-05-08 13:56:00",
+        ] {
+            assert_eq!(check_event_time(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "",
+            "23",
+            "May 2023",
+            "2023-13",
+            "2023-5",
+            "2023-02-30",
+            "2023/05/08",
+            "2023-05-08T",
+        ] {
+            let e = check_event_time(bad).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("'{bad}' is not an event time; write a year")),
+                "{e}"
+            );
+        }
+        let bad_session = Occasion {
+            event_time: None,
+            session: Some(" ".into()),
+        };
+        assert_eq!(bad_session.check().unwrap_err().0, "session");
     }
 
     #[test]

@@ -11,7 +11,10 @@ mod memory;
 pub mod skeleton;
 mod texts;
 
-pub use memory::{check_timestamp, BadTimestamp, Memory, Standing, Tier, UnknownTier};
+pub use memory::{
+    check_event_time, check_timestamp, BadEventTime, BadTimestamp, Memory, Occasion, Standing,
+    Tier, UnknownTier,
+};
 pub use texts::{cut_long, Text};
 
 pub(crate) fn is_false(b: &bool) -> bool {

@@ -7,7 +7,7 @@ use super::rows::{
     VectorsState,
 };
 use super::{Store, StoreError, StoreRead, StoreWrite, WriteTx};
-use crate::records::{Datasource, Memory, Model};
+use crate::records::{Datasource, Memory, Model, Occasion};
 
 /// `StoreRead` on `$ty`, every method handed to what `self.$via()` returns: one list for the
 /// store and its write transaction.
@@ -94,6 +94,21 @@ macro_rules! delegate_reads {
             }
             fn tagged_memories(&self, ids: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
                 self.$via().tagged_memories(ids)
+            }
+            fn memory_occasions(
+                &self,
+                ids: &[String],
+            ) -> Result<Vec<(String, Occasion)>, StoreError> {
+                self.$via().memory_occasions(ids)
+            }
+            fn any_memory_session(&self) -> Result<bool, StoreError> {
+                self.$via().any_memory_session()
+            }
+            fn session_neighbours(
+                &self,
+                id: &str,
+            ) -> Result<(Option<String>, Option<String>), StoreError> {
+                self.$via().session_neighbours(id)
             }
             fn memories_sharing_a_tag(
                 &self,

@@ -7,7 +7,7 @@ use super::rows::{
     VectorsState,
 };
 use super::StoreError;
-use crate::records::{Datasource, Memory, Model};
+use crate::records::{Datasource, Memory, Model, Occasion};
 
 /// The store's reads. An open store reads through it, and so does a write transaction, which
 /// sees its own writes. Every method is one consistent read; a caller that needs several to
@@ -84,6 +84,13 @@ pub trait StoreRead {
     /// [`StoreRead::tagged_memory`] of each of these ids that exists, in no particular order:
     /// one read for a response's memories.
     fn tagged_memories(&self, ids: &[String]) -> Result<Vec<TaggedMemory>, StoreError>;
+    /// The event time and session of each of `ids` that has either, in id order.
+    fn memory_occasions(&self, ids: &[String]) -> Result<Vec<(String, Occasion)>, StoreError>;
+    /// Whether any memory has a session.
+    fn any_memory_session(&self) -> Result<bool, StoreError>;
+    /// The memories saved just before and just after `id` in its session (by `created_at`,
+    /// then id); neither when it has no session.
+    fn session_neighbours(&self, id: &str) -> Result<(Option<String>, Option<String>), StoreError>;
     /// The memories that carry any of `tags`, or that a `memory:` tag among them names, by id.
     fn memories_sharing_a_tag(&self, tags: &[String]) -> Result<Vec<TaggedMemory>, StoreError>;
     /// How many memories carry a tag under `datasource`; with none, how many memories there are.

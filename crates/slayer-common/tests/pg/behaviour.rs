@@ -23,6 +23,7 @@ fn memory(id: &str, tags: &[&str]) -> Memory {
         query: None,
         created_at: "2026-01-01".into(),
         standing: Standing::default(),
+        occasion: Default::default(),
     }
 }
 

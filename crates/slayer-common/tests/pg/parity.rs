@@ -90,6 +90,7 @@ pub fn memory(
         query: query.then(|| serde_json::json!({"source_model": "m", "b": 1, "a": 2})),
         created_at: created_at.into(),
         standing,
+        occasion: Default::default(),
     }
 }
 

@@ -59,6 +59,7 @@ pub fn memory(id: &str, learning: &str, entities: &[&str]) -> Memory {
         query: None,
         created_at: "2026-01-01T00:00:00Z".into(),
         standing: Default::default(),
+        occasion: Default::default(),
     }
 }
 

@@ -24,6 +24,8 @@ pub(super) fn save(store_path: &Path, args: SaveArgs, out: &mut Output) -> Resul
         id,
         description,
         standing,
+        event_time,
+        session,
         no_embed,
     } = args;
     let (entities, query) = match (entities, query) {
@@ -54,6 +56,10 @@ pub(super) fn save(store_path: &Path, args: SaveArgs, out: &mut Output) -> Resul
         id,
         description,
         standing: standing.standing(),
+        occasion: slayer_common::records::Occasion {
+            event_time,
+            session,
+        },
     };
     request.check_limits(&limits)?;
     let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;

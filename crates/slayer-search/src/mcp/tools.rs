@@ -126,6 +126,12 @@ pub struct SaveMemoryArgs {
     /// How far it is trusted, 0 to 1 (default 1); search skips memories below its confidence
     /// floor (0.3 unless the search says otherwise).
     pub confidence: Option<f64>,
+    /// When what it records happened, if not now: a year, month, day or timestamp (`2023`,
+    /// `2023-05`, `2023-05-08`, `2023-05-08T13:56:00Z`); questions with a time rank by it.
+    pub event_time: Option<String>,
+    /// The conversation it comes from (a name of the caller's choosing), so a search can
+    /// return its neighbours beside a hit.
+    pub session: Option<String>,
 }
 
 /// `entities`: references as a list, or as one comma-separated string.

@@ -293,6 +293,10 @@ impl Worker<'_> {
             id: args.id,
             description: args.description,
             standing,
+            occasion: slayer_common::records::Occasion {
+                event_time: args.event_time,
+                session: args.session,
+            },
         };
         let limits = self.ctx.limits;
         let saved = self.save_reviewed(request, &limits)?;

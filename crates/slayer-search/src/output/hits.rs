@@ -61,8 +61,30 @@ pub(crate) fn push_memory(
             score,
             text,
             matched_entities,
+            event_time: None,
+            session: None,
+            superseded_by: None,
             explain,
         });
+    }
+    Ok(())
+}
+
+/// Fills each memory hit's event time and session from the store, in one read.
+pub(crate) fn add_occasions(
+    conn: &dyn StoreRead,
+    memories: &mut [MemoryHit],
+) -> Result<(), SearchError> {
+    if memories.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<String> = memories.iter().map(|m| m.id.clone()).collect();
+    let mut found: HashMap<String, _> = conn.memory_occasions(&ids)?.into_iter().collect();
+    for hit in memories {
+        if let Some(o) = found.remove(&hit.id) {
+            hit.event_time = o.event_time;
+            hit.session = o.session;
+        }
     }
     Ok(())
 }
@@ -91,4 +113,11 @@ pub(crate) fn entities(
             })
         })
         .collect())
+}
+
+/// Marks each memory hit that a newer one supersedes (docs/spec/search.md §9.14).
+pub(crate) fn mark_superseded(memories: &mut [MemoryHit], superseded: &HashMap<String, String>) {
+    for hit in memories {
+        hit.superseded_by = superseded.get(&hit.id).cloned();
+    }
 }

@@ -7,4 +7,5 @@ pub(crate) mod hits;
 pub mod measure_card;
 pub mod response;
 pub mod routing_explain;
+pub(crate) mod supersession;
 pub(crate) mod warnings;

@@ -22,6 +22,16 @@ pub struct MemoryHit {
     pub text: String,
     /// Inputs that overlapped the memory's live tags (and its own `memory:<id>`), sorted.
     pub matched_entities: Vec<String>,
+    /// When what it records happened, where its writer said (docs/spec/memory.md §4.6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_time: Option<String>,
+    /// The session it was saved from, where its writer said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The id of a newer memory of the same subject returned with it, which holds instead
+    /// (docs/spec/search.md §9.14).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
     /// Per-channel detail (`--explain`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Vec<Contribution>>,
@@ -151,10 +161,20 @@ pub fn render_text(r: &Response) -> String {
     }
     out.push_str(&format!("\nMemories ({}):\n", r.memories.len()));
     for h in &r.memories {
+        let when = match &h.event_time {
+            Some(t) => format!(" [{t}]"),
+            None => String::new(),
+        };
+        let superseded = match &h.superseded_by {
+            Some(by) => format!(" (superseded by {by})"),
+            None => String::new(),
+        };
         out.push_str(&format!(
-            "  M {}{} (score={:.4})\n    {}\n",
+            "  M {}{}{}{} (score={:.4})\n    {}\n",
             h.id,
             tier_mark(h.tier),
+            when,
+            superseded,
             h.score,
             first_line(&h.text)
         ));

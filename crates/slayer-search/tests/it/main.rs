@@ -3,6 +3,7 @@
 mod answer_first;
 mod behaviour;
 mod channels;
+mod conversation;
 mod dense;
 mod depth;
 mod eval;

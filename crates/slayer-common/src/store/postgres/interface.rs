@@ -6,7 +6,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::{catalog, changes, docs, embeddings, memories, PgStore, PgWriteTx};
-use crate::records::{Datasource, Memory, Model};
+use crate::records::{Datasource, Memory, Model, Occasion};
 use crate::store::rows::{
     Coverage, IndexLag, LiveRow, Marked, Stamp, StoredDoc, TaggedMemory, VectorChanges,
     VectorsState,
@@ -126,6 +126,21 @@ macro_rules! store_read {
             }
             fn tagged_memories(&self, ids: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
                 self.pg().with(|s| memories::tagged_many(s, ids))
+            }
+            fn memory_occasions(
+                &self,
+                ids: &[String],
+            ) -> Result<Vec<(String, Occasion)>, StoreError> {
+                self.pg().with(|s| memories::occasions(s, ids))
+            }
+            fn any_memory_session(&self) -> Result<bool, StoreError> {
+                self.pg().with(memories::any_session)
+            }
+            fn session_neighbours(
+                &self,
+                id: &str,
+            ) -> Result<(Option<String>, Option<String>), StoreError> {
+                self.pg().with(|s| memories::session_neighbours(s, id))
             }
             fn memories_sharing_a_tag(
                 &self,

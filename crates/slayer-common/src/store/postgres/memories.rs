@@ -2,7 +2,7 @@
 
 use super::{PgResult, Session};
 use crate::canonical::is_under;
-use crate::records::{Memory, Standing, Tier};
+use crate::records::{Memory, Occasion, Standing, Tier};
 use crate::store::rows::{Marked, TaggedMemory};
 use crate::store::sqlite::{parse_row, to_row};
 use crate::store::StoreError;
@@ -24,13 +24,14 @@ pub(super) fn put(s: &mut Session, memory: &Memory) -> PgResult<()> {
     let standing = &memory.standing;
     s.execute(
         "INSERT INTO memories (id, data, created_at, has_query, tier, confidence, strength,
-                               project, agent, deleted, proposed)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                               project, agent, deleted, proposed, event_time, session)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
          ON CONFLICT (id) DO UPDATE SET data = excluded.data, created_at = excluded.created_at,
              has_query = excluded.has_query, tier = excluded.tier,
              confidence = excluded.confidence, strength = excluded.strength,
              project = excluded.project, agent = excluded.agent, deleted = excluded.deleted,
-             proposed = excluded.proposed",
+             proposed = excluded.proposed, event_time = excluded.event_time,
+             session = excluded.session",
         &[
             &memory.id,
             &to_row("memory", memory)?,
@@ -43,6 +44,8 @@ pub(super) fn put(s: &mut Session, memory: &Memory) -> PgResult<()> {
             &standing.agent,
             &standing.deleted,
             &standing.proposed,
+            &memory.occasion.event_time,
+            &memory.occasion.session,
         ],
     )?;
     s.execute(
@@ -211,6 +214,54 @@ pub(super) fn tagged(s: &mut Session, id: &str) -> PgResult<Option<TaggedMemory>
         tags: r.get(1),
         has_query: r.get(0),
     }))
+}
+
+pub(super) fn occasions(s: &mut Session, ids: &[String]) -> PgResult<Vec<(String, Occasion)>> {
+    let rows = s.query(
+        "SELECT id, event_time, session FROM memories
+         WHERE id = ANY($1) AND (event_time IS NOT NULL OR session IS NOT NULL)
+         ORDER BY id",
+        &[&ids],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            (
+                r.get(0),
+                Occasion {
+                    event_time: r.get(1),
+                    session: r.get(2),
+                },
+            )
+        })
+        .collect())
+}
+
+pub(super) fn any_session(s: &mut Session) -> PgResult<bool> {
+    Ok(s.query_one(
+        "SELECT EXISTS (SELECT 1 FROM memories WHERE session IS NOT NULL)",
+        &[],
+    )?
+    .get(0))
+}
+
+pub(super) fn session_neighbours(
+    s: &mut Session,
+    id: &str,
+) -> PgResult<(Option<String>, Option<String>)> {
+    let before = s.query_opt(
+        "SELECT n.id FROM memories m JOIN memories n ON n.session = m.session
+         WHERE m.id = $1 AND (n.created_at, n.id) < (m.created_at, m.id)
+         ORDER BY n.created_at DESC, n.id DESC LIMIT 1",
+        &[&id],
+    )?;
+    let after = s.query_opt(
+        "SELECT n.id FROM memories m JOIN memories n ON n.session = m.session
+         WHERE m.id = $1 AND (n.created_at, n.id) > (m.created_at, m.id)
+         ORDER BY n.created_at, n.id LIMIT 1",
+        &[&id],
+    )?;
+    Ok((before.map(|r| r.get(0)), after.map(|r| r.get(0))))
 }
 
 pub(super) fn tagged_many(s: &mut Session, ids: &[String]) -> PgResult<Vec<TaggedMemory>> {

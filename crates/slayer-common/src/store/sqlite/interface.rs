@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 use rusqlite::Connection;
 
 use super::{catalog, docs, embeddings, memories, settings, SqliteStore, SqliteWriteTx};
-use crate::records::{Datasource, Memory, Model};
+use crate::records::{Datasource, Memory, Model, Occasion};
 use crate::store::rows::{
     Coverage, IndexLag, LiveRow, Marked, Stamp, StoredDoc, TaggedMemory, VectorChanges,
     VectorsState,
@@ -131,6 +131,15 @@ impl<T: Connected> StoreRead for T {
             found.extend(memories::tagged(self.connection(), id)?);
         }
         Ok(found)
+    }
+    fn memory_occasions(&self, ids: &[String]) -> Result<Vec<(String, Occasion)>, StoreError> {
+        memories::occasions(self.connection(), ids)
+    }
+    fn any_memory_session(&self) -> Result<bool, StoreError> {
+        memories::any_session(self.connection())
+    }
+    fn session_neighbours(&self, id: &str) -> Result<(Option<String>, Option<String>), StoreError> {
+        memories::session_neighbours(self.connection(), id)
     }
     fn memories_sharing_a_tag(&self, tags: &[String]) -> Result<Vec<TaggedMemory>, StoreError> {
         memories::sharing_a_tag(self.connection(), tags)

@@ -4,20 +4,21 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::{parse_row, to_row, under_sql, StoreError};
 use crate::canonical::is_under;
-use crate::records::{Memory, Standing, Tier};
+use crate::records::{Memory, Occasion, Standing, Tier};
 pub use crate::store::rows::{Marked, TaggedMemory};
 
 /// Inserts or replaces a memory and its tag index.
 pub fn put(conn: &Connection, memory: &Memory) -> Result<(), StoreError> {
     conn.execute(
         "INSERT INTO memories (id, data, created_at, has_query, tier, confidence, strength,
-                               project, agent, deleted, proposed)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                               project, agent, deleted, proposed, event_time, session)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
          ON CONFLICT(id) DO UPDATE SET data = excluded.data, created_at = excluded.created_at,
              has_query = excluded.has_query, tier = excluded.tier,
              confidence = excluded.confidence, strength = excluded.strength,
              project = excluded.project, agent = excluded.agent, deleted = excluded.deleted,
-             proposed = excluded.proposed",
+             proposed = excluded.proposed, event_time = excluded.event_time,
+             session = excluded.session",
         params![
             memory.id,
             to_row("memory", memory)?,
@@ -30,6 +31,8 @@ pub fn put(conn: &Connection, memory: &Memory) -> Result<(), StoreError> {
             memory.standing.agent,
             memory.standing.deleted,
             memory.standing.proposed,
+            memory.occasion.event_time,
+            memory.occasion.session,
         ],
     )?;
     conn.execute(
@@ -148,6 +151,66 @@ pub fn marked(conn: &Connection) -> Result<Vec<Marked>, StoreError> {
         });
     }
     Ok(out)
+}
+
+/// The event time and session of each of `ids` that has either, in id order, from the columns
+/// (never the JSON).
+pub fn occasions(conn: &Connection, ids: &[String]) -> Result<Vec<(String, Occasion)>, StoreError> {
+    let json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, event_time, session FROM memories
+         WHERE id IN (SELECT value FROM json_each(?1))
+           AND (event_time IS NOT NULL OR session IS NOT NULL)
+         ORDER BY id",
+    )?;
+    let rows = stmt.query_map([json], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            Occasion {
+                event_time: r.get(1)?,
+                session: r.get(2)?,
+            },
+        ))
+    })?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Whether any memory has a session (one probe of the session index).
+pub fn any_session(conn: &Connection) -> Result<bool, StoreError> {
+    Ok(conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM memories INDEXED BY idx_memories_session
+                        WHERE session IS NOT NULL)",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
+/// The memories saved just before and just after `id` in its session (by `created_at`, then
+/// id), when it has a session: the neighbours a hit may bring beside it. Two probes of the
+/// session index.
+pub fn session_neighbours(
+    conn: &Connection,
+    id: &str,
+) -> Result<(Option<String>, Option<String>), StoreError> {
+    let around = |sql: &str| -> Result<Option<String>, StoreError> {
+        Ok(conn
+            .prepare_cached(sql)?
+            .query_row([id], |r| r.get(0))
+            .optional()?)
+    };
+    let before = around(
+        "SELECT n.id FROM memories m, memories n INDEXED BY idx_memories_session
+         WHERE m.id = ?1 AND n.session = m.session
+           AND (n.created_at < m.created_at OR (n.created_at = m.created_at AND n.id < m.id))
+         ORDER BY n.created_at DESC, n.id DESC LIMIT 1",
+    )?;
+    let after = around(
+        "SELECT n.id FROM memories m, memories n INDEXED BY idx_memories_session
+         WHERE m.id = ?1 AND n.session = m.session
+           AND (n.created_at > m.created_at OR (n.created_at = m.created_at AND n.id > m.id))
+         ORDER BY n.created_at, n.id LIMIT 1",
+    )?;
+    Ok((before, after))
 }
 
 /// Memories with at least one tag equal to `root` or under it, in id order.
@@ -396,6 +459,7 @@ mod tests {
             query: query.then(|| serde_json::json!({"source_model": "m"})),
             created_at: format!("2026-01-0{}", id.len()),
             standing: Standing::default(),
+            occasion: Default::default(),
         }
     }
 

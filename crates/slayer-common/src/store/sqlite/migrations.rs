@@ -6,7 +6,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::{catalog, StoreError};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
 
 /// The triggers that keep `tag_counts` and the `memory_count` setting exact: one text for the
 /// version 4 migration and for [`super::memories::resume_counts`].
@@ -34,6 +34,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     // connect two models evidence); the rows are rewritten as for version 5.
     "",
     include_str!("migrations/0012_docs_changes.sql"),
+    include_str!("migrations/0013_occasion.sql"),
 ];
 
 /// The versions whose migration rewrites every model skeleton (they gained join names, then
@@ -60,6 +61,15 @@ const PROPOSED_COLUMN: usize = 9;
 /// `(table, column, definition)` of the column version 9 adds.
 const PROPOSED_COLUMN_DEFINITIONS: &[(&str, &str, &str)] =
     &[("memories", "proposed", "INTEGER NOT NULL DEFAULT 0")];
+
+/// The version that adds `memories.event_time` and `memories.session`.
+const OCCASION_COLUMNS: usize = 13;
+
+/// `(table, column, definition)` of the columns version 13 adds.
+const OCCASION_COLUMN_DEFINITIONS: &[(&str, &str, &str)] = &[
+    ("memories", "event_time", "TEXT"),
+    ("memories", "session", "TEXT"),
+];
 
 /// Adds each column a table lacks: SQLite has no `ADD COLUMN IF NOT EXISTS`, and a store whose
 /// version number was lowered by hand must still migrate.
@@ -98,6 +108,9 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         }
         if version + 1 == PROPOSED_COLUMN {
             add_missing_columns(&tx, PROPOSED_COLUMN_DEFINITIONS)?;
+        }
+        if version + 1 == OCCASION_COLUMNS {
+            add_missing_columns(&tx, OCCASION_COLUMN_DEFINITIONS)?;
         }
         tx.execute_batch(sql)?;
         // Later rewrites write the same rows: one is enough, the last.
