@@ -40,6 +40,15 @@ pub struct FlatHit {
     pub matched_entities: Vec<String>,
     /// A memory's attached query, else null.
     pub query: Option<Value>,
+    /// When what a memory records happened, where its writer said (docs/spec/memory.md §4.6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_time: Option<String>,
+    /// The session a memory was saved from, where its writer said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// A newer memory of the same subject that holds instead (docs/spec/search.md §9.14).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
     /// Per-channel detail, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Vec<Contribution>>,
@@ -101,12 +110,18 @@ pub fn flatten(
         description: None,
         matched_entities,
         query,
+        event_time: None,
+        session: None,
+        superseded_by: None,
         explain,
     };
     let memories: Vec<FlatHit> = memories
         .into_iter()
-        .map(|h| {
-            memory(
+        .map(|h| FlatHit {
+            event_time: h.event_time,
+            session: h.session,
+            superseded_by: h.superseded_by,
+            ..memory(
                 h.id,
                 h.tier,
                 h.score,
@@ -143,6 +158,9 @@ pub fn flatten(
             description: None,
             matched_entities: Vec::new(),
             query: None,
+            event_time: None,
+            session: None,
+            superseded_by: None,
             explain: h.explain,
         })
         .collect();

@@ -461,6 +461,42 @@ fn the_search_tool_gives_the_card_of_a_measure_that_leads() {
 }
 
 #[test]
+fn save_memory_takes_an_event_time_and_session_and_search_returns_them() {
+    let f = Fixture::new();
+    let save = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "save_memory",
+        "arguments": {"learning": "Ben moved the refunds dashboard to Lisbon",
+                      "entities": ["mydb"], "event_time": "2024-03", "session": "call-7"}}})
+    .to_string();
+    let search = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "search",
+        "arguments": {"question": "Lisbon dashboard", "channels": ["entities", "text"]}}})
+    .to_string();
+    let bad = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "save_memory",
+        "arguments": {"learning": "x", "entities": ["mydb"], "event_time": "last week"}}})
+    .to_string();
+    let replies = session(&f, &[initialize("2025-06-18"), save, search, bad]);
+    let hits = &reply(&replies, 3)["result"]["structuredContent"]["results"];
+    let hit = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == "memory")
+        .unwrap();
+    assert_eq!(hit["event_time"], "2024-03", "{hits}");
+    assert_eq!(hit["session"], "call-7", "{hits}");
+    let refused = &reply(&replies, 4)["result"];
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        refused
+            .to_string()
+            .contains("'last week' is not an event time"),
+        "{refused}"
+    );
+}
+
+#[test]
 fn the_search_tool_plans_with_the_callers_terms() {
     let f = Fixture::new();
     let search = |id: i64, args: Value| {
