@@ -247,6 +247,18 @@ fn memory_writes(b: &mut dyn Backend) -> Vec<String> {
                 lesson.clone(),
             ),
         ];
+        // One session of three (two saved at the same time, ordered by id), event times of
+        // three precisions.
+        let mut memories = memories;
+        for (m, (time, session)) in memories.iter_mut().zip([
+            (Some("2023-05"), Some("s1")),
+            (None, Some("s1")),
+            (Some("2023"), Some("s1")),
+            (Some("2023-05-08T13:56:00Z"), None),
+        ]) {
+            m.occasion.event_time = time.map(str::to_owned);
+            m.occasion.session = session.map(str::to_owned);
+        }
         for m in &memories {
             w.put_memory(m).unwrap();
         }
@@ -430,6 +442,23 @@ fn memory_reads(r: &dyn StoreRead, put: &mut dyn FnMut(&str, String)) {
     tagged.sort_by(|a, b| a.id.cmp(&b.id));
     put("tagged_memories", format!("{tagged:?}"));
     put("memories", format!("{:?}", r.memories().unwrap()));
+    let ids: Vec<String> = ["1", "22", "10", "022", "a", "nope"]
+        .map(String::from)
+        .into();
+    put(
+        "memory_occasions",
+        format!("{:?}", r.memory_occasions(&ids).unwrap()),
+    );
+    for id in &ids {
+        put(
+            "session_neighbours",
+            format!("{:?}", r.session_neighbours(id).unwrap()),
+        );
+    }
+    put(
+        "any_memory_session",
+        format!("{:?}", r.any_memory_session().unwrap()),
+    );
     put(
         "largest_int_id",
         format!("{:?}", r.largest_int_id().unwrap()),
