@@ -105,7 +105,7 @@ impl TimeCues {
         let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
         let lower: Vec<&str> = lower.iter().map(String::as_str).collect();
         TimeCues {
-            asks_when: asks_when(&lower),
+            asks_when: is_question(question, &lower) && asks_when(&lower),
             periods: periods(&words, &lower, today),
             order: order(&lower),
         }
@@ -150,6 +150,16 @@ fn words(text: &str) -> Vec<&str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .filter(|w| !w.is_empty())
         .collect()
+}
+
+/// Whether the text asks: it ends with a question mark or opens with a question word. A claim
+/// ("… is faster when inoculated early") says "when" without asking it.
+fn is_question(text: &str, lower: &[&str]) -> bool {
+    text.trim_end().ends_with('?')
+        || matches!(
+            lower.first().copied(),
+            Some("when" | "what" | "which" | "how" | "since")
+        )
 }
 
 fn asks_when(lower: &[&str]) -> bool {
@@ -485,6 +495,9 @@ mod tests {
         assert!(of("How long has Nate had his turtles?").asks_when);
         assert!(of("Which year did Audrey adopt her dogs?").asks_when);
         assert!(!of("What did Caroline research?").asks_when);
+        // A claim says "when" without asking it.
+        assert!(!of("Entrainment is stronger when people see congruent cues.").asks_when);
+        assert!(of("Is entrainment stronger when people see congruent cues?").asks_when);
         assert!(of("What did Caroline research?").is_empty());
         assert_eq!(of("Where does Tim live now?").order, Some(Order::Latest));
         assert_eq!(
