@@ -21,8 +21,10 @@ use crate::request::Request;
 use crate::time_cues::TimeCues;
 use crate::SearchError;
 
-/// How many of the first memories supersession reads (docs/spec/search.md §9.14).
-pub(crate) const SUPERSESSION_WINDOW: usize = 20;
+/// How many of the first memories supersession reads (docs/spec/search.md §9.14): what an
+/// agent reads first. Wider windows fill the memory side deeper for every question (20 cost
+/// served questions at 100,000 memories 1.29× in the standing A/B, 10 cost 1.15× at p95).
+pub(crate) const SUPERSESSION_WINDOW: usize = 5;
 
 /// What a request asks of the memory head: the time cues of its question and whether the
 /// store's sessions bring neighbours.

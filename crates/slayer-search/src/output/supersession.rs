@@ -1,7 +1,7 @@
-//! Supersession among the returned memories (docs/spec/search.md §9.14): two memories of the
-//! same subject (the same entity tags, not none) that say nearly the same thing of it in
-//! different words disagree, and the newer one (by event time where both have one, else by when each
-//! was saved) is what holds. It takes the better of the two scores and ranks first; the older
+//! Supersession among the first memories (docs/spec/search.md §9.14): two memories of the same
+//! subject (the same entity tags, not none) that say nearly the same thing of it in different
+//! words disagree, and the newer one (by its event time, or when it was saved for one without)
+//! is what holds. It takes the better of the two scores and ranks first; the older
 //! is kept, marked `superseded_by` the newer, and drops a tier: its score is multiplied by
 //! [`SUPERSEDED_FACTOR`]. Pure: tags, texts and times come from the caller.
 
