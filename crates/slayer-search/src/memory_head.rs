@@ -13,7 +13,7 @@ use crate::corpus::Scope;
 use crate::fusion::buckets::{Caps, MemoryBuckets};
 use crate::fusion::fuse::{Contribution, Fused};
 use crate::fusion::memory_time::{self, TIME_WINDOW};
-use crate::fusion::neighbours;
+use crate::fusion::neighbours::{self, NEIGHBOUR_WINDOW};
 use crate::inputs::Inputs;
 use crate::output::hits;
 use crate::output::supersession::{self, Candidate, SUPERSEDED, SUPERSEDED_FACTOR};
@@ -36,10 +36,13 @@ pub(crate) struct MemoryHead {
 impl MemoryHead {
     /// The caps the memory side is filled to: at least the stages' windows.
     pub(crate) fn caps(&self, caps: &Caps) -> Caps {
-        let window = match self.time_cues.is_some() || self.sessions {
-            true => TIME_WINDOW,
-            false => SUPERSESSION_WINDOW,
-        };
+        let mut window = SUPERSESSION_WINDOW;
+        if self.time_cues.is_some() {
+            window = window.max(TIME_WINDOW);
+        }
+        if self.sessions {
+            window = window.max(NEIGHBOUR_WINDOW);
+        }
         Caps {
             memories: caps.memories.max(window),
             ..*caps
@@ -103,7 +106,7 @@ impl Context<'_> {
         }
         if head.sessions {
             memories = self.timings.time("session neighbours", || {
-                within(memories, TIME_WINDOW, |m| {
+                within(memories, NEIGHBOUR_WINDOW, |m| {
                     neighbours::bring(m, req.tuning.neighbour_weight, |id| {
                         self.neighbours_in_scope(id, scope)
                     })

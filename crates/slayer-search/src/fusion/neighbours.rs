@@ -11,6 +11,10 @@ use slayer_common::canonical::{memory_id_of, memory_ref};
 
 use crate::fusion::fuse::{Contribution, Fused};
 
+/// How many of the first memories this stage reads, whatever the cap: a neighbour already
+/// among them keeps its fused score beside what it gains.
+pub(crate) const NEIGHBOUR_WINDOW: usize = 50;
+
 /// How many of the head's first memories bring their neighbours.
 pub(crate) const NEIGHBOUR_HITS: usize = 5;
 
