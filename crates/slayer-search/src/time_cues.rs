@@ -67,12 +67,16 @@ impl Period {
     fn fit(self, day: Date) -> f64 {
         match self {
             Period::Range { start, end } if day >= start && day < end => PERIOD_FIT,
-            Period::Range { start, end } if day >= start && day < end + TOLD_AFTER => {
+            Period::Range { start, end }
+                if day >= start && day < end.checked_add(TOLD_AFTER).unwrap_or(Date::MAX) =>
+            {
                 TOLD_AFTER_FIT
             }
             Period::Range { .. } => 0.0,
             Period::Month(m) if day.month() == m => PERIOD_FIT,
-            Period::Month(m) if (day - TOLD_AFTER).month() == m => TOLD_AFTER_FIT,
+            Period::Month(m) if day.checked_sub(TOLD_AFTER).is_some_and(|d| d.month() == m) => {
+                TOLD_AFTER_FIT
+            }
             Period::Month(_) => 0.0,
         }
     }
@@ -288,15 +292,17 @@ fn date_at(words: &[&str], lower: &[&str], i: usize) -> Option<(Period, usize)> 
 fn relative_at(lower: &[&str], i: usize, today: Date) -> Option<(Period, usize)> {
     let at = |j: usize| lower.get(j).copied().unwrap_or("");
     let span = |start: Date, end: Date| Period::Range { start, end };
+    // A day so far back that the calendar lacks it ("99999999 years ago") names no period.
+    let back = |days: i64| today.checked_sub(Duration::days(days.min(i64::from(i32::MAX))));
     match (at(i), at(i + 1)) {
         ("yesterday", _) => Some((Period::of_day(today.previous_day()?), 1)),
         ("today", _) | ("tonight", _) => Some((Period::of_day(today), 1)),
-        ("last" | "past", "week" | "weekend") => Some((span(today - Duration::days(7), today), 2)),
-        ("last" | "past", "month") => Some((span(today - Duration::days(31), today), 2)),
+        ("last" | "past", "week" | "weekend") => Some((span(back(7)?, today), 2)),
+        ("last" | "past", "month") => Some((span(back(31)?, today), 2)),
         ("last", "year") => Some((Period::of_year(today.year() - 1)?, 2)),
         ("this", "year") => Some((Period::of_year(today.year())?, 2)),
         ("this", "month") => Some((Period::of_month(today.year(), today.month())?, 2)),
-        ("past", "year") => Some((span(today - Duration::days(365), today), 2)),
+        ("past", "year") => Some((span(back(365)?, today), 2)),
         (n, unit) if at(i + 2) == "ago" && is_unit(unit) => {
             let n: i64 = match n {
                 "a" | "an" | "one" => 1,
@@ -313,10 +319,11 @@ fn relative_at(lower: &[&str], i: usize, today: Date) -> Option<(Period, usize)>
                 "year" => 365 * n,
                 _ => return None,
             };
-            let day = today - Duration::days(days);
+            let day = back(days)?;
             // As precise as its unit: "3 years ago" is that year give or take.
             let half = Duration::days((days / 6).max(1));
-            Some((span(day - half, day + half), 3))
+            let start = day.checked_sub(half)?;
+            Some((span(start, day.checked_add(half)?), 3))
         }
         _ => None,
     }
@@ -469,6 +476,20 @@ mod tests {
         // Words that only look like months are not.
         assert!(cues("What may Caroline march for?").is_empty());
         assert!(cues("How much revenue did orders make?").is_empty());
+    }
+
+    #[test]
+    fn times_past_the_calendar_name_no_period_and_never_panic() {
+        let cues = TimeCues::of(
+            "What happened 99999999999 years ago, after May 2023?",
+            TODAY,
+        );
+        let after = cues.periods.last().copied().unwrap();
+        assert_eq!(after.bounds().map(|(_, end)| end), Some(Date::MAX));
+        assert_eq!(after.fit(date!(2030 - 01 - 01)), 1.0);
+        assert_eq!(Period::Month(Month::December).fit(Date::MIN), 0.0);
+        let at_the_edge = TimeCues::of("What was said 1 day ago?", Date::MIN);
+        assert!(at_the_edge.periods.is_empty());
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub fn check_timestamp(value: &str) -> Result<(), BadTimestamp> {
 /// texts as they are, so a coarser time sorts first among the times it covers.
 pub fn check_event_time(value: &str) -> Result<(), BadEventTime> {
     let bad = || BadEventTime(value.to_owned());
+    if !value.is_ascii() {
+        return Err(bad());
+    }
     let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
     match value.len() {
         4 if digits(value, 4) => Ok(()),

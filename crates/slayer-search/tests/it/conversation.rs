@@ -200,6 +200,14 @@ fn a_when_question_favours_the_memory_that_states_a_time_and_as_of_is_checked() 
     // t4 says "last weekend".
     let on = ask(r#"{"neighbour_weight": 0}"#);
     assert!(place(&on, "t4") < place(&on, "t5"), "{on:?}");
+    // A time past the calendar names no period; the search answers.
+    for q in [
+        "What was said 99999999999 years ago?",
+        "What happened after May 2023?",
+    ] {
+        let r = f.search(&["--question", q, "--channels", "text"]);
+        assert!(r["memories"].is_array(), "{r}");
+    }
     let out = f.raw(&["--question", "when", "--as-of", "01/02/2024"], None);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
