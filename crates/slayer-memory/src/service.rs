@@ -46,11 +46,13 @@ impl SaveRequest {
             self.entities.iter().flatten().map(String::as_str),
             self.query.as_ref(),
             &self.standing,
+            &self.occasion,
         )
     }
 }
 
-/// A memory's fields within `limits`: learning, id, entity references, query and owners.
+/// A memory's fields within `limits`: learning, id, entity references, query, owners and
+/// session.
 pub fn check_fields<'a>(
     limits: &Limits,
     learning: &str,
@@ -58,6 +60,7 @@ pub fn check_fields<'a>(
     entities: impl IntoIterator<Item = &'a str>,
     query: Option<&Value>,
     standing: &Standing,
+    occasion: &Occasion,
 ) -> Result<(), MemoryError> {
     let name = |field: &str, value: Option<&str>| match value {
         Some(v) => Limits::check_len(field, v, limits.name_bytes, "name_bytes"),
@@ -72,6 +75,7 @@ pub fn check_fields<'a>(
     .and_then(|_| name("id", id))
     .and_then(|_| name("project", standing.project.as_deref()))
     .and_then(|_| name("agent", standing.agent.as_deref()))
+    .and_then(|_| name("session", occasion.session.as_deref()))
     .and_then(|_| limits.check_names("entities", entities))
     .and_then(|_| query.map_or(Ok(()), |q| limits.check_query("query", q)))
     .map_err(|e| MemoryError::Input(format!("{e}.")))

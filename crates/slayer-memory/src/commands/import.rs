@@ -115,6 +115,7 @@ pub(crate) fn import_record(text: &str, limits: &Limits) -> Result<Memory, Recor
         entities,
         memory.query.as_ref(),
         &memory.standing,
+        &memory.occasion,
     )?;
     Ok(memory)
 }

@@ -152,6 +152,23 @@ fn save_takes_an_event_time_and_refuses_one_that_is_not_a_time() {
         "{}",
         out.stderr
     );
+    // A session is a name, within limits.name_bytes.
+    let long = "s".repeat(2000);
+    let out = f.memory(&[
+        "save",
+        "--learning",
+        "x",
+        "--entities",
+        "mydb",
+        "--session",
+        &long,
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("session") && out.stderr.contains("2000 bytes"),
+        "{}",
+        out.stderr
+    );
     let bad = r#"{"kind":"memory","id":"b","learning":"x","entities":[],"created_at":"2024-01-01T00:00:00Z","event_time":"yesterday"}"#;
     let out = crate::support::run("slayer-memory", &f.store, &["import", "-"], Some(bad));
     assert_eq!(out.code, 2, "{}", out.stderr);
