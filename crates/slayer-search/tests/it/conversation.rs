@@ -353,3 +353,36 @@ fn the_readme_conversation_answers_now_then_and_through_a_neighbour() {
     // Through a neighbour: the reply saved after the dashboard note names the city.
     assert!(answers[3].contains("Lisbon"), "{stdout}");
 }
+
+/// A knowledge-base page's front matter gives the event time and session (`date:`, `session:`).
+#[test]
+fn an_ingested_page_carries_its_date_and_session() {
+    let f = Fixture::new();
+    let kb = tempfile::tempdir().unwrap();
+    std::fs::write(
+        kb.path().join("moves.md"),
+        "---\ndate: 2023-05\nsession: standup-3\n---\nTim moved the nightly load to 4am.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        kb.path().join("bad.md"),
+        "---\ndate: last spring\n---\nNever read.\n",
+    )
+    .unwrap();
+    let out = crate::support::run(
+        "slayer-memory",
+        &f.store,
+        &["ingest", kb.path().to_str().unwrap()],
+        None,
+    );
+    assert!(
+        out.stderr.contains("'last spring' is not an event time"),
+        "{}",
+        out.stderr
+    );
+    let r = f.search(&["--question", "nightly load 4am", "--channels", "text"]);
+    let hit = &memories(&r)[0];
+    assert_eq!(hit["id"], "kb.moves", "{r}");
+    assert_eq!(hit["event_time"], "2023-05");
+    assert_eq!(hit["session"], "standup-3");
+}
