@@ -75,8 +75,10 @@ impl Context<'_> {
         req: &Request,
         inputs: &Inputs<'_>,
     ) -> Result<MemoryHead, SearchError> {
+        // A bad `as_of` is refused whether or not the request has a question to read it.
+        let today = req.today()?;
         let time_cues = match (inputs.question, req.tuning.time_weight > 0.0) {
-            (Some(q), true) => Some(TimeCues::of(q, req.today()?)).filter(|c| !c.is_empty()),
+            (Some(q), true) => Some(TimeCues::of(q, today)).filter(|c| !c.is_empty()),
             _ => None,
         };
         let sessions = req.tuning.neighbour_weight > 0.0 && self.corpus.any_session()?;

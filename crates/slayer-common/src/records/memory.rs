@@ -87,17 +87,18 @@ impl Occasion {
         if let Some(t) = &self.event_time {
             check_event_time(t).map_err(|e| ("event_time", e.to_string()))?;
         }
-        if let Some(v) = &self.session {
-            if v.trim().is_empty() || v.chars().any(char::is_control) {
-                return Err((
-                    "session",
-                    format!(
-                        "session must be a non-blank name without control characters; got {v:?}"
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        check_name("session", self.session.as_deref())
+    }
+}
+
+/// A writer-chosen name (a project, an agent, a session): non-blank, no control characters.
+fn check_name(field: &'static str, value: Option<&str>) -> Result<(), (&'static str, String)> {
+    match value {
+        Some(v) if v.trim().is_empty() || v.chars().any(char::is_control) => Err((
+            field,
+            format!("{field} must be a non-blank name without control characters; got {v:?}"),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -324,18 +325,8 @@ impl Standing {
                 ));
             }
         }
-        for (field, value) in [("project", &self.project), ("agent", &self.agent)] {
-            let Some(v) = value else { continue };
-            if v.trim().is_empty() || v.chars().any(char::is_control) {
-                return Err((
-                    field,
-                    format!(
-                        "{field} must be a non-blank name without control characters; got {v:?}"
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        check_name("project", self.project.as_deref())?;
+        check_name("agent", self.agent.as_deref())
     }
 }
 

@@ -233,6 +233,10 @@ fn a_when_question_favours_the_memory_that_states_a_time_and_as_of_is_checked() 
         "{}",
         out.stderr
     );
+    // Refused with entities alone too.
+    let out = f.raw(&["--entity", "mydb.orders", "--as-of", "yesterday"], None);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("as_of must be a day"), "{}", out.stderr);
 }
 
 #[test]
