@@ -7,8 +7,8 @@
 # Each dialogue turn becomes a memory (with its session's date as event time, and its session),
 # imported into one store per conversation; `slayer-embed refresh --all` embeds them with the
 # local model (a rerun reuses the stores and embeds nothing); `slayer-search --batch` answers
-# each conversation's questions in its store, once per channel set; recall@5, recall@10 and
-# nDCG@10 of the evidence turns are printed by question type.
+# each conversation's questions in its store, once per channel set; hit@1, hit@3, recall@5,
+# recall@10 and nDCG@10 of the evidence turns are printed by question type.
 # Source: $LOCOMO_ZIP (default ../shared/data/locomo/locomo10.zip, else
 # $SLAYER_EVAL_DIR/locomo10.zip): data/locomo10.zip of snap-research/locomo at commit e76cdff,
 # checked against its sha256 before use. Work: $SLAYER_EVAL_DIR (default target/eval-locomo).
@@ -73,7 +73,7 @@ for conv in $convs; do
 done
 echo "import + embed: $(for c in $convs; do cat "$work/memories-$c.jsonl"; done | wc -l) memories in $(secs "$s") s"
 
-printf '\n| configuration | type | questions | recall@5 | recall@10 | nDCG@10 |\n|---|---|---|---|---|---|\n'
+printf '\n| configuration | type | questions | hit@1 | hit@3 | recall@5 | recall@10 | nDCG@10 |\n|---|---|---|---|---|---|---|---|\n'
 for config in $configs; do
     name=${config%%:*}
     channels=${config#*:}
@@ -88,8 +88,8 @@ for config in $configs; do
             | sed "s/^/$conv\t/" >> "$results"
     done
     took=$(secs "$s")
-    while IFS=$'\t' read -r type n r5 r10 ndcg; do
-        printf '| %s | %s | %s | %s | %s | %s |\n' "$name ($channels)" "$type" "$n" "$r5" "$r10" "$ndcg"
+    while IFS=$'\t' read -r type n h1 h3 r5 r10 ndcg; do
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name ($channels)" "$type" "$n" "$h1" "$h3" "$r5" "$r10" "$ndcg"
     done < <($py score "$work/data" "$results")
     echo "search wall ($name): $took s" >&2
 done

@@ -12,7 +12,7 @@
                                                  slayer-search --batch requests, asked the day
                                                  after the last session (--plain: without
                                                  as_of, for a build that predates it)
-  eval_locomo.py score DIR RESULTS              recall@5, recall@10 and nDCG@10 by question
+  eval_locomo.py score DIR RESULTS              hit@1, hit@3, recall@5, recall@10 and nDCG@10 by question
                                                  type, from RESULTS (lines of
                                                  "conv<TAB>response JSON")
   eval_locomo.py selftest                        the parsing and metrics against hand-computed
@@ -149,6 +149,11 @@ def recall_at(ranking, gold, k):
     return len(set(gold) & set(ranking[:k])) / len(gold)
 
 
+def hit_at(ranking, gold, k):
+    """1 when an evidence turn is among the first k: precision at the top, what an agent reads."""
+    return 1.0 if set(gold) & set(ranking[:k]) else 0.0
+
+
 def ndcg_at(ranking, gold, k=10):
     dcg = sum(1 / math.log2(i + 2) for i, d in enumerate(ranking[:k]) if d in gold)
     idcg = sum(1 / math.log2(i + 2) for i in range(min(len(gold), k)))
@@ -167,19 +172,20 @@ def score(data_dir, results_path):
         assert len(got) == len(qs), (conv, len(got), len(qs))
         for q, response in zip(qs, got):
             ranking = [h["id"] for h in response.get("memories", [])]
-            figures = (recall_at(ranking, q["gold"], 5), recall_at(ranking, q["gold"], 10),
+            figures = (hit_at(ranking, q["gold"], 1), hit_at(ranking, q["gold"], 3),
+                       recall_at(ranking, q["gold"], 5), recall_at(ranking, q["gold"], 10),
                        ndcg_at(ranking, q["gold"]))
             for key in (q["type"], "all but adversarial" if q["type"] != "adversarial" else None):
                 if key is None:
                     continue
-                s = sums.setdefault(key, [0, 0.0, 0.0, 0.0])
+                s = sums.setdefault(key, [0] + [0.0] * len(figures))
                 s[0] += 1
                 for i, v in enumerate(figures):
                     s[i + 1] += v
     for key in TYPE_ORDER + ["all but adversarial"]:
         if key in sums:
-            n, r5, r10, nd = sums[key]
-            print("%s\t%d\t%.3f\t%.3f\t%.3f" % (key, n, r5 / n, r10 / n, nd / n))
+            n, *totals = sums[key]
+            print("\t".join([key, str(n)] + ["%.3f" % (t / n) for t in totals]))
 
 
 def arg(name, default=None):
@@ -195,6 +201,7 @@ def selftest():
         ["26.D8.6", "26.D9.17", "26.D30.5"]
     gold = ["a", "b"]
     assert recall_at(["x", "a"], gold, 5) == 0.5
+    assert hit_at(["x", "a"], gold, 1) == 0.0 and hit_at(["x", "a"], gold, 3) == 1.0
     want = (1 / math.log2(3) + 0.5) / (1 + 1 / math.log2(3))
     assert abs(ndcg_at(["x", "a", "b"], gold) - want) < 1e-12
     assert ndcg_at([], gold) == 0.0
