@@ -16,6 +16,7 @@
 # LOCOMO_CONVERSATIONS="26 30" searches only those conversations (the dev and held-out halves of
 # docs/quality/locomo.md); LOCOMO_CONFIGS="all" only those channel sets (text, dense, all);
 # LOCOMO_TUNING='{"time_weight": 0}' sends a tuning with every request.
+# LOCOMO_CEILING=1 adds the ceiling of re-ranking (the first 50 memories, all channels).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -93,3 +94,21 @@ for config in $configs; do
     done < <($py score "$work/data" "$results")
     echo "search wall ($name): $took s" >&2
 done
+
+# LOCOMO_CEILING=1: what a perfect re-ranker of the first 20, 30 or 50 memories (all channels)
+# could give at recall@10 (docs/quality/locomo.md, "The ceiling of re-ranking").
+if [ "${LOCOMO_CEILING:-}" = 1 ]; then
+    deep="$work/results-all-50.tsv"
+    : > "$deep"
+    for conv in $convs; do
+        # shellcheck disable=SC2086
+        $py requests "$work/data" "$conv" entities,text,dense --tuning "$tuning" $plain \
+            --max-memories 50 > "$work/requests-all-50-$conv.jsonl"
+        SLAYER_STORE="$work/$conv.db" "$bin/slayer-search" --batch "$work/requests-all-50-$conv.jsonl" \
+            | sed "s/^/$conv\t/" >> "$deep"
+    done
+    printf '\n| type | questions | recall@10 | best from the first 20 | from 30 | from 50 |\n|---|---|---|---|---|---|\n'
+    $py ceiling "$work/data" "$deep" | tail -n +2 | while IFS=$'\t' read -r type n k10 k20 k30 k50; do
+        printf '| %s | %s | %s | %s | %s | %s |\n' "$type" "$n" "$k10" "$k20" "$k30" "$k50"
+    done
+fi

@@ -188,6 +188,35 @@ def score(data_dir, results_path):
             print("\t".join([key, str(n)] + ["%.3f" % (t / n) for t in totals]))
 
 
+def oracle_at(ranking, gold, k, places=10):
+    """Recall@places a perfect re-ranker of the first k would give: every evidence turn among
+    them moved into the first `places` (issue 63's ceiling of re-ranking)."""
+    return min(len(set(gold) & set(ranking[:k])), places) / len(gold)
+
+
+def ceiling(data_dir, results_path, depths=(10, 20, 30, 50)):
+    by_conv = {}
+    with open(results_path, encoding="utf-8") as f:
+        for line in f:
+            conv, response = line.rstrip("\n").split("\t", 1)
+            by_conv.setdefault(conv, []).append(json.loads(response))
+    sums = {}
+    for conv, got in sorted(by_conv.items()):
+        qs = list(questions(conv, load(data_dir, conv)))
+        assert len(got) == len(qs), (conv, len(got), len(qs))
+        for q, response in zip(qs, got):
+            ranking = [h["id"] for h in response.get("memories", [])]
+            s = sums.setdefault(q["type"], [0] + [0.0] * len(depths))
+            s[0] += 1
+            for i, k in enumerate(depths):
+                s[i + 1] += oracle_at(ranking, q["gold"], k)
+    print("\t".join(["type", "questions"] + ["from %d" % k for k in depths]))
+    for key in TYPE_ORDER:
+        if key in sums:
+            n, *totals = sums[key]
+            print("\t".join([key, str(n)] + ["%.3f" % (t / n) for t in totals]))
+
+
 def arg(name, default=None):
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
 
@@ -205,6 +234,8 @@ def selftest():
     want = (1 / math.log2(3) + 0.5) / (1 + 1 / math.log2(3))
     assert abs(ndcg_at(["x", "a", "b"], gold) - want) < 1e-12
     assert ndcg_at([], gold) == 0.0
+    assert oracle_at(["x", "y", "a"], gold, 2) == 0.0 and oracle_at(["x", "y", "a"], gold, 3) == 0.5
+    assert oracle_at(["a", "x", "b"], gold, 3, places=1) == 0.5
     print("selftest ok")
 
 
@@ -224,7 +255,8 @@ def main():
         data = load(sys.argv[2], conv)
         last = max(event_time(data[f"session_{n}_date_time"]) for n in session_numbers(data))
         for q in questions(conv, data):
-            request = {"question": q["question"], "max_memories": MAX_MEMORIES,
+            request = {"question": q["question"],
+                       "max_memories": int(arg("--max-memories", MAX_MEMORIES)),
                        "max_example_queries": 0, "max_entities": 0, "channels": channels,
                        "tuning": tuning}
             if "--plain" not in sys.argv:
@@ -232,6 +264,8 @@ def main():
             print(json.dumps(request))
     elif cmd == "score":
         score(sys.argv[2], sys.argv[3])
+    elif cmd == "ceiling":
+        ceiling(sys.argv[2], sys.argv[3])
     elif cmd == "selftest":
         selftest()
     else:

@@ -1,5 +1,5 @@
 //! The evaluation harnesses: their metrics against hand-computed values (SciFact's, the
-//! schema-linking one's and the metric-lookup one's), and (ignored by default: the evaluation data lives outside the
+//! schema-linking one's, the metric-lookup one's and LoCoMo's), and (ignored by default: the evaluation data lives outside the
 //! repository) a SciFact smoke run through the real binaries on 200 abstracts.
 
 use std::path::PathBuf;
@@ -14,6 +14,7 @@ fn the_metrics_match_hand_computed_values() {
         "scripts/eval_scifact.py",
         "scripts/eval_schema.py",
         "scripts/eval_metrics.py",
+        "scripts/eval_locomo.py",
     ] {
         let out = Command::new("python3")
             .args([script, "selftest"])
