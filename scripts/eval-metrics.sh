@@ -22,22 +22,29 @@
 # measures alone. Each question whose first entity is not gold is written to
 # <work>/<build>/misses-<name>.txt with its gold ids, its ranks, the top 5 entities and the top
 # 5 measures.
-# Work: $SLAYER_EVAL_DIR (default target/eval-metrics). Binaries: $SLAYER_BIN (default: built
-# here).
+# METRIC_SET=DIR scores another question set laid out the same way: tests/fixtures/metric-heldout
+# is the held-out set (issue 64), read only to report; its digest is printed and checked against
+# the one docs/quality/metrics.md records.
+# Work: $SLAYER_EVAL_DIR (default target/eval-metrics, target/eval-metrics-<set> for another
+# set). Binaries: $SLAYER_BIN (default: built here).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 original=false
 [ "${1:-}" = "--original" ] && original=true
-fixtures="$root/tests/fixtures/metric-eval"
+fixtures="$(cd "${METRIC_SET:-$root/tests/fixtures/metric-eval}" && pwd)"
 questions="$fixtures/questions.jsonl"
-work="${SLAYER_EVAL_DIR:-$root/target/eval-metrics}"
+set_name=$(basename "$fixtures")
+default_work="$root/target/eval-metrics"
+[ "$set_name" = metric-eval ] || default_work="$root/target/eval-metrics-${set_name#metric-}"
+work="${SLAYER_EVAL_DIR:-$default_work}"
 bin="${SLAYER_BIN:-${CARGO_TARGET_DIR:-$root/target}/release}"
 if [ -z "${SLAYER_BIN:-}" ]; then
     cargo build --release --locked -q --workspace --bins
 fi
 scripts/fetch-model.sh > /dev/null
 python3 scripts/eval_metrics.py selftest > /dev/null
+echo "question set: $fixtures, digest $(python3 scripts/eval_metrics.py digest "$fixtures")"
 unset SLAYER_FORMAT SLAYER_EMBEDDING_MODEL SLAYER_STORE
 py="python3 scripts/eval_metrics.py"
 mkdir -p "$work"

@@ -19,6 +19,9 @@ on public semantic layers (tests/fixtures/metric-eval).
   eval_metrics.py table LABEL=JSON...   the tables of several runs (from score --json): a row
                                         per project and overall, hit@1 / hit@3 / hit@5 / MRR
                                         per run; over every entity, then over the measures
+  eval_metrics.py digest DIR            the sha256 of a question set's folder: every file's path
+                                        (relative, '/'-separated) and bytes, in path order, so
+                                        any change to a frozen set shows (docs/quality/metrics.md)
   eval_metrics.py selftest              the metrics against hand-computed values
 
 questions.jsonl: one {"project", "question", "gold": [canonical measure ids]} per line. A
@@ -29,6 +32,7 @@ questions (each counts once), not a mean of the projects. The second table ranks
 with every entity that is not a measure left out (models, columns and datasources take no
 position): whether the right measure leads the measures returned, whatever comes above it.
 """
+import hashlib
 import json
 import os
 import sys
@@ -165,6 +169,17 @@ def miss_line(m):
 
 
 def selftest():
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "p"))
+        with open(os.path.join(d, "p", "a.yml"), "wb") as f:
+            f.write(b"x")
+        first = digest(d)
+        h = hashlib.sha256(b"p/a.yml\x001\x00x").hexdigest()
+        assert first == h, (first, h)
+        with open(os.path.join(d, "p", "a.yml"), "wb") as f:
+            f.write(b"y")
+        assert digest(d) != first
     assert rank_of(["a", "b", "c"], ["c", "b"]) == 2
     assert rank_of(["a"], ["z"]) is None
     assert ranking({"kind": "error", "line": 1, "error": "x"}) == []
@@ -207,6 +222,25 @@ def selftest():
     print("eval_metrics selftest: ok")
 
 
+def digest(folder):
+    """sha256 over each file under `folder`: its relative path, a NUL, its length, a NUL, its
+    bytes; files in path order. Caches (__pycache__, .DS_Store) are not part of a set."""
+    files = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for name in filenames:
+            if name == ".DS_Store":
+                continue
+            full = os.path.join(dirpath, name)
+            files.append((os.path.relpath(full, folder).replace(os.sep, "/"), full))
+    h = hashlib.sha256()
+    for rel, full in sorted(files):
+        with open(full, "rb") as f:
+            data = f.read()
+        h.update(rel.encode("utf-8") + b"\0" + str(len(data)).encode() + b"\0" + data)
+    return h.hexdigest()
+
+
 def main(argv):
     if not argv:
         sys.exit(__doc__)
@@ -229,6 +263,10 @@ def main(argv):
             sys.exit(f"eval_metrics: no question of project '{rest[1]}' in {rest[0]}")
         for q in questions:
             print(json.dumps(request(q, rest[2], max_entities)))
+    elif cmd == "digest":
+        if len(rest) != 1:
+            sys.exit(__doc__)
+        print(digest(rest[0]))
     elif cmd == "score":
         misses_path, json_path = option("--misses"), option("--json")
         if len(rest) < 2:
