@@ -25,7 +25,8 @@ Default --format: jsonl for record streams, text for stats.";
 pub enum ImportFormat {
     /// A SLayer YAML project (datasources/, models/<ds>/).
     Slayer,
-    /// A dbt project's semantic layer, both specs.
+    /// A dbt project's semantic layer: MetricFlow's spec, the latest one, or the dbt_metrics
+    /// package's (dbt 1.0–1.5).
     Dbt,
     /// An Apache Ossie (Open Semantic Interchange) document, or a folder of them.
     Ossie,

@@ -429,3 +429,83 @@ fn newer_simple_metrics_and_primary_entities_are_read() {
         "{stderr}"
     );
 }
+
+/// The dbt_metrics package's spec (dbt Core 1.0–1.5): metrics on dbt models without semantic
+/// models (HousewareHQ's dbt_*_metrics packages are written so). Each aggregating metric is a
+/// measure of its model, the model made from the metrics' timestamp and dimensions and its
+/// column docs; a derived one combines them; a filter becomes a filtered column; a window is
+/// named, not silently dropped.
+#[test]
+fn dbt_metrics_package_metrics_import_on_their_models() {
+    let s = TempStore::new();
+    let dir = s.dir.path().join("proj");
+    write_files(
+        &dir,
+        &[
+            ("dbt_project.yml", PROJECT),
+            (
+                "models/schema.yml",
+                "version: 2\nmodels:\n  - name: tickets\n    description: One row per support ticket\n    columns:\n      - name: first_response_minutes\n        description: Minutes until an agent first replied\n",
+            ),
+            (
+                "models/metrics.yml",
+                "version: 2\nmetrics:\n  - name: tickets_opened\n    label: Tickets opened\n    model: ref('tickets')\n    description: Number of tickets opened\n    calculation_method: count\n    expression: ticket_id\n    timestamp: created_at\n    time_grains: [day, week]\n    dimensions: [channel, priority]\n  - name: avg_first_response\n    model: ref('tickets')\n    calculation_method: average\n    expression: first_response_minutes\n    timestamp: created_at\n    time_grains: [day]\n  - name: urgent_tickets\n    model: ref('tickets')\n    calculation_method: count\n    expression: ticket_id\n    timestamp: created_at\n    time_grains: [day]\n    filters:\n      - field: priority\n        operator: '='\n        value: \"'urgent'\"\n  - name: urgent_share\n    calculation_method: derived\n    expression: \"{{ metric('urgent_tickets') }} / {{ metric('tickets_opened') }}\"\n    timestamp: created_at\n    time_grains: [day]\n  - name: rolling_agents\n    model: ref('tickets')\n    type: count_distinct\n    sql: agent_id\n    timestamp: created_at\n    time_grains: [day]\n    window:\n      count: 7\n      period: day\n  - name: p99_wait\n    model: ref('tickets')\n    calculation_method: percentile_99\n    expression: wait\n    timestamp: created_at\n    time_grains: [day]\n",
+            ),
+        ],
+    );
+    let (code, records, stderr) = import(&s, &["import", "dbt", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    let formulas = measures(&records);
+    for want in [
+        "tickets.tickets_opened = count(ticket_id)",
+        "tickets.avg_first_response = avg(first_response_minutes)",
+        "tickets.urgent_tickets = count(urgent_tickets_filtered)",
+        "tickets.urgent_share = urgent_tickets / tickets_opened",
+        "tickets.rolling_agents = count_distinct(agent_id)",
+    ] {
+        assert!(
+            formulas.contains(&want.to_owned()),
+            "{want}\n{formulas:#?}\n{stderr}"
+        );
+    }
+    let model = records
+        .iter()
+        .find(|r| r["kind"] == "model" && r["name"] == "tickets")
+        .unwrap();
+    let column = |name: &str| {
+        model["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no column {name}: {model:#}"))
+            .clone()
+    };
+    assert_eq!(column("created_at")["type"], "TIMESTAMP");
+    assert_eq!(column("channel")["name"], "channel");
+    assert_eq!(
+        column("first_response_minutes")["description"],
+        "Minutes until an agent first replied"
+    );
+    assert_eq!(
+        column("urgent_tickets_filtered")["filter"],
+        "priority = 'urgent'"
+    );
+    assert_eq!(model["default_time_dimension"], "created_at");
+    let opened = model["measures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "tickets_opened")
+        .unwrap();
+    assert_eq!(opened["label"], "Tickets opened");
+    assert_eq!(opened["description"], "Number of tickets opened");
+    // What is lost or skipped is named; a package's model is no semantic model of the project.
+    assert!(stderr.contains("metric 'rolling_agents'"), "{stderr}");
+    assert!(stderr.contains("window '7 day'"), "{stderr}");
+    assert!(
+        stderr.contains("metric 'p99_wait' skipped: unknown calculation_method 'percentile_99'"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("semantic model 'tickets'"), "{stderr}");
+}

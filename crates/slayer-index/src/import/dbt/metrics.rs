@@ -74,6 +74,11 @@ pub fn add(metrics: &[Metric], built: &mut Built, tally: &mut Tally) -> Placed {
         leaves: HashMap::new(),
     };
     for m in metrics {
+        for loss in &m.lossy {
+            r.note(&m.name, Fate::Lossy, loss.clone());
+        }
+    }
+    for m in metrics {
         let _ = r.resolve(&m.name);
     }
     for m in metrics {

@@ -78,6 +78,9 @@ struct Read {
     semantic_models: Vec<SemanticModel>,
     metrics: Vec<Metric>,
     saved_queries: Vec<SavedQuery>,
+    /// What the dbt_metrics package's metrics say of their dbt models: (model, timestamp,
+    /// dimensions, where).
+    package_models: Vec<(String, Option<String>, Vec<String>, At)>,
     docs: ColumnDocs,
     doc_blocks: HashMap<String, String>,
 }
@@ -112,7 +115,11 @@ pub fn import(
     };
     let mut tally = Tally::default();
     let read = read_project(dir, &project, limits, &mut tally)?;
-    for sm in &read.semantic_models {
+    for sm in read
+        .semantic_models
+        .iter()
+        .filter(|sm| !sm.of_package_metrics)
+    {
         tally.object(
             "semantic_model",
             &format!("semantic model '{}'", sm.name),
@@ -195,11 +202,61 @@ fn read_project(
         return Err(nothing_read(dir, "semantic model or metric", &unreadable));
     }
     target::read_target(dir, &mut read.docs, tally);
+    package_models(&mut read);
     inline_measures(&mut read);
     created_metrics(&mut read);
     keep_first_of_each_name(&mut read, tally);
     fill_docs(&mut read);
     Ok(read)
+}
+
+/// The dbt models the dbt_metrics package's metrics aggregate, as semantic models (unless the
+/// project has one of that name): the metrics' `timestamp` (the first one read is the model's
+/// time) and `dimensions` are its dimensions. Their measures come from the metrics.
+fn package_models(read: &mut Read) {
+    for (model, timestamp, dimensions, at) in std::mem::take(&mut read.package_models) {
+        let i = match read.semantic_models.iter().position(|sm| sm.name == model) {
+            Some(i) => i,
+            None => {
+                read.semantic_models.push(SemanticModel {
+                    name: model.clone(),
+                    dbt_model: model,
+                    of_package_metrics: true,
+                    at,
+                    ..SemanticModel::default()
+                });
+                read.semantic_models.len() - 1
+            }
+        };
+        let sm = &mut read.semantic_models[i];
+        if !sm.of_package_metrics {
+            continue;
+        }
+        let here = sm.at.clone();
+        let mut add = |name: &str, is_time: bool| {
+            if !sm.dimensions.iter().any(|d| d.name == name) {
+                sm.dimensions.push(spec::Dimension {
+                    name: name.to_owned(),
+                    is_time,
+                    kind_text: if is_time { "time" } else { "categorical" }.into(),
+                    expr: name.to_owned(),
+                    granularity: None,
+                    description: None,
+                    label: None,
+                    at: here.clone(),
+                });
+            }
+        };
+        if let Some(t) = &timestamp {
+            add(t, true);
+        }
+        for d in &dimensions {
+            add(d, false);
+        }
+        if sm.agg_time_dimension.is_none() {
+            sm.agg_time_dimension = timestamp;
+        }
+    }
 }
 
 /// The newer simple metrics' own aggregations become measures of their semantic models (a
@@ -247,6 +304,7 @@ fn created_metrics(read: &mut Read) {
                 created: true,
                 inline_measure: None,
                 own_measure: false,
+                lossy: Vec::new(),
                 at: x.at.clone(),
             });
         }
@@ -367,7 +425,15 @@ fn top_level_metrics(f: &YamlFile, read: &mut Read, tally: &mut Tally) -> Result
             continue;
         };
         let m_at = f.at(&name, from);
-        if item.get("type_params").is_some() {
+        if spec::is_package_metric(&item) {
+            if let Some(p) = spec::package_metric(&item, m_at.clone()) {
+                if let Some(model) = p.model {
+                    read.package_models
+                        .push((model, p.timestamp, p.dimensions, m_at));
+                }
+                read.metrics.push(p.metric);
+            }
+        } else if item.get("type_params").is_some() {
             read.metrics.extend(spec::legacy_metric(&item, m_at));
         } else if let Some((metric, _)) = spec::latest_metric(&item, None, m_at) {
             read.metrics.push(metric);

@@ -92,6 +92,7 @@ pub fn latest_metric(
             created: false,
             inline_measure: None,
             own_measure: false,
+            lossy: Vec::new(),
             name,
             label,
             description,

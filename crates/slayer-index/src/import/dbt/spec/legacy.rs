@@ -70,6 +70,7 @@ pub fn legacy_semantic_model(
             .and_then(|d| text(d, "agg_time_dimension")),
         meta: v.get("config").and_then(|c| c.get("meta")).cloned(),
         primary_entity: text(v, "primary_entity"),
+        of_package_metrics: false,
         name,
         label,
         description,
@@ -129,6 +130,7 @@ pub fn legacy_metric(v: &Value, at: At) -> Option<Metric> {
     let kind = kind_of(&kind_text, &p, measure_input);
     Some(Metric {
         own_measure: inline_measure.is_some(),
+        lossy: Vec::new(),
         inline_measure,
         filter: filter(v.get("filter")),
         hidden: v.get("hidden").and_then(Value::as_bool).unwrap_or(false),

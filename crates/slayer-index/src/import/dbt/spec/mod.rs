@@ -8,9 +8,11 @@
 
 mod latest;
 mod legacy;
+mod package;
 
 pub use latest::{latest_metric, latest_semantic_model};
 pub use legacy::{legacy_metric, legacy_semantic_model};
+pub use package::{is_package_metric, package_metric};
 
 use serde_json::Value;
 
@@ -31,6 +33,9 @@ pub struct SemanticModel {
     pub meta: Option<Value>,
     /// `primary_entity:`, the entity of a semantic model with no primary key column.
     pub primary_entity: Option<String>,
+    /// Made from what dbt_metrics package metrics say of their dbt model, not written in the
+    /// project (its metrics are the objects recorded).
+    pub of_package_metrics: bool,
     pub at: At,
 }
 
@@ -159,6 +164,8 @@ pub struct Metric {
     /// Its input is a measure of its own name that it is (latest spec, or the newer simple
     /// shape): a filter or a default rewrites that measure instead of adding another.
     pub own_measure: bool,
+    /// What reading it already lost (the dbt_metrics package's `window`), named with the rest.
+    pub lossy: Vec<String>,
     pub at: At,
 }
 
