@@ -525,6 +525,14 @@ fn document(
             if !plain.is_empty() {
                 doc.add_text(f.related, plain);
             }
+            // What its formula reads (`render::formula_reads`), beside its text.
+            let reads = d
+                .embedding_text
+                .as_deref()
+                .and_then(|e| e.lines().find_map(|l| l.strip_prefix(crate::render::READS)));
+            if let Some(reads) = reads {
+                doc.add_text(f.text, reads);
+            }
         }
         if let Some(synonyms) = d.text.lines().find_map(|l| l.strip_prefix("Synonyms: ")) {
             doc.add_text(f.name, synonyms);

@@ -227,6 +227,45 @@ pub fn measure_text(model: &Model, name: &str, measure: &Measure) -> String {
     lines.join("\n")
 }
 
+/// The prefix of a measure's [`formula_reads`] line in its embedding text.
+pub const READS: &str = "Reads: ";
+
+/// What a measure's formula reads, as one line (`Reads: amount where status = 'failed'; …`):
+/// each column of the model its formula names, once, in formula order, by its SQL when that is
+/// not its name, and its filter. A formula over the helper columns importers make
+/// (`count(high_priority_cases_filtered)`, `avg(avg_completion_time_col)`) says what it counts
+/// only through them. Not a column's description: that finds the column itself, and a measure
+/// carrying it would pass the column for a question about the column ("basket value").
+/// `None` when no column it names says more than its name.
+pub fn formula_reads(model: &Model, formula: &str) -> Option<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut parts: Vec<String> = Vec::new();
+    let idents = formula
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty());
+    for ident in idents {
+        let Some(column) = model.columns.iter().find(|c| c.name == ident) else {
+            continue;
+        };
+        if seen.contains(&ident) {
+            continue;
+        }
+        seen.push(ident);
+        let sql = set(&column.sql).filter(|s| s.trim() != column.name);
+        let filter = set(&column.filter);
+        if sql.is_none() && filter.is_none() {
+            continue;
+        }
+        let mut part = sql.unwrap_or(&column.name).trim().to_owned();
+        if let Some(f) = filter {
+            part.push_str(" where ");
+            part.push_str(f.trim());
+        }
+        parts.push(part);
+    }
+    (!parts.is_empty()).then(|| format!("{READS}{}", parts.join("; ")))
+}
+
 /// `Aggregation: …` with formula, description and params.
 pub fn aggregation_text(model: &Model, agg: &Aggregation) -> String {
     let mut lines = vec![format!(
@@ -355,7 +394,15 @@ pub fn model_docs(model: &Model) -> Vec<StoredDoc> {
                 leaf(mname),
                 measure_text(model, mname, measure),
             );
-            doc.doc.embedding_text = Some(named_in_words(&doc.doc.text, mname, &model.name));
+            let mut embedded = named_in_words(&doc.doc.text, mname, &model.name);
+            // What the formula reads, for the embedding and the full-text index (not the
+            // rendered text): the hash covers it, so a change re-embeds and re-indexes.
+            if let Some(reads) = formula_reads(model, &measure.formula) {
+                embedded.push('\n');
+                embedded.push_str(&reads);
+                doc.doc.content_hash = content_hash(&format!("{}\n{reads}", doc.doc.text));
+            }
+            doc.doc.embedding_text = Some(embedded);
             docs.push(doc);
         }
     }
@@ -410,5 +457,63 @@ mod tests {
             ),
             "Measure: min stringency index (measures)\nFormula: min(stringency_index)"
         );
+    }
+
+    #[test]
+    fn a_formula_reads_its_helper_columns_filters_and_descriptions() {
+        let model: Model = serde_json::from_value(serde_json::json!({
+            "kind": "model", "name": "cases", "data_source": "crm",
+            "columns": [
+                {"name": "id", "type": "INT"},
+                {"name": "high_priority_filtered", "type": "INT", "sql": "id",
+                 "filter": "priority = 'High'", "hidden": true},
+                {"name": "hours_col", "type": "DOUBLE",
+                 "sql": "EXTRACT(EPOCH FROM (closed_at - created_at)) / 3600"},
+                {"name": "amount", "type": "DOUBLE", "description": "Amount due, in cents.\nFrom Stripe."}
+            ]
+        }))
+        .unwrap();
+        assert_eq!(
+            formula_reads(&model, "count(high_priority_filtered)").as_deref(),
+            Some("Reads: id where priority = 'High'")
+        );
+        assert_eq!(
+            formula_reads(
+                &model,
+                "avg(hours_col) / nullif(sum(amount), 0) + avg(hours_col)"
+            )
+            .as_deref(),
+            Some("Reads: EXTRACT(EPOCH FROM (closed_at - created_at)) / 3600")
+        );
+        // A plain column adds nothing, described or not (its description finds the column).
+        assert_eq!(formula_reads(&model, "count(id)"), None);
+        assert_eq!(formula_reads(&model, "sum(amount)"), None);
+        assert_eq!(formula_reads(&model, "count(*)"), None);
+    }
+
+    #[test]
+    fn what_a_formula_reads_is_embedded_and_hashed_not_rendered() {
+        let model: Model = serde_json::from_value(serde_json::json!({
+            "kind": "model", "name": "cases", "data_source": "crm",
+            "columns": [{"name": "urgent_filtered", "type": "INT", "sql": "id",
+                         "filter": "priority = 'High'", "hidden": true}],
+            "measures": [{"name": "urgent_cases", "formula": "count(urgent_filtered)"}]
+        }))
+        .unwrap();
+        let docs = model_docs(&model);
+        let doc = &docs
+            .iter()
+            .find(|d| d.doc.doc_kind == "measure")
+            .unwrap()
+            .doc;
+        assert_eq!(
+            doc.text,
+            "Measure: crm.cases.urgent_cases\nFormula: count(urgent_filtered)"
+        );
+        assert_eq!(
+            doc.embedding_text.as_deref(),
+            Some("Measure: urgent cases (cases)\nFormula: count(urgent_filtered)\nReads: id where priority = 'High'")
+        );
+        assert_ne!(doc.content_hash, content_hash(&doc.text));
     }
 }

@@ -219,3 +219,24 @@ fn a_sum_of_ones_is_a_count_and_a_measure_named_as_another_computes_what_it_does
         "{r:#}"
     );
 }
+
+#[test]
+fn a_measure_over_a_filtered_helper_column_is_found_by_its_filter() {
+    // Importers write a filtered measure as an aggregation of a hidden helper column that holds
+    // the filter (`count(flagged_filtered)`, the column's filter `priority = 'urgent'`): what
+    // the formula reads is indexed with the measure, so the filter's words find it.
+    let store = crate::support::store_with_catalog(concat!(
+        r#"{"kind":"datasource","name":"crm","type":"sqlite","database":"crm.db"}"#,
+        "\n",
+        r#"{"kind":"model","name":"cases","data_source":"crm","columns":[{"name":"id","type":"INT","primary_key":true},{"name":"priority","type":"TEXT"},{"name":"flagged_filtered","type":"INT","sql":"id","filter":"priority = 'urgent'","hidden":true},{"name":"open_filtered","type":"INT","sql":"id","filter":"state = 'open'","hidden":true}],"measures":[{"name":"flagged_cases","formula":"count(flagged_filtered)"},{"name":"open_cases","formula":"count(open_filtered)"},{"name":"case_count","formula":"count(id)"}]}"#,
+        "\n"
+    ));
+    let r = search(&store, "how many urgent cases came in?", &[]);
+    assert_eq!(ids(&r)[0], "crm.cases.flagged_cases", "{r:#}");
+    // The helper column stays hidden, and the doc shows the formula, not the helper's SQL.
+    let card = &r["entities"][0]["text"];
+    assert_eq!(
+        card,
+        "Measure: crm.cases.flagged_cases\nFormula: count(flagged_filtered)"
+    );
+}
