@@ -159,6 +159,11 @@ fn every_gold_measure_of_the_tuned_set_is_in_its_project() {
 }
 
 #[test]
+fn every_gold_measure_of_the_dev_set_is_in_its_project() {
+    check_question_set("tests/fixtures/metric-dev");
+}
+
+#[test]
 fn the_held_out_set_is_whole_and_frozen() {
     check_question_set("tests/fixtures/metric-heldout");
     // Frozen: the digest docs/quality/metrics.md records is the folder's (a changed question,
