@@ -100,6 +100,23 @@ fn named_by_its_model(measure_id: &str) -> bool {
         .all(|w| model_words.contains(&stem(w)))
 }
 
+/// Whether a measure's name says it computes one of `asked`, read with the question's own cue
+/// words ([`asked_aggregations`] over the name in words): `engagement_rate` is a rate and
+/// `avg_cost_per_session` an average even where the formula does not show it (a rate column
+/// summed, `sum(engagement_rate)`; a metric named as another). The name is how the project
+/// says what the figure is; the formula, how it is computed.
+fn names_computed(measure_id: &str, asked: &[&str]) -> bool {
+    if asked.is_empty() {
+        return false;
+    }
+    let Some(model_id) = model_of(measure_id) else {
+        return false;
+    };
+    let leaf = &measure_id[model_id.len() + 1..];
+    let named = asked_aggregations(&slayer_index::render::words(leaf));
+    asked.iter().any(|a| named.contains(a))
+}
+
 /// The text channel's match of an entry: its BM25 over the best among the entries read.
 fn text_match(f: &Fused, best: &Best) -> f64 {
     f.contributions
@@ -193,7 +210,9 @@ fn measure_matches(
                 .iter()
                 .zip(&at_measures)
                 .map(|(formula, &at)| {
-                    let agg = computes(formula, &asked) as u8 as f64 * AGGREGATION_MATCH;
+                    let computed =
+                        computes(formula, &asked) || names_computed(&read[at].key, &asked);
+                    let agg = computed as u8 as f64 * AGGREGATION_MATCH;
                     let unasked = !wants_ratio && is_ratio(formula) && !names_it(&read[at]);
                     agg + counts_in(formula, &units) as u8 as f64 * UNITS_MATCH
                         - unasked as u8 as f64 * RATIO_UNASKED
@@ -628,6 +647,53 @@ mod tests {
             "db.subs.churn_rate_m"
         );
         assert_eq!(first("revenue lost to churn", true), "db.subs.churn_rate_m");
+    }
+
+    #[test]
+    fn a_measure_s_name_says_what_it_computes_where_its_formula_does_not() {
+        // Both sum a column; the name says which one is a rate.
+        let list = vec![
+            entry(
+                "db.web.engaged_sessions_m",
+                &[("fulltext", 1, Some(6.0), 0.0164)],
+            ),
+            entry(
+                "db.web.engagement_rate_m",
+                &[("fulltext", 2, Some(5.5), 0.0161)],
+            ),
+            entry("db.web", &[("fulltext", 3, Some(2.0), 0.0159)]),
+        ];
+        let formulas = |ids: &[&str]| -> Result<Vec<String>, SearchError> {
+            Ok(ids
+                .iter()
+                .map(|id| format!("sum({})", id.rsplit('.').next().unwrap()))
+                .collect())
+        };
+        let first = |question: &str| {
+            let (out, _) = arrange(
+                list.clone(),
+                Some(question),
+                3,
+                100,
+                kind,
+                formulas,
+                no_exact,
+            )
+            .unwrap();
+            out[0].key.clone()
+        };
+        assert_eq!(
+            first("share of sessions that were engaged"),
+            "db.web.engagement_rate_m"
+        );
+        assert_eq!(
+            first("sessions that were engaged"),
+            "db.web.engaged_sessions_m"
+        );
+        assert!(names_computed("db.m.avg_cost_per_session", &["avg"]));
+        assert!(names_computed("db.m.number_of_orders", &["count"]));
+        assert!(!names_computed("db.m.orders", &["count"]));
+        assert!(!names_computed("orders", &["count"]));
     }
 
     #[test]
