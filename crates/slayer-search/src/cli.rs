@@ -125,10 +125,10 @@ pub struct Cli {
     /// memory names, and the join pairs between the models.
     #[arg(long)]
     pub schema: bool,
-    /// The schema answer's most models (default 7).
+    /// The schema answer's most models (default 12).
     #[arg(long, value_name = "N", requires = "schema")]
     pub schema_models: Option<usize>,
-    /// The schema answer's most columns in all (default 40; named columns and join keys are
+    /// The schema answer's most columns in all (default 38; named columns and join keys are
     /// there even past it).
     #[arg(long, value_name = "N", requires = "schema")]
     pub schema_columns: Option<usize>,

@@ -66,9 +66,9 @@ pub struct SearchArgs {
     /// columns the question or a memory names, and the join pairs between the models
     /// (`from` = `to`). Default false.
     pub schema: Option<bool>,
-    /// The schema answer's most models (default 7).
+    /// The schema answer's most models (default 12).
     pub schema_models: Option<usize>,
-    /// The schema answer's most columns in all (default 40).
+    /// The schema answer's most columns in all (default 38).
     pub schema_columns: Option<usize>,
 }
 

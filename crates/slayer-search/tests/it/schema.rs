@@ -261,3 +261,30 @@ fn a_shared_key_name_beside_a_reference_is_not_the_join() {
     assert_eq!(joined.len(), 2, "{r}");
     assert!(joined.contains(&"cg.cards.setcode") && joined.contains(&"cg.sets.code"));
 }
+
+#[test]
+fn by_default_the_schema_answer_holds_a_dozen_tables_within_its_column_budget() {
+    // Ten tables a question names, each with four columns: the default answer (12 models, 38
+    // columns) holds all ten and stays within its column budget (7 models used to leave three
+    // out).
+    let mut catalog = String::from("{\"kind\":\"datasource\",\"name\":\"w\"}\n");
+    let names = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+    ];
+    for name in names {
+        catalog.push_str(&format!(
+            "{{\"kind\":\"model\",\"name\":\"{name}\",\"data_source\":\"w\",\"columns\":[{{\"name\":\"id\",\"type\":\"INT\"}},{{\"name\":\"{name}_code\",\"type\":\"TEXT\"}},{{\"name\":\"{name}_note\",\"type\":\"TEXT\"}},{{\"name\":\"{name}_size\",\"type\":\"INT\"}}]}}\n"
+        ));
+    }
+    let store = store_with_catalog(&catalog);
+    let question = format!("compare {}", names.join(" and "));
+    let r = search(&store, &["--question", &question, "--schema"]);
+    let models: Vec<&str> = r["schema"]["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(models.len(), 10, "{r:#}");
+    assert!(columns(&r["schema"]).len() <= 38, "{r:#}");
+}
