@@ -160,28 +160,34 @@ def ndcg_at(ranking, gold, k=10):
     return dcg / idcg
 
 
-def score(data_dir, results_path):
+def answered(data_dir, results_path):
+    """Each question with its response, conversation by conversation (results: `conv<TAB>json`
+    lines in the order of the conversation's questions)."""
     by_conv = {}
     with open(results_path, encoding="utf-8") as f:
         for line in f:
             conv, response = line.rstrip("\n").split("\t", 1)
             by_conv.setdefault(conv, []).append(json.loads(response))
-    sums = {}
     for conv, got in sorted(by_conv.items()):
         qs = list(questions(conv, load(data_dir, conv)))
         assert len(got) == len(qs), (conv, len(got), len(qs))
-        for q, response in zip(qs, got):
-            ranking = [h["id"] for h in response.get("memories", [])]
-            figures = (hit_at(ranking, q["gold"], 1), hit_at(ranking, q["gold"], 3),
-                       recall_at(ranking, q["gold"], 5), recall_at(ranking, q["gold"], 10),
-                       ndcg_at(ranking, q["gold"]))
-            for key in (q["type"], "all but adversarial" if q["type"] != "adversarial" else None):
-                if key is None:
-                    continue
-                s = sums.setdefault(key, [0] + [0.0] * len(figures))
-                s[0] += 1
-                for i, v in enumerate(figures):
-                    s[i + 1] += v
+        yield from zip(qs, got)
+
+
+def score(data_dir, results_path):
+    sums = {}
+    for q, response in answered(data_dir, results_path):
+        ranking = [h["id"] for h in response.get("memories", [])]
+        figures = (hit_at(ranking, q["gold"], 1), hit_at(ranking, q["gold"], 3),
+                   recall_at(ranking, q["gold"], 5), recall_at(ranking, q["gold"], 10),
+                   ndcg_at(ranking, q["gold"]))
+        for key in (q["type"], "all but adversarial" if q["type"] != "adversarial" else None):
+            if key is None:
+                continue
+            s = sums.setdefault(key, [0] + [0.0] * len(figures))
+            s[0] += 1
+            for i, v in enumerate(figures):
+                s[i + 1] += v
     for key in TYPE_ORDER + ["all but adversarial"]:
         if key in sums:
             n, *totals = sums[key]
@@ -195,21 +201,13 @@ def oracle_at(ranking, gold, k, places=10):
 
 
 def ceiling(data_dir, results_path, depths=(10, 20, 30, 50)):
-    by_conv = {}
-    with open(results_path, encoding="utf-8") as f:
-        for line in f:
-            conv, response = line.rstrip("\n").split("\t", 1)
-            by_conv.setdefault(conv, []).append(json.loads(response))
     sums = {}
-    for conv, got in sorted(by_conv.items()):
-        qs = list(questions(conv, load(data_dir, conv)))
-        assert len(got) == len(qs), (conv, len(got), len(qs))
-        for q, response in zip(qs, got):
-            ranking = [h["id"] for h in response.get("memories", [])]
-            s = sums.setdefault(q["type"], [0] + [0.0] * len(depths))
-            s[0] += 1
-            for i, k in enumerate(depths):
-                s[i + 1] += oracle_at(ranking, q["gold"], k)
+    for q, response in answered(data_dir, results_path):
+        ranking = [h["id"] for h in response.get("memories", [])]
+        s = sums.setdefault(q["type"], [0] + [0.0] * len(depths))
+        s[0] += 1
+        for i, k in enumerate(depths):
+            s[i + 1] += oracle_at(ranking, q["gold"], k)
     print("\t".join(["type", "questions"] + ["from %d" % k for k in depths]))
     for key in TYPE_ORDER:
         if key in sums:
