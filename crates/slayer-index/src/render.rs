@@ -460,7 +460,7 @@ mod tests {
     }
 
     #[test]
-    fn a_formula_reads_its_helper_columns_filters_and_descriptions() {
+    fn a_formula_reads_its_helper_columns_sql_and_filters() {
         let model: Model = serde_json::from_value(serde_json::json!({
             "kind": "model", "name": "cases", "data_source": "crm",
             "columns": [

@@ -80,14 +80,19 @@ const AGGREGATE_NAME_WORDS: [&str; 10] = [
     "count", "cnt", "number", "num", "n", "records", "record", "rows", "row", "of",
 ];
 
+/// A leaf's model id and its own name (`ds.orders.order_count` → `ds.orders`, `order_count`).
+fn model_and_leaf(leaf_id: &str) -> Option<(&str, &str)> {
+    let model_id = model_of(leaf_id)?;
+    Some((model_id, &leaf_id[model_id.len() + 1..]))
+}
+
 /// Whether a measure's name says nothing but its model's name and aggregation words (`count`
 /// on `StripeCustomers`, `sales_count` on `sales`): it is that model's figure, so the question
 /// names it where it names the model (Cube gives every cube a `count`).
 fn named_by_its_model(measure_id: &str) -> bool {
-    let Some(model_id) = model_of(measure_id) else {
+    let Some((model_id, leaf)) = model_and_leaf(measure_id) else {
         return false;
     };
-    let leaf = &measure_id[model_id.len() + 1..];
     let model = model_id.rsplit('.').next().unwrap_or_default();
     let stem = |w: &str| w.strip_suffix('s').unwrap_or(w).to_owned();
     let model_words: Vec<String> = slayer_index::render::words(model)
@@ -106,13 +111,9 @@ fn named_by_its_model(measure_id: &str) -> bool {
 /// summed, `sum(engagement_rate)`; a metric named as another). The name is how the project
 /// says what the figure is; the formula, how it is computed.
 fn names_computed(measure_id: &str, asked: &[&str]) -> bool {
-    if asked.is_empty() {
-        return false;
-    }
-    let Some(model_id) = model_of(measure_id) else {
+    let Some((_, leaf)) = model_and_leaf(measure_id).filter(|_| !asked.is_empty()) else {
         return false;
     };
-    let leaf = &measure_id[model_id.len() + 1..];
     let named = asked_aggregations(&slayer_index::render::words(leaf));
     asked.iter().any(|a| named.contains(a))
 }

@@ -72,15 +72,22 @@ fn paths_of(project: &Value, key: &str, default: &str) -> Vec<String> {
     }
 }
 
+/// What one dbt_metrics package metric says of the dbt model it aggregates.
+struct PackageModel {
+    name: String,
+    timestamp: Option<String>,
+    dimensions: Vec<String>,
+    at: At,
+}
+
 /// Everything read from the project's files.
 #[derive(Default)]
 struct Read {
     semantic_models: Vec<SemanticModel>,
     metrics: Vec<Metric>,
     saved_queries: Vec<SavedQuery>,
-    /// What the dbt_metrics package's metrics say of their dbt models: (model, timestamp,
-    /// dimensions, where).
-    package_models: Vec<(String, Option<String>, Vec<String>, At)>,
+    /// What the dbt_metrics package's metrics say of their dbt models.
+    package_models: Vec<PackageModel>,
     docs: ColumnDocs,
     doc_blocks: HashMap<String, String>,
 }
@@ -214,13 +221,19 @@ fn read_project(
 /// project has one of that name): the metrics' `timestamp` (the first one read is the model's
 /// time) and `dimensions` are its dimensions. Their measures come from the metrics.
 fn package_models(read: &mut Read) {
-    for (model, timestamp, dimensions, at) in std::mem::take(&mut read.package_models) {
-        let i = match read.semantic_models.iter().position(|sm| sm.name == model) {
+    for PackageModel {
+        name,
+        timestamp,
+        dimensions,
+        at,
+    } in std::mem::take(&mut read.package_models)
+    {
+        let i = match read.semantic_models.iter().position(|sm| sm.name == name) {
             Some(i) => i,
             None => {
                 read.semantic_models.push(SemanticModel {
-                    name: model.clone(),
-                    dbt_model: model,
+                    name: name.clone(),
+                    dbt_model: name,
                     of_package_metrics: true,
                     at,
                     ..SemanticModel::default()
@@ -427,9 +440,13 @@ fn top_level_metrics(f: &YamlFile, read: &mut Read, tally: &mut Tally) -> Result
         let m_at = f.at(&name, from);
         if spec::is_package_metric(&item) {
             if let Some(p) = spec::package_metric(&item, m_at.clone()) {
-                if let Some(model) = p.model {
-                    read.package_models
-                        .push((model, p.timestamp, p.dimensions, m_at));
+                if let Some(name) = p.model {
+                    read.package_models.push(PackageModel {
+                        name,
+                        timestamp: p.timestamp,
+                        dimensions: p.dimensions,
+                        at: m_at,
+                    });
                 }
                 read.metrics.push(p.metric);
             }

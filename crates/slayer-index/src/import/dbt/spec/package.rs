@@ -30,7 +30,8 @@ const AGGREGATIONS: [(&str, &str); 8] = [
 #[derive(Debug, Clone)]
 pub struct PackageMetric {
     pub metric: Metric,
-    /// The dbt model it reads (`ref('x')` → `x`); `None` for a derived metric.
+    /// The dbt model whose measure it is (`ref('x')` → `x`); `None` when it adds no measure
+    /// (a derived metric, or one skipped), so no model is made for it.
     pub model: Option<String>,
     /// Its `timestamp` column.
     pub timestamp: Option<String>,
@@ -133,10 +134,10 @@ pub fn package_metric(v: &Value, at: At) -> Option<PackageMetric> {
         at,
     };
     Some(PackageMetric {
-        model: match metric.kind {
-            MetricKind::Derived { .. } => None,
-            _ => model,
-        },
+        model: metric
+            .inline_measure
+            .as_ref()
+            .map(|(model, _)| model.clone()),
         timestamp: text(v, "timestamp"),
         dimensions: items(v, "dimensions")
             .filter_map(|d| d.as_str().map(str::to_owned))
