@@ -115,12 +115,23 @@ impl CatalogBatch {
             }
             touched.insert(ds.name.clone());
         }
-        for (_, model) in self.models.values() {
-            if store.model(&model.data_source, &model.name)?.as_ref() != Some(model) {
-                store.put_model(model)?;
+        // One read of each datasource's stored models and one batched write of the changed
+        // ones: a server store pays a round trip per statement.
+        let mut stored: BTreeMap<(String, String), Model> = BTreeMap::new();
+        let sources: BTreeSet<&str> = self.models.keys().map(|(ds, _)| ds.as_str()).collect();
+        for ds in sources {
+            for m in store.models(Some(ds))? {
+                stored.insert((m.data_source.clone(), m.name.clone()), m);
+            }
+        }
+        let mut changed = Vec::new();
+        for (key, (_, model)) in &self.models {
+            if stored.get(key) != Some(model) {
+                changed.push(model);
             }
             touched.insert(model.data_source.clone());
         }
+        store.put_models(&changed)?;
         let mut summary = LoadSummary {
             datasources: self.datasources.len(),
             models: self.models.len(),
@@ -173,21 +184,23 @@ pub fn refresh_datasource_docs(
         .map(|d| (d.doc.canonical_id.clone(), d))
         .collect();
     let mut changes = DocChanges::default();
+    let mut upserts = Vec::new();
     for doc in wanted {
         match stored.remove(&doc.doc.canonical_id) {
             Some(old) if old == doc => {}
             Some(old) => {
-                store.upsert_doc(&doc)?;
                 if old.doc != doc.doc {
-                    changes.changed.push(doc.doc);
+                    changes.changed.push(doc.doc.clone());
                 }
+                upserts.push(doc);
             }
             None => {
-                store.upsert_doc(&doc)?;
-                changes.changed.push(doc.doc);
+                changes.changed.push(doc.doc.clone());
+                upserts.push(doc);
             }
         }
     }
+    store.upsert_docs(&upserts)?;
     for id in stored.into_keys() {
         store.delete_doc(&id)?;
         store.delete_embeddings_of(&id)?;

@@ -9,6 +9,7 @@
 //! caught up with, and catches up from the store's change log (nothing is written to the
 //! store, so every host keeps its own cache, whatever its role).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -194,8 +195,10 @@ impl FullText {
         let mut writer: IndexWriter<TantivyDocument> =
             index.writer_with_num_threads(1, WRITER_HEAP)?;
         let mut last_model = None;
-        for stored in store.all_docs()? {
-            writer.add_document(document(fields, store, &stored, &mut last_model)?)?;
+        let all = store.all_docs()?;
+        let roots = memory_roots(store, &all)?;
+        for stored in &all {
+            writer.add_document(document(fields, store, stored, &roots, &mut last_model)?)?;
         }
         writer.commit()?;
         FullText::from_index(index, dir)
@@ -403,6 +406,7 @@ impl FullText {
             writer.delete_term(Term::from_field_text(self.fields.id, id));
         }
         let mut last_model = None;
+        let roots = memory_roots(store, &lag.upserts)?;
         for stored in &lag.upserts {
             if !rebuild {
                 writer.delete_term(Term::from_field_text(
@@ -410,7 +414,13 @@ impl FullText {
                     &stored.doc.canonical_id,
                 ));
             }
-            writer.add_document(document(self.fields, store, stored, &mut last_model)?)?;
+            writer.add_document(document(
+                self.fields,
+                store,
+                stored,
+                &roots,
+                &mut last_model,
+            )?)?;
         }
         let mut prepared = writer.prepare_commit()?;
         prepared.set_payload(payload);
@@ -474,12 +484,29 @@ impl FullText {
     }
 }
 
+/// The datasources each memory doc of `docs` is tagged under, read in one batch (a server
+/// store pays a round trip per read).
+fn memory_roots(
+    store: &dyn StoreRead,
+    docs: &[StoredDoc],
+) -> Result<HashMap<String, Vec<String>>, IndexError> {
+    let ids: Vec<&str> = docs
+        .iter()
+        .filter_map(|d| slayer_common::canonical::memory_id_of(&d.doc.canonical_id))
+        .collect();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    Ok(store.memories_datasources(&ids)?)
+}
+
 /// The tantivy document of a stored doc; `last_model` keeps the model a value index was last
 /// read from (docs come model by model, so its columns read it once).
 fn document(
     f: Fields,
     store: &dyn StoreRead,
     stored: &StoredDoc,
+    memory_roots: &HashMap<String, Vec<String>>,
     last_model: &mut Option<Model>,
 ) -> Result<TantivyDocument, IndexError> {
     let d = &stored.doc;
@@ -489,8 +516,8 @@ fn document(
     match slayer_common::canonical::memory_id_of(&d.canonical_id) {
         Some(memory_id) => {
             doc.add_text(f.canonical, memory_id);
-            for ds in store.memory_datasources(memory_id)? {
-                doc.add_text(f.datasource, &ds);
+            for ds in memory_roots.get(memory_id).into_iter().flatten() {
+                doc.add_text(f.datasource, ds);
             }
         }
         None => {

@@ -1,6 +1,6 @@
 //! Save, forget and import, each in one store transaction with the memory docs re-rendered.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde_json::Value;
 use slayer_common::canonical::check_memory_id;
@@ -464,28 +464,85 @@ pub enum ImportStatus {
     Unchanged,
 }
 
-/// Writes one checked memory record (allocating an id when it has none).
-pub fn import_one(
+/// Writes checked memory records in input order (allocating an id where one has none), as if
+/// one at a time: a later record of an id replaces an earlier one, keeping the first stored
+/// `created_at`. The stored memories are read in one batch and the changed ones (and their
+/// docs) written in one, so a server store pays a few round trips, not several per memory.
+/// Returns each record's id and status, and every memory as it now stands, by id.
+pub fn import_batch(
     store: &dyn StoreWrite,
     ids: &mut TierIds<'_>,
-    mut memory: Memory,
-) -> Result<(String, ImportStatus), MemoryError> {
-    if memory.id.is_empty() {
-        memory.id = ids.allocate(memory.standing.tier)?;
-    }
-    let status = match store.memory(&memory.id)? {
-        Some(old) => {
-            memory.created_at = old.created_at.clone();
-            if old == memory {
-                return Ok((memory.id, ImportStatus::Unchanged));
-            }
-            ImportStatus::Updated
+    memories: Vec<Memory>,
+) -> Result<ImportedBatch, MemoryError> {
+    let known: Vec<String> = memories
+        .iter()
+        .filter(|m| !m.id.is_empty())
+        .map(|m| m.id.clone())
+        .collect();
+    let mut current: HashMap<String, Memory> = store
+        .memories_by_ids(&known)?
+        .into_iter()
+        .map(|m| (m.id.clone(), m))
+        .collect();
+    let mut statuses = Vec::with_capacity(memories.len());
+    let mut written: Vec<String> = Vec::new();
+    for mut memory in memories {
+        if memory.id.is_empty() {
+            memory.id = ids.allocate(memory.standing.tier)?;
         }
-        None => ImportStatus::Created,
-    };
-    store.put_memory(&memory)?;
-    refresh_memory_doc(store, &memory)?;
-    Ok((memory.id, status))
+        let status = match current.get(&memory.id) {
+            Some(old) => {
+                memory.created_at = old.created_at.clone();
+                if *old == memory {
+                    statuses.push((memory.id, ImportStatus::Unchanged));
+                    continue;
+                }
+                ImportStatus::Updated
+            }
+            None => ImportStatus::Created,
+        };
+        statuses.push((memory.id.clone(), status));
+        written.push(memory.id.clone());
+        current.insert(memory.id.clone(), memory);
+    }
+    let mut seen = HashSet::new();
+    written.retain(|id| seen.insert(id.clone()));
+    let to_write: Vec<Memory> = written.iter().map(|id| current[id].clone()).collect();
+    store.put_memories(&to_write)?;
+    refresh_memory_docs(store, &to_write)?;
+    Ok(ImportedBatch {
+        statuses,
+        memories: current,
+    })
+}
+
+/// What [`import_batch`] wrote.
+pub struct ImportedBatch {
+    /// Each record's id and status, in input order.
+    pub statuses: Vec<(String, ImportStatus)>,
+    /// Every memory of the batch as it now stands in the store, by id.
+    pub memories: HashMap<String, Memory>,
+}
+
+/// Re-renders the docs of `memories`, reading the stored ones in one batch and writing those
+/// whose text changed in one.
+fn refresh_memory_docs(store: &dyn StoreWrite, memories: &[Memory]) -> Result<(), MemoryError> {
+    let docs: Vec<_> = memories
+        .iter()
+        .map(slayer_index::render::memory_doc)
+        .collect();
+    let ids: Vec<String> = docs.iter().map(|d| d.doc.canonical_id.clone()).collect();
+    let stored: HashMap<String, _> = store
+        .docs(&ids)?
+        .into_iter()
+        .map(|d| (d.doc.canonical_id.clone(), d))
+        .collect();
+    let changed: Vec<_> = docs
+        .into_iter()
+        .filter(|d| stored.get(&d.doc.canonical_id) != Some(d))
+        .collect();
+    store.upsert_docs(&changed)?;
+    Ok(())
 }
 
 /// Tags that name nothing in the catalog (search hides them until they exist).
@@ -493,11 +550,13 @@ pub fn dangling_tags(
     store: &dyn StoreRead,
     catalog: &Catalog,
     memory: &Memory,
+    batch: &HashMap<String, Memory>,
 ) -> Result<Vec<String>, MemoryError> {
     let lookup = StoreLookup(store);
     let mut dangling = Vec::new();
     for tag in &memory.entities {
         let exists = match tag.strip_prefix(slayer_common::canonical::MEMORY_PREFIX) {
+            Some(id) if batch.contains_key(id) => true,
             Some(id) => lookup
                 .memory_exists(id)
                 .map_err(|e| MemoryError::Lookup(e.to_string()))?,

@@ -53,6 +53,12 @@ macro_rules! delegate_reads {
             fn memory_datasources(&self, memory_id: &str) -> Result<Vec<String>, StoreError> {
                 self.$via().memory_datasources(memory_id)
             }
+            fn memories_datasources(
+                &self,
+                memory_ids: &[&str],
+            ) -> Result<HashMap<String, Vec<String>>, StoreError> {
+                self.$via().memories_datasources(memory_ids)
+            }
             fn index_lag(&self) -> Result<IndexLag, StoreError> {
                 self.$via().index_lag()
             }
@@ -67,6 +73,9 @@ macro_rules! delegate_reads {
             }
             fn memories(&self) -> Result<Vec<Memory>, StoreError> {
                 self.$via().memories()
+            }
+            fn memories_by_ids(&self, ids: &[String]) -> Result<Vec<Memory>, StoreError> {
+                self.$via().memories_by_ids(ids)
             }
             fn memory_exists(&self, id: &str) -> Result<bool, StoreError> {
                 self.$via().memory_exists(id)
@@ -250,6 +259,9 @@ impl StoreWrite for WriteTx<'_> {
     fn put_model(&self, model: &Model) -> Result<(), StoreError> {
         self.backend().put_model(model)
     }
+    fn put_models(&self, models: &[&Model]) -> Result<(), StoreError> {
+        self.backend().put_models(models)
+    }
     fn delete_model(&self, datasource: &str, name: &str) -> Result<bool, StoreError> {
         self.backend().delete_model(datasource, name)
     }
@@ -258,6 +270,9 @@ impl StoreWrite for WriteTx<'_> {
     }
     fn upsert_doc(&self, doc: &StoredDoc) -> Result<(), StoreError> {
         self.backend().upsert_doc(doc)
+    }
+    fn upsert_docs(&self, docs: &[StoredDoc]) -> Result<(), StoreError> {
+        self.backend().upsert_docs(docs)
     }
     fn delete_doc(&self, canonical_id: &str) -> Result<bool, StoreError> {
         self.backend().delete_doc(canonical_id)
@@ -297,6 +312,9 @@ impl StoreWrite for WriteTx<'_> {
     }
     fn put_memory(&self, memory: &Memory) -> Result<(), StoreError> {
         self.backend().put_memory(memory)
+    }
+    fn put_memories(&self, memories: &[Memory]) -> Result<(), StoreError> {
+        self.backend().put_memories(memories)
     }
     fn delete_memory(&self, id: &str) -> Result<bool, StoreError> {
         self.backend().delete_memory(id)

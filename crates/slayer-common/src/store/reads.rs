@@ -46,6 +46,18 @@ pub trait StoreRead {
     fn doc_counts_by_kind(&self) -> Result<Vec<(String, i64)>, StoreError>;
     /// The datasources a memory doc belongs to: the roots of its entity tags, sorted.
     fn memory_datasources(&self, memory_id: &str) -> Result<Vec<String>, StoreError>;
+    /// [`StoreRead::memory_datasources`] of many memories, by memory id (a memory with none
+    /// may be left out): one read for a batch.
+    fn memories_datasources(
+        &self,
+        memory_ids: &[&str],
+    ) -> Result<HashMap<String, Vec<String>>, StoreError> {
+        let mut roots = HashMap::with_capacity(memory_ids.len());
+        for id in memory_ids {
+            roots.insert((*id).to_owned(), self.memory_datasources(id)?);
+        }
+        Ok(roots)
+    }
     /// What the full-text index lacks of the docs.
     fn index_lag(&self) -> Result<IndexLag, StoreError>;
     /// How many docs the store believes the full-text index holds.
@@ -64,6 +76,9 @@ pub trait StoreRead {
     fn memory(&self, id: &str) -> Result<Option<Memory>, StoreError>;
     /// Every memory, by id.
     fn memories(&self) -> Result<Vec<Memory>, StoreError>;
+    /// The memories of `ids` that exist, in no particular order: one read for a batch (a
+    /// server store answers it in a round trip per few thousand ids, not one per id).
+    fn memories_by_ids(&self, ids: &[String]) -> Result<Vec<Memory>, StoreError>;
     /// Whether a memory with this id exists.
     fn memory_exists(&self, id: &str) -> Result<bool, StoreError>;
     /// The largest int-shaped memory id (a lesson's), for id allocation.

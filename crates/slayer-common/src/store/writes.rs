@@ -17,6 +17,11 @@ pub trait StoreWrite: StoreRead {
     fn delete_datasource(&self, name: &str) -> Result<bool, StoreError>;
     /// Inserts or replaces a model record (and its skeleton).
     fn put_model(&self, model: &Model) -> Result<(), StoreError>;
+    /// [`StoreWrite::put_model`] for many: a server store writes them a few thousand rows to a
+    /// statement, not a round trip each.
+    fn put_models(&self, models: &[&Model]) -> Result<(), StoreError> {
+        models.iter().try_for_each(|m| self.put_model(m))
+    }
     /// Deletes a model record; whether there was one.
     fn delete_model(&self, datasource: &str, name: &str) -> Result<bool, StoreError>;
     /// Deletes every model of a datasource; how many.
@@ -26,6 +31,11 @@ pub trait StoreWrite: StoreRead {
 
     /// Inserts or replaces a doc.
     fn upsert_doc(&self, doc: &StoredDoc) -> Result<(), StoreError>;
+    /// [`StoreWrite::upsert_doc`] for many (as [`StoreWrite::put_models`]); a later doc of one
+    /// id replaces an earlier one.
+    fn upsert_docs(&self, docs: &[StoredDoc]) -> Result<(), StoreError> {
+        docs.iter().try_for_each(|d| self.upsert_doc(d))
+    }
     /// Deletes a doc; whether there was one.
     fn delete_doc(&self, canonical_id: &str) -> Result<bool, StoreError>;
     /// Deletes the docs of `root` and of everything under it; their ids.
@@ -56,6 +66,11 @@ pub trait StoreWrite: StoreRead {
 
     /// Inserts or replaces a memory and its tags.
     fn put_memory(&self, memory: &Memory) -> Result<(), StoreError>;
+    /// [`StoreWrite::put_memory`] for many (as [`StoreWrite::put_models`]); a later memory of
+    /// one id replaces an earlier one.
+    fn put_memories(&self, memories: &[Memory]) -> Result<(), StoreError> {
+        memories.iter().try_for_each(|m| self.put_memory(m))
+    }
     /// Deletes a memory (its tags go with it); whether there was one.
     fn delete_memory(&self, id: &str) -> Result<bool, StoreError>;
     /// Strips every tag equal to `root` or under it; the memories that lost one, as saved.

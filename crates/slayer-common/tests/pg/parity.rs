@@ -112,6 +112,7 @@ pub fn script(b: &mut dyn Backend) -> Vec<String> {
     out.extend(catalog_writes(b));
     out.extend(memory_writes(b));
     out.extend(embedding_and_delete_writes(b));
+    out.extend(batch_writes(b));
     out
 }
 
@@ -356,6 +357,67 @@ fn embedding_and_delete_writes(b: &mut dyn Backend) -> Vec<String> {
         vec![format!("{:?}", w.memory_count().unwrap())]
     }));
     out
+}
+
+/// The batch writes (`put_memories`, `upsert_docs`, `put_models`) with the counts kept: a later
+/// entry of one id replaces an earlier one, an existing row is updated, a doc changes kind.
+fn batch_writes(b: &mut dyn Backend) -> Vec<String> {
+    b.tx(&mut |w| {
+        let lesson = Standing::default();
+        let batch = [
+            memory(
+                "200",
+                &["db.orders", "db.t1"],
+                "2026-03-01",
+                false,
+                lesson.clone(),
+            ),
+            memory(
+                "201",
+                &["db.t1", "memory:200", "shop.items"],
+                "2026-03-01",
+                true,
+                lesson.clone(),
+            ),
+            memory("200", &["db.t2"], "2026-03-02", false, lesson.clone()),
+            memory(
+                "sem_3",
+                &["db.orders.id"],
+                "2026-01-04",
+                false,
+                standing(Tier::Semantic, 0.75, None, false),
+            ),
+        ];
+        w.put_memories(&batch).unwrap();
+        w.upsert_docs(&[
+            doc("memory:200", "memory", None, None, 0),
+            doc("memory:201", "memory", None, None, 0),
+            doc("db.orders.amount", "column", Some("db"), Some("orders"), 2),
+            doc("db.fresh", "model", Some("db"), Some("fresh"), 0),
+            doc("db.fresh", "model", Some("db"), Some("fresh"), 1),
+        ])
+        .unwrap();
+        let orders = model("db", "orders");
+        let fresh = model("db", "fresh");
+        w.put_models(&[&orders, &fresh, &fresh]).unwrap();
+        let mut found = w
+            .memories_by_ids(&["200".into(), "sem_3".into(), "nope".into()])
+            .unwrap();
+        found.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut roots: Vec<_> = w
+            .memories_datasources(&["200", "201", "sem_3", "nope"])
+            .unwrap()
+            .into_iter()
+            .filter(|(_, v)| !v.is_empty())
+            .collect();
+        roots.sort();
+        vec![
+            format!("{found:?}"),
+            format!("{roots:?}"),
+            format!("{:?}", w.memory_count().unwrap()),
+            format!("{:?}", w.doc_count().unwrap()),
+        ]
+    })
 }
 
 /// Every read, as text, with the backends' own versions masked.

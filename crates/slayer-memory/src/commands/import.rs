@@ -2,7 +2,7 @@
 //! the writer `ingest` shares: with a sync prefix, the memories of that prefix the input lacks
 //! are forgotten in the same transaction; `--dry-run` prints the plan and writes nothing.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -121,7 +121,7 @@ pub(crate) fn import_record(text: &str, limits: &Limits) -> Result<Memory, Recor
 }
 
 /// The lines whose explicit id an earlier line of the same input already has, with that line.
-fn duplicate_ids(parsed: &[ImportLine]) -> std::collections::HashMap<usize, usize> {
+fn duplicate_ids(parsed: &[ImportLine]) -> HashMap<usize, usize> {
     let mut first_line: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut duplicates = std::collections::HashMap::new();
     for (no, memory) in parsed {
@@ -290,35 +290,43 @@ pub(crate) fn write_memories(
     let mut to_embed = Vec::new();
     // Many writes: recount once at the end instead of per tag row. Only writes count: turning
     // the counting off is itself a write, and a re-run with nothing changed writes nothing.
-    let mut writes = forgotten.len();
-    for memory in parsed.iter().filter_map(|(_, r)| r.as_ref().ok()) {
-        if change_of(&tx, memory)?.is_some() {
-            writes += 1;
-        }
-    }
+    let stored = stored_memories(&tx, &parsed)?;
+    let writes = forgotten.len()
+        + parsed
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().ok())
+            .filter(|m| change_of(&stored, m).is_some())
+            .count();
     let bulk = writes >= BULK_IMPORT;
     if bulk {
         tx.suspend_counts()?;
     }
+    let mut lines = Vec::new();
+    let mut records = Vec::new();
     for (no, result) in parsed {
         match result {
             Ok(memory) => {
-                let (id, status) = service::import_one(&tx, &mut ids, memory)?;
-                match status {
-                    ImportStatus::Created => created += 1,
-                    ImportStatus::Updated => updated += 1,
-                    ImportStatus::Unchanged => unchanged += 1,
-                }
-                if status != ImportStatus::Unchanged {
-                    to_embed.push(id.clone());
-                }
-                imported.push(id.clone());
-                results.push(json!({"kind": "imported", "line": no, "memory_id": id, "status": status, "warnings": []}));
+                lines.push((no, results.len()));
+                results.push(Value::Null);
+                records.push(memory);
             }
             Err(message) => {
                 results.push(json!({"kind": "error", "line": no, "error": message.to_string()}))
             }
         }
+    }
+    let batch = service::import_batch(&tx, &mut ids, records)?;
+    for ((no, at), (id, status)) in lines.into_iter().zip(batch.statuses) {
+        match status {
+            ImportStatus::Created => created += 1,
+            ImportStatus::Updated => updated += 1,
+            ImportStatus::Unchanged => unchanged += 1,
+        }
+        if status != ImportStatus::Unchanged {
+            to_embed.push(id.clone());
+        }
+        imported.push(id.clone());
+        results[at] = json!({"kind": "imported", "line": no, "memory_id": id, "status": status, "warnings": []});
     }
     for id in &forgotten {
         slayer_index::remove::remove(&tx, &format!("memory:{id}"))
@@ -329,7 +337,7 @@ pub(crate) fn write_memories(
         tx.resume_counts()?;
     }
     // Dangling tags are judged after the whole batch, so memory: links to later lines count.
-    add_warnings(&tx, &mut results, &duplicates)?;
+    add_warnings(&tx, &batch.memories, &mut results, &duplicates)?;
     tx.commit().context("cannot commit the import")?;
     let index_warning = write::sync_index(&mut store);
     // Only what was added or changed is embedded: a re-run with nothing changed embeds nothing.
@@ -369,14 +377,15 @@ pub(crate) fn write_memories(
 /// an earlier line of the input also had.
 fn add_warnings(
     tx: &dyn StoreRead,
+    imported: &HashMap<String, Memory>,
     results: &mut [Value],
-    duplicates: &std::collections::HashMap<usize, usize>,
+    duplicates: &HashMap<usize, usize>,
 ) -> Result<()> {
     let catalog = service::load_catalog(tx)?;
     for r in results.iter_mut().filter(|r| r["kind"] == "imported") {
         let id = r["memory_id"].as_str().unwrap_or_default().to_owned();
-        if let Some(m) = tx.memory(&id)? {
-            let dangling = service::dangling_tags(tx, &catalog, &m)?;
+        if let Some(m) = imported.get(&id) {
+            let dangling = service::dangling_tags(tx, &catalog, m, imported)?;
             r["warnings"] = dangling
                 .iter()
                 .map(|t| Value::String(format!("tag '{t}' names nothing in the store yet; search ignores it until it exists")))
@@ -396,18 +405,36 @@ fn add_warnings(
 
 /// What writing `memory` would change: added (a new id, or one to allocate), changed, or
 /// nothing (`None`: equal to the stored one but for `created_at`, which import keeps).
-fn change_of(store: &dyn StoreRead, memory: &Memory) -> Result<Option<Change>> {
+fn change_of(stored: &HashMap<String, Memory>, memory: &Memory) -> Option<Change> {
     if memory.id.is_empty() {
-        return Ok(Some(Change::Added));
+        return Some(Change::Added);
     }
-    Ok(match store.memory(&memory.id)? {
+    match stored.get(&memory.id) {
         None => Some(Change::Added),
         Some(old) => {
             let mut same = memory.clone();
             same.created_at = old.created_at.clone();
-            (same != old).then_some(Change::Changed)
+            (same != *old).then_some(Change::Changed)
         }
-    })
+    }
+}
+
+/// The stored memories of the input's ids, in one read.
+fn stored_memories(
+    store: &dyn StoreRead,
+    parsed: &[ImportLine],
+) -> Result<HashMap<String, Memory>> {
+    let ids: Vec<String> = parsed
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().ok())
+        .filter(|m| !m.id.is_empty())
+        .map(|m| m.id.clone())
+        .collect();
+    Ok(store
+        .memories_by_ids(&ids)?
+        .into_iter()
+        .map(|m| (m.id.clone(), m))
+        .collect())
 }
 
 /// `--dry-run`: one `plan` record per memory added, changed or forgotten, the summary on
@@ -424,8 +451,9 @@ fn plan(
     let reader = store.reader();
     let mut planned = Vec::new();
     let mut unchanged = 0;
+    let stored = stored_memories(reader, parsed)?;
     for memory in parsed.iter().filter_map(|(_, r)| r.as_ref().ok()) {
-        match change_of(reader, memory)? {
+        match change_of(&stored, memory) {
             Some(change) => planned.push(Planned {
                 change,
                 id: memory.id.clone(),

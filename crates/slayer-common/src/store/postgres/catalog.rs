@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 
+use super::memories::{last_of_each, BATCH_ROWS};
 use super::{PgResult, Session};
 use crate::records::skeleton;
 use crate::records::{Datasource, Model};
@@ -44,6 +45,36 @@ pub(super) fn put_model(s: &mut Session, model: &Model) -> PgResult<()> {
         &[&model.data_source, &model.name, &to_row("model", model)?],
     )?;
     put_skeleton(s, model)
+}
+
+/// [`put_model`] for many, [`BATCH_ROWS`] to a statement.
+pub(super) fn put_models(s: &mut Session, models: &[&Model]) -> PgResult<()> {
+    for chunk in
+        last_of_each(models, |m| (m.data_source.as_str(), m.name.as_str())).chunks(BATCH_ROWS)
+    {
+        let sources: Vec<&str> = chunk.iter().map(|m| m.data_source.as_str()).collect();
+        let names: Vec<&str> = chunk.iter().map(|m| m.name.as_str()).collect();
+        let mut data = Vec::with_capacity(chunk.len());
+        let mut skeletons = Vec::with_capacity(chunk.len());
+        for model in chunk {
+            let model: &Model = model;
+            data.push(to_row("model", model)?);
+            skeletons.push(to_row("model skeleton", &skeleton::Model::from(model))?);
+        }
+        s.execute(
+            "INSERT INTO models (data_source, name, data)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+             ON CONFLICT (data_source, name) DO UPDATE SET data = excluded.data",
+            &[&sources, &names, &data],
+        )?;
+        s.execute(
+            "INSERT INTO model_skeletons (data_source, name, skeleton)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+             ON CONFLICT (data_source, name) DO UPDATE SET skeleton = excluded.skeleton",
+            &[&sources, &names, &skeletons],
+        )?;
+    }
+    Ok(())
 }
 
 fn put_skeleton(s: &mut Session, model: &Model) -> PgResult<()> {

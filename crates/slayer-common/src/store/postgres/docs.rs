@@ -1,8 +1,11 @@
 //! Rendered docs (as SQLite's `docs.rs`). There is no `index_state`: a server store's
 //! full-text index is a per-host cache that records its own state against the change log.
 
+use std::collections::HashMap;
+
 use postgres::Row;
 
+use super::memories::{last_of_each, BATCH_ROWS};
 use super::{PgResult, Session};
 use crate::canonical::datasource_of;
 use crate::records::Doc;
@@ -64,6 +67,40 @@ pub(super) fn upsert(s: &mut Session, stored: &StoredDoc) -> PgResult<()> {
             &d.embedding_text,
         ],
     )?;
+    Ok(())
+}
+
+/// [`upsert`] for many docs, [`BATCH_ROWS`] to a statement.
+pub(super) fn upsert_many(s: &mut Session, stored: &[StoredDoc]) -> PgResult<()> {
+    for chunk in last_of_each(stored, |d| d.doc.canonical_id.as_str()).chunks(BATCH_ROWS) {
+        let column = |f: fn(&StoredDoc) -> &str| chunk.iter().map(|d| f(d)).collect::<Vec<_>>();
+        let optional = |f: fn(&StoredDoc) -> Option<&str>| -> Vec<Option<&str>> {
+            chunk.iter().map(|d| f(d)).collect()
+        };
+        let positions: Vec<i64> = chunk.iter().map(|d| d.position).collect();
+        s.execute(
+            concat!(
+                "INSERT INTO docs (",
+                doc_columns!(),
+                ") SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
+                                        $5::int8[], $6::text[], $7::text[], $8::text[])
+                 ON CONFLICT (canonical_id) DO UPDATE SET doc_kind = excluded.doc_kind,
+                   datasource = excluded.datasource, model = excluded.model,
+                   position = excluded.position, text = excluded.text,
+                   content_hash = excluded.content_hash, embedding_text = excluded.embedding_text"
+            ),
+            &[
+                &column(|d| &d.doc.canonical_id),
+                &column(|d| &d.doc.doc_kind),
+                &optional(|d| d.doc.datasource.as_deref()),
+                &optional(|d| d.model.as_deref()),
+                &positions,
+                &column(|d| &d.doc.text),
+                &column(|d| &d.doc.content_hash),
+                &optional(|d| d.doc.embedding_text.as_deref()),
+            ],
+        )?;
+    }
     Ok(())
 }
 
@@ -155,6 +192,30 @@ pub(super) fn memory_datasources(s: &mut Session, memory_id: &str) -> PgResult<V
         .collect();
     roots.sort();
     roots.dedup();
+    Ok(roots)
+}
+
+/// [`memory_datasources`] of many memories, [`BATCH_ROWS`] to a statement.
+pub(super) fn memories_datasources(
+    s: &mut Session,
+    memory_ids: &[&str],
+) -> PgResult<HashMap<String, Vec<String>>> {
+    let mut roots: HashMap<String, Vec<String>> = HashMap::with_capacity(memory_ids.len());
+    for chunk in memory_ids.chunks(BATCH_ROWS) {
+        let rows = s.query(
+            "SELECT memory_id, entity FROM memory_entities WHERE memory_id = ANY($1)",
+            &[&chunk],
+        )?;
+        for r in &rows {
+            if let Some(ds) = datasource_of(r.get(1)) {
+                roots.entry(r.get(0)).or_default().push(ds.to_owned());
+            }
+        }
+    }
+    for list in roots.values_mut() {
+        list.sort();
+        list.dedup();
+    }
     Ok(roots)
 }
 

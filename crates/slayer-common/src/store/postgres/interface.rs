@@ -78,6 +78,13 @@ macro_rules! store_read {
             fn memory_datasources(&self, memory_id: &str) -> Result<Vec<String>, StoreError> {
                 self.pg().with(|s| docs::memory_datasources(s, memory_id))
             }
+            fn memories_datasources(
+                &self,
+                memory_ids: &[&str],
+            ) -> Result<HashMap<String, Vec<String>>, StoreError> {
+                self.pg()
+                    .with(|s| docs::memories_datasources(s, memory_ids))
+            }
             fn index_lag(&self) -> Result<IndexLag, StoreError> {
                 // No record of what an index holds: every doc is to be indexed.
                 self.pg().with(docs::all).map(|upserts| IndexLag {
@@ -99,6 +106,9 @@ macro_rules! store_read {
             }
             fn memories(&self) -> Result<Vec<Memory>, StoreError> {
                 self.pg().with(memories::all)
+            }
+            fn memories_by_ids(&self, ids: &[String]) -> Result<Vec<Memory>, StoreError> {
+                self.pg().with(|s| memories::get_many(s, ids))
             }
             fn memory_exists(&self, id: &str) -> Result<bool, StoreError> {
                 self.pg().with(|s| memories::exists(s, id))
@@ -339,6 +349,9 @@ impl StoreWrite for PgWriteTx<'_> {
     fn put_model(&self, model: &Model) -> Result<(), StoreError> {
         self.pg().with(|s| catalog::put_model(s, model))
     }
+    fn put_models(&self, models: &[&Model]) -> Result<(), StoreError> {
+        self.pg().with(|s| catalog::put_models(s, models))
+    }
     fn delete_model(&self, datasource: &str, name: &str) -> Result<bool, StoreError> {
         self.pg()
             .with(|s| catalog::delete_model(s, datasource, name))
@@ -349,6 +362,9 @@ impl StoreWrite for PgWriteTx<'_> {
 
     fn upsert_doc(&self, doc: &StoredDoc) -> Result<(), StoreError> {
         self.pg().with(|s| docs::upsert(s, doc))
+    }
+    fn upsert_docs(&self, stored: &[StoredDoc]) -> Result<(), StoreError> {
+        self.pg().with(|s| docs::upsert_many(s, stored))
     }
     fn delete_doc(&self, canonical_id: &str) -> Result<bool, StoreError> {
         self.pg().with(|s| docs::delete(s, canonical_id))
@@ -395,6 +411,9 @@ impl StoreWrite for PgWriteTx<'_> {
 
     fn put_memory(&self, memory: &Memory) -> Result<(), StoreError> {
         self.pg().with(|s| memories::put(s, memory))
+    }
+    fn put_memories(&self, batch: &[Memory]) -> Result<(), StoreError> {
+        self.pg().with(|s| memories::put_many(s, batch))
     }
     fn delete_memory(&self, id: &str) -> Result<bool, StoreError> {
         self.pg().with(|s| memories::delete(s, id))

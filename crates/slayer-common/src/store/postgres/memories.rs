@@ -1,5 +1,8 @@
 //! Memories, their tag rows and the counts triggers keep (as SQLite's `memories.rs`).
 
+use std::collections::HashMap;
+use std::hash::Hash;
+
 use super::{PgResult, Session};
 use crate::canonical::is_under;
 use crate::records::{Memory, Occasion, Standing, Tier};
@@ -61,6 +64,136 @@ pub(super) fn put(s: &mut Session, memory: &Memory) -> PgResult<()> {
         )?;
     }
     Ok(())
+}
+
+/// Rows a batch write or read sends in one statement: its arrays stay a few MB.
+pub(super) const BATCH_ROWS: usize = 2000;
+
+/// The last of each id's entries, in the order those last entries come: a statement may
+/// upsert a row only once.
+pub(super) fn last_of_each<'a, T, K: Hash + Eq>(
+    items: &'a [T],
+    key: impl Fn(&'a T) -> K,
+) -> Vec<&'a T> {
+    let mut last: HashMap<K, usize> = HashMap::with_capacity(items.len());
+    for (at, item) in items.iter().enumerate() {
+        last.insert(key(item), at);
+    }
+    items
+        .iter()
+        .enumerate()
+        .filter(|&(at, item)| last.get(&key(item)) == Some(&at))
+        .map(|(_, item)| item)
+        .collect()
+}
+
+/// [`put`] for many memories, [`BATCH_ROWS`] to a statement: the rows, then their tag rows.
+pub(super) fn put_many(s: &mut Session, memories: &[Memory]) -> PgResult<()> {
+    for chunk in last_of_each(memories, |m| m.id.as_str()).chunks(BATCH_ROWS) {
+        let mut rows = MemoryRows::default();
+        for memory in chunk {
+            rows.push(memory)?;
+        }
+        s.execute(
+            "INSERT INTO memories (id, data, created_at, has_query, tier, confidence, strength,
+                                   project, agent, deleted, proposed, event_time, session)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::text[],
+                                  $6::float8[], $7::float8[], $8::text[], $9::text[],
+                                  $10::bool[], $11::bool[], $12::text[], $13::text[])
+             ON CONFLICT (id) DO UPDATE SET data = excluded.data, created_at = excluded.created_at,
+                 has_query = excluded.has_query, tier = excluded.tier,
+                 confidence = excluded.confidence, strength = excluded.strength,
+                 project = excluded.project, agent = excluded.agent, deleted = excluded.deleted,
+                 proposed = excluded.proposed, event_time = excluded.event_time,
+                 session = excluded.session",
+            &[
+                &rows.id,
+                &rows.data,
+                &rows.created_at,
+                &rows.has_query,
+                &rows.tier,
+                &rows.confidence,
+                &rows.strength,
+                &rows.project,
+                &rows.agent,
+                &rows.deleted,
+                &rows.proposed,
+                &rows.event_time,
+                &rows.session,
+            ],
+        )?;
+        s.execute(
+            "DELETE FROM memory_entities WHERE memory_id = ANY($1)",
+            &[&rows.id],
+        )?;
+        let (owners, tags): (Vec<&str>, Vec<&str>) = chunk
+            .iter()
+            .flat_map(|m| m.entities.iter().map(|t| (m.id.as_str(), t.as_str())))
+            .unzip();
+        if !tags.is_empty() {
+            s.execute(
+                "INSERT INTO memory_entities (memory_id, entity)
+                 SELECT m, t FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u (m, t, n)
+                 ORDER BY n
+                 ON CONFLICT DO NOTHING",
+                &[&owners, &tags],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The columns of a batch of memory rows, one array each.
+#[derive(Default)]
+struct MemoryRows<'a> {
+    id: Vec<&'a str>,
+    data: Vec<String>,
+    created_at: Vec<&'a str>,
+    has_query: Vec<bool>,
+    tier: Vec<&'static str>,
+    confidence: Vec<f64>,
+    strength: Vec<f64>,
+    project: Vec<Option<&'a str>>,
+    agent: Vec<Option<&'a str>>,
+    deleted: Vec<bool>,
+    proposed: Vec<bool>,
+    event_time: Vec<Option<&'a str>>,
+    session: Vec<Option<&'a str>>,
+}
+
+impl<'a> MemoryRows<'a> {
+    fn push(&mut self, memory: &'a Memory) -> Result<(), StoreError> {
+        let standing = &memory.standing;
+        self.id.push(&memory.id);
+        self.data.push(to_row("memory", memory)?);
+        self.created_at.push(&memory.created_at);
+        self.has_query.push(memory.query.is_some());
+        self.tier.push(standing.tier.name());
+        self.confidence.push(standing.confidence);
+        self.strength.push(standing.strength);
+        self.project.push(standing.project.as_deref());
+        self.agent.push(standing.agent.as_deref());
+        self.deleted.push(standing.deleted);
+        self.proposed.push(standing.proposed);
+        self.event_time.push(memory.occasion.event_time.as_deref());
+        self.session.push(memory.occasion.session.as_deref());
+        Ok(())
+    }
+}
+
+/// The memories of `ids` that exist, [`BATCH_ROWS`] ids to a statement.
+pub(super) fn get_many(s: &mut Session, ids: &[String]) -> PgResult<Vec<Memory>> {
+    let mut found = Vec::new();
+    for chunk in ids.chunks(BATCH_ROWS) {
+        let rows = s.query(
+            "SELECT id, data FROM memories WHERE id = ANY($1)",
+            &[&chunk],
+        )?;
+        for r in &rows {
+            found.push(parse_row("memories", r.get(0), r.get(1))?);
+        }
+    }
+    Ok(found)
 }
 
 pub(super) fn get(s: &mut Session, id: &str) -> PgResult<Option<Memory>> {

@@ -9,7 +9,7 @@ use super::{lock_key, quote_ident, PgEndpoint, PgResult, Session};
 use crate::store::{OpenMode, StoreError};
 
 /// The PostgreSQL schema version this build writes (its own numbering, not SQLite's).
-pub const PG_SCHEMA_VERSION: i64 = 5;
+pub const PG_SCHEMA_VERSION: i64 = 6;
 
 /// Each entry upgrades the schema from version `index` to `index + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_skeleton_keys.sql"),
     include_str!("migrations/0004_compact_changes.sql"),
     include_str!("migrations/0005_occasion.sql"),
+    include_str!("migrations/0006_statement_triggers.sql"),
 ];
 
 /// The version from which skeletons keep join pairs and primary keys: a store created before

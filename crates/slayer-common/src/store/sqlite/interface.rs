@@ -101,6 +101,14 @@ impl<T: Connected> StoreRead for T {
     fn memories(&self) -> Result<Vec<Memory>, StoreError> {
         memories::all(self.connection())
     }
+    fn memories_by_ids(&self, ids: &[String]) -> Result<Vec<Memory>, StoreError> {
+        // In process, a lookup per id is as cheap as one statement for all.
+        let mut found = Vec::new();
+        for id in ids {
+            found.extend(memories::get(self.connection(), id)?);
+        }
+        Ok(found)
+    }
     fn memory_exists(&self, id: &str) -> Result<bool, StoreError> {
         memories::exists(self.connection(), id)
     }
