@@ -44,9 +44,25 @@ pub struct CommonArgs {
         default_value = crate::store::DEFAULT_STORE
     )]
     pub store: PathBuf,
+    /// Seconds what is under way may take after SIGTERM or SIGINT (a write, the requests a
+    /// server is answering) before the process stops; a second signal stops it at once
+    #[arg(long, global = true, value_name = "SECS", default_value = "10", value_parser = crate::shutdown::parse_drain)]
+    pub drain: std::time::Duration,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub output: OutputArgs,
+}
+
+impl CommonArgs {
+    /// Handles SIGTERM and SIGINT as `mode` says, with `--drain` (docs/spec/limits.md §16.9); a
+    /// failure to install leaves the default actions, with a warning.
+    pub fn handle_signals(&self, name: &'static str, mode: crate::shutdown::Mode) {
+        if let Err(e) = crate::shutdown::install(name, mode, self.drain) {
+            eprintln!(
+                "warning: {name}: cannot handle SIGTERM and SIGINT ({e}); they end it at once"
+            );
+        }
+    }
 }
 
 /// `--format` and `-q`, the same in every binary.

@@ -13,8 +13,10 @@
 //! - [`limits`]: what one request may carry, and `slayer.toml`'s `[limits]`.
 //! - [`hash_index`]: positions of ids by hash, for ids looked up many times a question.
 //! - [`secrets`]: URLs shown with their secrets masked, and messages scrubbed of them.
-//! - [`mapped`] and [`simd`]: read-only memory maps and the dense search's AVX2 kernels, the
-//!   workspace's only (audited) uses of `unsafe`.
+//! - [`mapped`] and [`simd`]: read-only memory maps and the dense search's AVX2 kernels, with
+//!   [`shutdown`]'s signal handler the workspace's only (audited) uses of `unsafe`.
+//! - [`shutdown`]: SIGTERM and SIGINT: stop taking work, drain what is under way, then end
+//!   (the only code here that may end the process).
 //! - [`cli`]: the shared flags (with `SLAYER_FORMAT`, which applies at a terminal only), the
 //!   `main` skeleton and the one stdout/stderr [`cli::Output`].
 //!
@@ -32,5 +34,6 @@ pub mod mapped;
 pub mod pg;
 pub mod records;
 pub mod secrets;
+pub mod shutdown;
 pub mod simd;
 pub mod store;

@@ -1,5 +1,5 @@
-//! Read-only memory maps: with [`crate::simd`], the only modules of the workspace allowed
-//! `unsafe` (every other crate root forbids it, and the workspace denies it).
+//! Read-only memory maps: with [`crate::simd`] and [`crate::shutdown`], the only modules of the
+//! workspace allowed `unsafe` (every other crate root forbids it, and the workspace denies it).
 //!
 //! Why map at all: a search process reads the model weights (91 MB, of which one question
 //! touches about half) and the vector sidecar (up to hundreds of MB) once. Mapping them lets

@@ -2,7 +2,7 @@
 //! product of the question's forward pass and the i16 × i8 dot product of the vector scan;
 //! and [`dot_f64`], the portable f64 dot product of cosines between stored rows.
 //! Release builds target baseline x86-64 (SSE2), where neither loop vectorises well; calling a
-//! `#[target_feature]` function is `unsafe`, so this module (with [`crate::mapped`]) is where
+//! `#[target_feature]` function is `unsafe`, so this module (with [`crate::mapped`], [`crate::shutdown`]) is where
 //! the workspace allows it. Each `unsafe` call is made only after the CPU reported the
 //! features the kernel was compiled for; elsewhere, and on other architectures, the portable
 //! loops run. The integer kernel is exact, so scan scores do not depend on the CPU.

@@ -12,6 +12,8 @@ use slayer_index::IndexError;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse_for(cli::ABOUT_CLI);
+    cli.common
+        .handle_signals("slayer-index", slayer_common::shutdown::Mode::Writer);
     let store = cli.common.store.clone();
     slayer_common::cli::main_on_store(&store, || commands::run(cli), is_usage)
 }

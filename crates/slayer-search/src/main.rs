@@ -68,6 +68,14 @@ fn main() -> ExitCode {
         }
         std::env::set_var("RAYON_NUM_THREADS", "1");
     }
+    // After the environment is set (the watchdog is a thread). The server stops taking
+    // requests itself; `--batch` between requests ends at once.
+    let mode = match (&cli.command, &cli.batch) {
+        (Some(_), _) => slayer_common::shutdown::Mode::Server,
+        (None, Some(_)) => slayer_common::shutdown::Mode::Batch,
+        (None, None) => slayer_common::shutdown::Mode::Writer,
+    };
+    cli.common.handle_signals("slayer-search", mode);
     let store = cli.common.store.clone();
     slayer_common::cli::main_on_store(
         &store,
@@ -226,6 +234,11 @@ fn run_batch(
     };
     let mut failed = false;
     for line in read_lines_within(input, ctx.limits.request_bytes) {
+        // SIGTERM or SIGINT: the requests read so far are answered; no new one is taken.
+        if slayer_common::shutdown::requested() {
+            break;
+        }
+        let _busy = slayer_common::shutdown::Busy::start();
         let result = match line {
             Ok((no, text)) => batch_request(&text, settings)
                 .map_err(|e| (no, format!("line {no}: bad request: {e}")))

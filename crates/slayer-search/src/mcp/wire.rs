@@ -7,10 +7,14 @@
 
 use std::io::Write as _;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
 use serde_json::{json, Value};
 use slayer_common::jsonl::{read_line_within, Line};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 
 /// JSON-RPC's error codes.
 pub const PARSE_ERROR: i64 = -32700;
@@ -100,6 +104,30 @@ pub fn check(line: &str) -> Verdict {
 /// The top-level `"id"` of a message from its first bytes (the rest of an over-long line is
 /// never held), so the error names the request it answers; `None` when the bytes end first.
 fn leading_id(head: &[u8]) -> Option<Value> {
+    let (start, end) = top_level_value(head, b"\"id\"")?;
+    serde_json::from_slice(&head[start..end]).ok()
+}
+
+/// Whether a message has each of `keys` at its top level.
+fn has_keys(message: &[u8], keys: &[&[u8]]) -> bool {
+    keys.iter()
+        .all(|key| top_level_value(message, key).is_some())
+}
+
+/// A request from the client (an `id` and a `method`), which the server owes an answer.
+fn is_request(message: &[u8]) -> bool {
+    has_keys(message, &[b"\"id\"", b"\"method\""])
+}
+
+/// The server's answer to a request (an `id` and a `result` or an `error`).
+fn is_response(message: &[u8]) -> bool {
+    has_keys(message, &[b"\"id\""])
+        && (has_keys(message, &[b"\"result\""]) || has_keys(message, &[b"\"error\""]))
+}
+
+/// Where the value of the top-level `key` (quoted, as it is written) lies in a JSON object's
+/// bytes; `None` when it has none, or the bytes end first.
+fn top_level_value(head: &[u8], key: &[u8]) -> Option<(usize, usize)> {
     let mut at = skip_space(head, 0);
     if head.get(at) != Some(&b'{') {
         return None;
@@ -108,15 +136,15 @@ fn leading_id(head: &[u8]) -> Option<Value> {
     loop {
         at = skip_space(head, at);
         let key_end = string_end(head, at)?;
-        let key = &head[at..=key_end];
+        let found = &head[at..=key_end];
         at = skip_space(head, key_end + 1);
         if head.get(at) != Some(&b':') {
             return None;
         }
         at = skip_space(head, at + 1);
         let value_end = value_end(head, at)?;
-        if key == b"\"id\"" {
-            return serde_json::from_slice(&head[at..value_end]).ok();
+        if found == key {
+            return Some((at, value_end));
         }
         at = skip_space(head, value_end);
         if head.get(at) != Some(&b',') {
@@ -205,19 +233,24 @@ pub fn connect(
     let (sdk_end, our_end) = tokio::io::duplex(256 * 1024);
     let (from_sdk, mut to_sdk) = tokio::io::split(our_end);
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    let (in_tx, mut in_rx) = mpsc::channel::<String>(16);
+    let (in_tx, mut in_rx) = mpsc::channel::<(String, bool)>(16);
+    let answers = Arc::new(Answers::default());
 
-    // stdout: one writer, whole lines.
+    // stdout: one writer, whole lines; an empty one (sent after a drain) ends it.
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();
         while let Some(line) = out_rx.recv().await {
-            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
+            if line.is_empty()
+                || stdout.write_all(&line).await.is_err()
+                || stdout.flush().await.is_err()
+            {
                 break;
             }
         }
     });
-    // The SDK's messages, line by line, onto stdout.
+    // The SDK's messages, line by line, onto stdout; its answers counted once written out.
     let sdk_out = out_tx.clone();
+    let answered = answers.clone();
     tokio::spawn(async move {
         let mut lines = tokio::io::BufReader::new(from_sdk);
         loop {
@@ -225,18 +258,53 @@ pub fn connect(
             match lines.read_until(b'\n', &mut line).await {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
+                    let response = is_response(&line);
                     if sdk_out.send(line).is_err() {
                         break;
+                    }
+                    if response {
+                        answered.answered();
                     }
                 }
             }
         }
+        if slayer_common::shutdown::requested() {
+            let _ = sdk_out.send(Vec::new());
+        }
     });
-    // The checked lines into the SDK; end of input closes its side.
+    // The checked lines into the SDK; end of input closes its side. SIGTERM or SIGINT stops
+    // taking requests: those not yet handed over are refused, the SDK's answers to those it
+    // has are written out, then its side is closed and the session ends (docs/spec/limits.md §16.9).
+    let refuse = out_tx.clone();
+    let mut stop = Stop::new()?;
     tokio::spawn(async move {
-        while let Some(line) = in_rx.recv().await {
-            if to_sdk.write_all(line.as_bytes()).await.is_err() {
-                return;
+        loop {
+            tokio::select! {
+                biased;
+                () = stop.signalled() => {
+                    in_rx.close();
+                    while let Some((line, request)) = in_rx.recv().await {
+                        if request {
+                            refuse_shutting_down(&refuse, &line);
+                        }
+                    }
+                    answers.all_answered().await;
+                    break;
+                }
+                line = async {
+                    answers.room().await;
+                    in_rx.recv().await
+                } => match line {
+                    Some((line, request)) => {
+                        if request {
+                            answers.forwarded();
+                        }
+                        if to_sdk.write_all(line.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                    None => break,
+                },
             }
         }
         let _ = to_sdk.shutdown().await;
@@ -288,10 +356,11 @@ pub fn connect(
                 }
                 match check(message) {
                     Verdict::Forward => {
+                        let request = is_request(message.as_bytes());
                         if !text.ends_with('\n') {
                             text.push('\n');
                         }
-                        if in_tx.blocking_send(text).is_err() {
+                        if in_tx.blocking_send((text, request)).is_err() {
                             return;
                         }
                     }
@@ -300,6 +369,86 @@ pub fn connect(
             }
         })?;
     Ok((sdk_end, writer))
+}
+
+/// JSON-RPC's code for an error of the server's own: here, a request that came after SIGTERM.
+pub const SHUTTING_DOWN: i64 = -32000;
+
+/// Requests handed to the SDK at once: calls run one at a time on the store thread, so more
+/// would only wait there, taken and owed an answer when a signal comes.
+const IN_FLIGHT: usize = 8;
+
+/// Requests handed to the SDK and answers it wrote out, to wait for the last answer.
+#[derive(Default)]
+struct Answers {
+    forwarded: AtomicUsize,
+    answered: AtomicUsize,
+    changed: Notify,
+}
+
+impl Answers {
+    fn forwarded(&self) {
+        self.forwarded.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn answered(&self) {
+        self.answered.fetch_add(1, Ordering::SeqCst);
+        self.changed.notify_one();
+    }
+
+    /// Until fewer than [`IN_FLIGHT`] requests handed over wait for their answers: the SDK
+    /// holds no more than that, so a signal leaves the rest untaken (and refused).
+    async fn room(&self) {
+        while self.forwarded.load(Ordering::SeqCst)
+            >= self.answered.load(Ordering::SeqCst) + IN_FLIGHT
+        {
+            let _ = tokio::time::timeout(Duration::from_millis(50), self.changed.notified()).await;
+        }
+    }
+
+    /// Until every request handed over has its answer written out (the drain bounds it).
+    async fn all_answered(&self) {
+        while self.answered.load(Ordering::SeqCst) < self.forwarded.load(Ordering::SeqCst) {
+            let _ = tokio::time::timeout(Duration::from_millis(50), self.changed.notified()).await;
+        }
+    }
+}
+
+/// SIGTERM or SIGINT, as a future.
+struct Stop {
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl Stop {
+    fn new() -> std::io::Result<Stop> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Stop {
+            terminate: signal(SignalKind::terminate())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    async fn signalled(&mut self) {
+        tokio::select! {
+            _ = self.terminate.recv() => {}
+            _ = self.interrupt.recv() => {}
+        }
+    }
+}
+
+/// The error a request gets that came after SIGTERM or SIGINT, under its id.
+fn refuse_shutting_down(out: &mpsc::UnboundedSender<Vec<u8>>, line: &str) {
+    let id = leading_id(line.as_bytes()).unwrap_or(Value::Null);
+    let mut reply = error_response(
+        id,
+        SHUTTING_DOWN,
+        "the server is shutting down (SIGTERM or SIGINT); send the request to a new session".into(),
+    )
+    .to_string()
+    .into_bytes();
+    reply.push(b'\n');
+    let _ = out.send(reply);
 }
 
 #[cfg(test)]

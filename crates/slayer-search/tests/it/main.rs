@@ -28,6 +28,7 @@ mod real_use;
 mod review;
 mod revisions;
 mod schema;
+mod shutdown;
 mod support;
 mod sync;
 mod tiers;

@@ -78,6 +78,8 @@ impl std::fmt::Debug for PgStore {
 pub struct PgWriteTx<'a> {
     store: &'a PgStore,
     done: bool,
+    /// A signal waits for the transaction (docs/spec/limits.md §16.9).
+    _busy: crate::shutdown::Busy,
 }
 
 /// What the connection is in the middle of.
@@ -322,6 +324,7 @@ impl PgStore {
         Ok(PgWriteTx {
             store: self,
             done: false,
+            _busy: crate::shutdown::Busy::start(),
         })
     }
 

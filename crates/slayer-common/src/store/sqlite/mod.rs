@@ -253,6 +253,7 @@ impl SqliteStore {
             tx: self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)?,
+            _busy: crate::shutdown::Busy::start(),
         })
     }
 
@@ -265,6 +266,7 @@ impl SqliteStore {
         }
         Ok(Some(SqliteWriteTx {
             tx: self.conn.transaction()?,
+            _busy: crate::shutdown::Busy::start(),
         }))
     }
 }
@@ -275,6 +277,8 @@ impl SqliteStore {
 #[derive(Debug)]
 pub struct SqliteWriteTx<'a> {
     tx: Transaction<'a>,
+    /// A signal waits for the transaction (docs/spec/limits.md §16.9).
+    _busy: crate::shutdown::Busy,
 }
 
 impl SqliteWriteTx<'_> {
