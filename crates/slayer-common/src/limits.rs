@@ -37,6 +37,9 @@ pub struct Limits {
     /// One description or label of a catalog record: `slayer-index load` refuses a longer
     /// one, the importers and the profiler cut it (with a warning).
     pub description_bytes: usize,
+    /// One search response, as JSON: a larger one loses its lowest-ranked hits, with a
+    /// warning.
+    pub response_bytes: usize,
 }
 
 impl Default for Limits {
@@ -53,6 +56,7 @@ impl Default for Limits {
             import_file_bytes: 64 * 1024 * 1024,
             import_depth: 256,
             description_bytes: 64 * 1024,
+            response_bytes: 8 * 1024 * 1024,
         }
     }
 }
@@ -123,6 +127,7 @@ impl Limits {
             ("import_file_bytes", self.import_file_bytes),
             ("import_depth", self.import_depth),
             ("description_bytes", self.description_bytes),
+            ("response_bytes", self.response_bytes),
         ] {
             if value == 0 {
                 return Err(LimitError::Zero { key });

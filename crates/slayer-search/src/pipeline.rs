@@ -83,6 +83,7 @@ impl Context<'_> {
             if let Some(first) = response.entities.first().filter(|e| e.kind == "measure") {
                 response.answer = answer_card(self.conn, &first.id)?;
             }
+            crate::output::bound::bound(&mut response, self.limits.response_bytes);
             Ok(response)
         });
         snapshot.end()?;

@@ -3,6 +3,7 @@
 //! a search whose first entity is a measure), and the warnings collected along the way
 //! (`warnings`).
 
+pub(crate) mod bound;
 pub(crate) mod hits;
 pub mod measure_card;
 pub mod response;

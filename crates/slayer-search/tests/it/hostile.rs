@@ -530,3 +530,53 @@ fn stored_control_characters_reach_a_terminal_as_visible_escapes() {
         .unwrap();
     assert!(hit["text"].as_str().unwrap().starts_with(hostile), "{hit}");
 }
+
+/// Issue 65: a response over `limits.response_bytes` loses its lowest-ranked hits, with a
+/// warning naming the limit, and still leads with the best.
+#[test]
+fn a_response_over_its_bound_is_cut_from_the_end_with_a_warning() {
+    let f = Fixture::new();
+    let ask = || {
+        f.search(&[
+            "--question",
+            "orders customers amount status",
+            "--channels",
+            "text",
+            "--max-entities",
+            "50",
+        ])
+    };
+    let whole = ask();
+    let whole_size = whole.to_string().len();
+    assert!(whole_size > 2_000, "{whole_size}");
+    let limit = whole_size / 2;
+    let config = f.store.parent().unwrap().join("slayer.toml");
+    std::fs::write(&config, format!("[limits]\nresponse_bytes = {limit}\n")).unwrap();
+    let cut = ask();
+    let entities = |v: &Value| v["entities"].as_array().unwrap().len();
+    assert!(entities(&cut) < entities(&whole), "{cut}");
+    assert_eq!(cut["entities"][0], whole["entities"][0], "the best stays");
+    let warning = cut["warnings"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_str()
+        .unwrap();
+    assert!(
+        warning.starts_with(&format!(
+            "response cut to {} of {} entities",
+            entities(&cut),
+            entities(&whole)
+        )) && warning.ends_with(&format!(
+            "the limit is {limit} (limits.response_bytes in slayer.toml)."
+        )),
+        "{warning}"
+    );
+    // The warning itself comes on top of the bound.
+    assert!(
+        cut.to_string().len() <= limit + 300,
+        "{}",
+        cut.to_string().len()
+    );
+}
