@@ -32,6 +32,13 @@ Samples: categorical (TEXT, BOOLEAN) columns get their top 50 values by frequenc
 the top 20 joined into `sampled`, and the exact distinct count; numeric and temporal columns get
 `min .. max`. A model's sole primary key and UNKNOWN columns are not profiled.
 
+Memory: DuckDB sources (DuckDB, CSV, Parquet) are profiled within --memory-limit (default 256MiB;
+the process needs about 70 MiB besides). A categorical column with more distinct values than that
+holds (about 1 million at the default) gets its top values from a seeded sample of its rows and an
+estimated count, marked `(~N distinct)` in `sampled`; every other column stays exact. For a wider
+budget:
+  $ slayer-profile examples/shop/data/orders.csv --memory-limit 1GiB --format text
+
 Names: a table or column whose name a catalog cannot hold (`.`, `:`, control characters, blank or
 padded with spaces) or that would collide with another is renamed (sanitised, then `_2`, `_3`…),
 with a warning; its real name stays in sql_table / sql.
@@ -77,11 +84,76 @@ pub struct Cli {
     /// Worker threads (default: the number of cores).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// DuckDB's memory for the whole run, all threads together: 256MiB, 1GB, 2GiB (at least
+    /// 32MiB). Past it DuckDB spills to a private folder under TMPDIR, and a column with more
+    /// distinct values than fit (about one per 256 bytes) is grouped over a sample of its rows.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
+    pub memory_limit: u64,
     #[command(flatten)]
     pub output: OutputArgs,
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// The smallest `--memory-limit`: the 10⁷-row benchmark still profiles in it
+/// (docs/performance/profile-memory.md); much less leaves DuckDB too little for its scans.
+const MIN_MEMORY: u64 = 32 << 20;
+
+/// Why a `--memory-limit` is not a size.
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum SizeError {
+    /// No number, or a number without a unit.
+    #[error("'{0}' is not a size: write 256MiB, 1GB or 2GiB")]
+    NotASize(String),
+    /// A unit other than those of [`parse_size`].
+    #[error("unknown unit '{unit}' in '{text}': use KiB, MiB, GiB (1024) or KB, MB, GB (1000)")]
+    UnknownUnit {
+        /// The unit as written.
+        unit: String,
+        /// The whole argument.
+        text: String,
+    },
+    /// Less than DuckDB can profile in.
+    #[error("'{0}' is too little memory: give at least 32MiB")]
+    TooSmall(String),
+}
+
+/// `256MiB`, `1GB`, `1.5GiB`: KiB, MiB, GiB, TiB count 1024s, KB, MB, GB, TB 1000s (as
+/// DuckDB reads them), any case; a unit is required, since a bare number could mean either.
+fn parse_size(text: &str) -> Result<u64, SizeError> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| SizeError::NotASize(text.to_owned()))?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" => return Err(SizeError::NotASize(text.to_owned())),
+        "b" => 1.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => {
+            return Err(SizeError::UnknownUnit {
+                unit: unit.trim().to_owned(),
+                text: text.to_owned(),
+            })
+        }
+    };
+    let bytes = value * scale;
+    if !bytes.is_finite() || bytes < MIN_MEMORY as f64 {
+        return Err(SizeError::TooSmall(text.to_owned()));
+    }
+    // Past u64 is past any machine; saturate rather than refuse.
+    Ok(bytes.min(u64::MAX as f64) as u64)
 }
 
 /// Why a `--statement-timeout` is not a duration.
@@ -150,5 +222,24 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("unknown unit 'weeks'"));
+    }
+
+    #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_size("256MiB"), Ok(256 << 20));
+        assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
+        assert_eq!(parse_size("1.5gib"), Ok(3 << 29));
+        assert_eq!(parse_size(" 300 MiB "), Ok(300 << 20));
+        assert_eq!(parse_size("32MiB"), Ok(32 << 20));
+        let err = |t: &str| parse_size(t).unwrap_err().to_string();
+        assert!(
+            err("300").contains("not a size: write 256MiB"),
+            "{}",
+            err("300")
+        );
+        assert!(err("lots").contains("not a size"));
+        assert!(err("300M").contains("unknown unit 'M'"), "{}", err("300M"));
+        assert!(err("1MiB").contains("at least 32MiB"));
+        assert!(err("0GB").contains("at least 32MiB"));
     }
 }

@@ -7,8 +7,10 @@ use slayer_common::canonical::check_entity_name;
 use slayer_common::cli::{Format, Output};
 use slayer_common::exit::ExitStatus;
 use slayer_common::jsonl::tagged;
+use slayer_profile::budget::Budget;
 use slayer_profile::db::{Conn, Opener};
-use slayer_profile::profile::{self, TableJob, TableProfile};
+use slayer_profile::duckdb::SpillDir;
+use slayer_profile::profile::{self, Limits, TableJob, TableProfile};
 use slayer_profile::source::Source;
 use slayer_profile::table::{TableInfo, TableRef};
 use slayer_profile::{catalog, connect, profile_all, refresh, source, ProfileError};
@@ -33,9 +35,24 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         .threads
         .map(usize::from)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // Declared before the connections, so it is removed after the last of them has closed.
+    let spill = match source.opener {
+        Opener::DuckDbFile(_) | Opener::DuckDbMemory => {
+            Some(SpillDir::create().map_err(|cause| ProfileError::Spill {
+                dir: std::env::temp_dir().display().to_string(),
+                cause,
+            })?)
+        }
+        Opener::Sqlite(_) | Opener::Postgres(_) => None,
+    };
+    let budget = Budget {
+        threads,
+        memory_bytes: cli.memory_limit,
+        spill_dir: spill.as_ref().map(|s| s.path().to_owned()),
+    };
     let mut out = cli.output.output(Format::Jsonl)?;
     out.begin_records();
-    let conns = connect(&source, threads)?;
+    let conns = connect(&source, &budget)?;
     let source_name = match &source.opener {
         Opener::Postgres(pg) => pg.target.masked(),
         _ => cli
@@ -118,7 +135,9 @@ fn run_jobs(
     out: &Output,
 ) -> Result<Vec<TableProfile>> {
     let bar = progress(out, jobs.len(), !cli.no_progress);
-    let results = profile_all(conns, jobs, &|label: &str| {
+    // Only DuckDB estimates distinct values, so the limits matter only there.
+    let limits = Limits::for_memory(cli.memory_limit);
+    let results = profile_all(conns, jobs, limits, &|label: &str| {
         bar.set_message(label.to_owned());
         bar.inc(1);
     })?;

@@ -9,9 +9,10 @@ use std::path::PathBuf;
 
 use slayer_common::records::DataType;
 
+use crate::budget::Budget;
 use crate::duckdb::{self, DuckError};
 use crate::pg::{PgConn, PgError, PgSource};
-use crate::query::{counting, MinMax, RangeColumn};
+use crate::query::{counting, Estimate, MinMax, RangeColumn, RowSample};
 use crate::sqlite::{self, LiteError};
 use crate::table::{TableInfo, TableRef};
 
@@ -53,11 +54,12 @@ pub enum DbError {
 }
 
 impl Opener {
-    /// Opens a connection; `threads` bounds DuckDB's own parallelism per connection.
-    pub fn open(&self, threads: usize) -> Result<Conn, DbError> {
+    /// Opens a connection under `budget` (DuckDB only: SQLite keeps its small page cache, and a
+    /// server's memory is the server's).
+    pub fn open(&self, budget: &Budget) -> Result<Conn, DbError> {
         Ok(match self {
-            Opener::DuckDbFile(path) => Conn::Duck(duckdb::open_file(path, threads)?),
-            Opener::DuckDbMemory => Conn::Duck(duckdb::open_memory(threads)?),
+            Opener::DuckDbFile(path) => Conn::Duck(duckdb::open_file(path, budget)?),
+            Opener::DuckDbMemory => Conn::Duck(duckdb::open_memory(budget)?),
             Opener::Sqlite(path) => Conn::Lite(sqlite::open(path)?),
             Opener::Postgres(source) => Conn::Pg(Box::new(source.connect()?)),
         })
@@ -67,10 +69,10 @@ impl Opener {
 impl Conn {
     /// Another connection to the same source: a DuckDB clone shares the database; the other
     /// engines open a connection of their own.
-    pub fn another(&self, opener: &Opener, threads: usize) -> Result<Conn, DbError> {
+    pub fn another(&self, opener: &Opener, budget: &Budget) -> Result<Conn, DbError> {
         match self {
             Conn::Duck(c) => Ok(Conn::Duck(duckdb::try_clone(c)?)),
-            Conn::Lite(_) | Conn::Pg(_) => opener.open(threads),
+            Conn::Lite(_) | Conn::Pg(_) => opener.open(budget),
         }
     }
 
@@ -107,15 +109,18 @@ impl Conn {
         self.count(&counting(from, None))
     }
 
-    /// Up to 51 `(value, count)` pairs by frequency, NULLs dropped, ties by the value's text.
+    /// Up to [`crate::sample::QUERIED_VALUES`] `(value, count)` pairs by frequency, NULLs
+    /// dropped, ties by the value's text; counted in `sample` of the rows when one is given
+    /// (only DuckDB is given one: [`Conn::estimate`] is what asks for it).
     pub fn top_values(
         &self,
         from: &str,
         expr: &str,
         data_type: DataType,
+        sample: Option<RowSample>,
     ) -> Result<Vec<(String, i64)>, DbError> {
         Ok(match self {
-            Conn::Duck(c) => duckdb::queries::top_values(c, from, expr, data_type)?,
+            Conn::Duck(c) => duckdb::queries::top_values(c, from, expr, data_type, sample)?,
             Conn::Lite(c) => sqlite::queries::top_values(c, from, expr, data_type)?,
             Conn::Pg(c) => c.top_values(from, expr, data_type)?,
         })
@@ -124,6 +129,22 @@ impl Conn {
     /// The exact number of distinct non-NULL values.
     pub fn count_distinct(&self, from: &str, expr: &str) -> Result<i64, DbError> {
         self.count(&counting(from, Some(expr)))
+    }
+
+    /// The rows of `from` and an estimate of each of `exprs`' distinct values, in one scan of
+    /// bounded memory, when `from` has more than `past_rows` rows; `None` on a table no bigger
+    /// than that (after a `COUNT(*)` only) or where the engine has no sketch to estimate with
+    /// (SQLite, PostgreSQL; no query at all), and then the columns are counted exactly.
+    pub fn estimate(
+        &self,
+        from: &str,
+        exprs: &[&str],
+        past_rows: i64,
+    ) -> Result<Option<Estimate>, DbError> {
+        Ok(match self {
+            Conn::Duck(c) => duckdb::queries::estimate(c, from, exprs, past_rows)?,
+            Conn::Lite(_) | Conn::Pg(_) => None,
+        })
     }
 
     fn count(&self, sql: &str) -> Result<i64, DbError> {

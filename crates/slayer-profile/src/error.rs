@@ -38,6 +38,14 @@ pub enum ProfileError {
     /// Reading `--models` input failed.
     #[error(transparent)]
     Read(#[from] slayer_common::jsonl::ReadError),
+    /// The folder DuckDB spills to could not be made.
+    #[error("cannot make a folder for DuckDB to spill to under {dir}: {cause}; set TMPDIR to a writable folder")]
+    Spill {
+        /// The temp directory it was made under.
+        dir: String,
+        /// Why.
+        cause: std::io::Error,
+    },
     /// A worker thread pool could not be built.
     #[error("cannot start {threads} worker threads: {cause}")]
     Threads {
@@ -59,7 +67,7 @@ impl ProfileError {
             | ProfileError::Introspect { .. }
             | ProfileError::Input(_)
             | ProfileError::Read(_) => true,
-            ProfileError::Threads { .. } => false,
+            ProfileError::Threads { .. } | ProfileError::Spill { .. } => false,
         }
     }
 }

@@ -12,15 +12,18 @@
 //!   [`sqlite`] and [`pg`], with its catalog reading and its profiling queries ([`query`] says
 //!   what they ask).
 //! - [`sample`], [`typemap`], [`ident`]: value printing, type mapping, quoting.
+//! - [`budget`]: the threads, memory and spill folder the connections may use.
 //!
 //! Engine-independent modules depend on [`table`] and [`query`], never on an engine; engines
-//! depend on those two, never on each other; only [`db`] and [`source`] know every engine.
+//! depend on those two and [`budget`], never on each other; only [`db`] and [`source`] know
+//! every engine.
 //!
 //! Rules: sources are opened read-only; every identifier reaches SQL quoted; a failing table or
 //! column is a warning and the rest goes on; nothing here prints or exits.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod budget;
 pub mod catalog;
 pub mod db;
 pub mod duckdb;
@@ -41,14 +44,15 @@ use std::sync::Mutex;
 
 pub use error::ProfileError;
 
+use budget::Budget;
 use db::{Conn, DbError, Opener};
-use profile::{TableJob, TableProfile};
+use profile::{Limits, TableJob, TableProfile};
 use source::Source;
 use table::{TableInfo, TableRef};
 
-/// Opens `threads` connections to the source (DuckDB connections share one database; a
-/// server gets one connection per worker).
-pub fn connect(source: &Source, threads: usize) -> Result<Vec<Conn>, ProfileError> {
+/// Opens `budget.threads` connections to the source (DuckDB connections share one database,
+/// and its memory limit; a server gets one connection per worker).
+pub fn connect(source: &Source, budget: &Budget) -> Result<Vec<Conn>, ProfileError> {
     let open_err = |cause: DbError| ProfileError::Open {
         cause: Box::new(cause),
         what: match &source.opener {
@@ -57,10 +61,10 @@ pub fn connect(source: &Source, threads: usize) -> Result<Vec<Conn>, ProfileErro
             Opener::Postgres(pg) => pg.target.masked(),
         },
     };
-    let first = source.opener.open(threads).map_err(open_err)?;
-    let mut conns = Vec::with_capacity(threads);
-    for _ in 1..threads.max(1) {
-        let next = first.another(&source.opener, threads);
+    let first = source.opener.open(budget).map_err(open_err)?;
+    let mut conns = Vec::with_capacity(budget.threads);
+    for _ in 1..budget.threads.max(1) {
+        let next = first.another(&source.opener, budget);
         conns.push(next.map_err(open_err)?);
     }
     conns.insert(0, first);
@@ -100,11 +104,12 @@ pub fn tables(
     Ok(tables)
 }
 
-/// Profiles tables on a pool of `conns.len()` workers; results come back in job order.
-/// `on_done` is called with each table's label as it finishes (for a progress bar).
+/// Profiles tables on a pool of `conns.len()` workers, within `limits`; results come back in
+/// job order. `on_done` is called with each table's label as it finishes (for a progress bar).
 pub fn profile_all(
     conns: Vec<Conn>,
     jobs: &[TableJob],
+    limits: Limits,
     on_done: &(dyn Fn(&str) + Sync),
 ) -> Result<Vec<TableProfile>, ProfileError> {
     use rayon::prelude::*;
@@ -121,7 +126,7 @@ pub fn profile_all(
                 let conn = idle.lock().map(|mut v| v.pop()).ok().flatten();
                 let result = match &conn {
                     Some(c) => {
-                        let result = profile::profile_table(c, job);
+                        let result = profile::profile_table(c, job, limits);
                         c.finish();
                         result
                     }

@@ -1,12 +1,19 @@
 //! Profiling one table: a batched `min .. max` query for numeric and temporal columns, a
 //! top-values query per categorical column, and the fault rules that keep one bad column or
 //! table from stopping the rest.
+//!
+//! Memory: the range query holds two values a column whatever the rows; a top-values query
+//! holds one group per distinct value. So on DuckDB one sketch query first estimates each
+//! categorical column's distinct values, and a column with more of them than [`Limits`] lets
+//! the memory limit hold is grouped over a row sample of that many rows, its distinct count
+//! left the estimate ([`sample::categorical_estimated`]). Every other column is counted exactly,
+//! as on a small table.
 
 use slayer_common::records::{Column, DataType, Model};
 
 use crate::db::Conn;
 use crate::ident::quote_ident;
-use crate::query::RangeColumn;
+use crate::query::{RangeColumn, RowSample};
 use crate::sample::{self, ColumnSamples};
 
 /// A column to profile: where it sits in the model and how to read it.
@@ -46,6 +53,49 @@ pub struct TableProfile {
     pub failure: Option<String>,
 }
 
+/// How many groups a top-values query may hold: past them a column is grouped over a sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Distinct values a column may have and still be grouped over all its rows.
+    pub exact_groups: i64,
+}
+
+impl Limits {
+    /// What a group of a `GROUP BY` of text may take in DuckDB: 10⁷ distinct 15-character
+    /// values took 78 to 88 bytes each in `COUNT(DISTINCT)` and `GROUP BY`
+    /// (docs/performance/profile-memory.md); three times that leaves room for longer values,
+    /// the hash table's doubling and the scan's buffers.
+    pub const BYTES_PER_GROUP: u64 = 256;
+
+    /// The limits under a DuckDB memory limit of `bytes` (at 256 MiB, 1,048,576 groups); never
+    /// fewer groups than a top-values query returns, so a sample still fills the value index.
+    pub fn for_memory(bytes: u64) -> Limits {
+        let groups = (bytes / Self::BYTES_PER_GROUP).max(sample::QUERIED_VALUES as u64 * 10);
+        Limits {
+            exact_groups: i64::try_from(groups).unwrap_or(i64::MAX),
+        }
+    }
+
+    /// The sample a column of `rows` rows and about `distinct` distinct values needs: none when
+    /// its values fit, or when the whole table is no bigger than a sample.
+    fn sample_for(&self, rows: i64, distinct: i64) -> Option<(RowSample, i64)> {
+        if distinct <= self.exact_groups || rows <= self.exact_groups {
+            return None;
+        }
+        let percent = 100.0 * self.exact_groups as f64 / rows as f64;
+        Some((RowSample { percent }, distinct))
+    }
+}
+
+impl Default for Limits {
+    /// No sampling: every column counted exactly.
+    fn default() -> Limits {
+        Limits {
+            exact_groups: i64::MAX,
+        }
+    }
+}
+
 /// Whether a column gets profiled: visible, not the model's sole primary key, not UNKNOWN.
 pub fn is_profilable(model: &Model, column: &Column) -> bool {
     let pk_count = model.columns.iter().filter(|c| c.primary_key).count();
@@ -69,8 +119,8 @@ pub fn column_expr(column: &Column, physical: &[String]) -> String {
     }
 }
 
-/// Profiles one table on `conn`.
-pub fn profile_table(conn: &Conn, job: &TableJob) -> TableProfile {
+/// Profiles one table on `conn`, within `limits`.
+pub fn profile_table(conn: &Conn, job: &TableJob, limits: Limits) -> TableProfile {
     let mut out = TableProfile::default();
     let mut probed = false;
     let mut probe = |out: &mut TableProfile| -> bool {
@@ -121,10 +171,23 @@ pub fn profile_table(conn: &Conn, job: &TableJob) -> TableProfile {
             }
         }
     }
-    for c in job.columns.iter().filter(|c| is_categorical(c.data_type)) {
-        let result = conn
-            .top_values(&job.from, &c.expr, c.data_type)
-            .and_then(|top| sample::categorical(top, || conn.count_distinct(&job.from, &c.expr)));
+    let categorical: Vec<&ProfileColumn> = job
+        .columns
+        .iter()
+        .filter(|c| is_categorical(c.data_type))
+        .collect();
+    let samples = plan_samples(conn, job, &categorical, limits);
+    for (k, c) in categorical.iter().enumerate() {
+        let result = match samples[k] {
+            Some((sample, distinct)) => conn
+                .top_values(&job.from, &c.expr, c.data_type, Some(sample))
+                .map(|top| sample::categorical_estimated(top, distinct)),
+            None => conn
+                .top_values(&job.from, &c.expr, c.data_type, None)
+                .and_then(|top| {
+                    sample::categorical(top, || conn.count_distinct(&job.from, &c.expr))
+                }),
+        };
         match result {
             Ok(s) => out.samples.push((c.index, s)),
             Err(e) => {
@@ -141,6 +204,48 @@ pub fn profile_table(conn: &Conn, job: &TableJob) -> TableProfile {
     out
 }
 
+/// The row sample (and estimated distinct values) of each of `categorical`, for those that need
+/// one: no query at all without limits or on an engine without sketches, one `COUNT(*)` on a
+/// table no bigger than a sample, and one sketch query past that.
+fn plan_samples(
+    conn: &Conn,
+    job: &TableJob,
+    categorical: &[&ProfileColumn],
+    limits: Limits,
+) -> Vec<Option<(RowSample, i64)>> {
+    let mut plan = vec![None; categorical.len()];
+    if limits == Limits::default() {
+        return plan;
+    }
+    // Two values at most: nothing to estimate.
+    let wide: Vec<usize> = (0..categorical.len())
+        .filter(|&k| categorical[k].data_type != DataType::Boolean)
+        .collect();
+    let exprs: Vec<&str> = wide.iter().map(|&k| categorical[k].expr.as_str()).collect();
+    if exprs.is_empty() {
+        return plan;
+    }
+    let past = limits.exact_groups;
+    let estimates: Vec<Option<(i64, i64)>> = match conn.estimate(&job.from, &exprs, past) {
+        Ok(None) => return plan,
+        Ok(Some(e)) => e.distinct.iter().map(|&d| Some((e.rows, d))).collect(),
+        // One column can break the batch (a bad expression, a tight memory limit): estimate
+        // them one by one. A column whose sketch fails is left to the exact queries, and the
+        // fault rules report their failure.
+        Err(_) => exprs
+            .iter()
+            .map(|&expr| match conn.estimate(&job.from, &[expr], past) {
+                Ok(Some(e)) => e.distinct.first().map(|&d| (e.rows, d)),
+                _ => None,
+            })
+            .collect(),
+    };
+    for (&k, estimate) in wide.iter().zip(estimates) {
+        plan[k] = estimate.and_then(|(rows, distinct)| limits.sample_for(rows, distinct));
+    }
+    plan
+}
+
 /// Writes samples into a model's columns (`None` fields are removed, as the original does).
 pub fn apply(model: &mut Model, samples: Vec<(usize, ColumnSamples)>) {
     for (i, s) in samples {
@@ -150,5 +255,24 @@ pub fn apply(model: &mut Model, samples: Vec<(usize, ColumnSamples)>) {
             col.distinct_count = s.distinct_count;
             col.value_index = s.value_index;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_column_past_the_limit_of_a_table_past_it_is_sampled() {
+        let limits = Limits::for_memory(256 << 20);
+        assert_eq!(limits.exact_groups, 1 << 20);
+        assert_eq!(limits.sample_for(10_000_000, 50_000), None);
+        assert_eq!(limits.sample_for(1 << 20, 2_000_000), None);
+        let (sample, distinct) = limits.sample_for(10_000_000, 9_681_120).unwrap();
+        assert_eq!(distinct, 9_681_120);
+        assert!((sample.percent - 10.48576).abs() < 1e-9, "{sample:?}");
+        // However small the limit, a sample still holds more values than a query fetches.
+        assert!(Limits::for_memory(1).exact_groups > sample::QUERIED_VALUES as i64);
+        assert_eq!(Limits::default().sample_for(i64::MAX, i64::MAX), None);
     }
 }

@@ -20,6 +20,29 @@ pub struct RangeColumn {
     pub db_type: Option<String>,
 }
 
+/// What one bounded scan tells of a table before its categorical columns are grouped: its rows,
+/// and an estimate (a HyperLogLog sketch) of each column's distinct values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Estimate {
+    /// Rows in the table.
+    pub rows: i64,
+    /// Estimated distinct non-NULL values, one per column asked about, in order.
+    pub distinct: Vec<i64>,
+}
+
+/// A Bernoulli sample of a table's rows pushed into a query's scan, with a fixed seed so a
+/// profile is the same on every run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RowSample {
+    /// The share of rows kept, in percent (above 0, below 100).
+    pub percent: f64,
+}
+
+impl RowSample {
+    /// The seed of every sample, so two runs over the same data agree.
+    pub const SEED: u32 = 42;
+}
+
 /// The two counting queries, which every dialect writes alike: `SELECT count(*)` of `from`
 /// (does the table answer at all?), or the distinct non-NULL values of `expr` in it.
 pub(crate) fn counting(from: &str, distinct: Option<&str>) -> String {

@@ -24,7 +24,8 @@ pub struct ColumnSamples {
     pub sampled: String,
     /// `sampled_values`: the top values, categorical columns only.
     pub sampled_values: Option<Vec<String>>,
-    /// `distinct_count`: exact, categorical columns only.
+    /// `distinct_count`: categorical columns only; exact, unless `sampled` marks it `~N`
+    /// ([`categorical_estimated`]).
     pub distinct_count: Option<i64>,
     /// `value_index`: the values after the top ones, at most [`VALUE_INDEX_VALUES`] of at
     /// most [`VALUE_INDEX_CHARS`] characters, most frequent first; `None` when there are none.
@@ -36,39 +37,79 @@ pub struct ColumnSamples {
 /// [`TOP_VALUES`] values, so the total is exact rather than capped; the short values after the
 /// top ones become the value index.
 pub fn categorical<E>(
-    mut counted: Vec<(String, i64)>,
+    counted: Vec<(String, i64)>,
     count_distinct: impl FnOnce() -> Result<i64, E>,
 ) -> Result<ColumnSamples, E> {
-    counted.sort_by(|(va, na), (vb, nb)| nb.cmp(na).then_with(|| va.cmp(vb)));
-    let overflow = counted.len() > TOP_VALUES;
-    let index: Vec<String> = counted
-        .iter()
-        .skip(TOP_VALUES)
-        .map(|(v, _)| v)
-        .filter(|v| !v.trim().is_empty() && v.chars().count() <= VALUE_INDEX_CHARS)
-        .take(VALUE_INDEX_VALUES)
-        .cloned()
-        .collect();
-    counted.truncate(TOP_VALUES);
-    let values: Vec<String> = counted.into_iter().map(|(v, _)| v).collect();
-    let head = values
-        .iter()
-        .take(TOP_TEXT)
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(", ");
-    let (sampled, distinct) = if overflow {
+    let ranked = Ranked::new(counted);
+    let (sampled, distinct) = if ranked.overflow {
         let n = count_distinct()?;
-        (format!("{head} ... ({n} distinct)"), n)
+        (format!("{} ... ({n} distinct)", ranked.head), n)
     } else {
-        (head, values.len() as i64)
+        (ranked.head.clone(), ranked.values.len() as i64)
     };
-    Ok(ColumnSamples {
-        sampled,
-        sampled_values: Some(values),
-        distinct_count: Some(distinct),
-        value_index: (!index.is_empty()).then_some(index),
-    })
+    Ok(ranked.samples(sampled, distinct))
+}
+
+/// Categorical samples of a column with more distinct values than profiling holds in memory:
+/// `counted` comes from a sample of the rows, `estimate` is a sketch's count of the whole
+/// column's distinct values. `sampled` says so with a `~` before the count (` ... (~N
+/// distinct)`), and `distinct_count` is that estimate.
+pub fn categorical_estimated(counted: Vec<(String, i64)>, estimate: i64) -> ColumnSamples {
+    let ranked = Ranked::new(counted);
+    // A sketch can fall short of what the sample itself shows.
+    let n = estimate.max(ranked.values.len() as i64);
+    let sampled = if ranked.head.is_empty() {
+        format!("(~{n} distinct)")
+    } else {
+        format!("{} ... (~{n} distinct)", ranked.head)
+    };
+    ranked.samples(sampled, n)
+}
+
+/// Counted values in sample order, split into the top ones and the value index.
+struct Ranked {
+    values: Vec<String>,
+    index: Vec<String>,
+    head: String,
+    overflow: bool,
+}
+
+impl Ranked {
+    fn new(mut counted: Vec<(String, i64)>) -> Ranked {
+        counted.sort_by(|(va, na), (vb, nb)| nb.cmp(na).then_with(|| va.cmp(vb)));
+        let overflow = counted.len() > TOP_VALUES;
+        let index: Vec<String> = counted
+            .iter()
+            .skip(TOP_VALUES)
+            .map(|(v, _)| v)
+            .filter(|v| !v.trim().is_empty() && v.chars().count() <= VALUE_INDEX_CHARS)
+            .take(VALUE_INDEX_VALUES)
+            .cloned()
+            .collect();
+        counted.truncate(TOP_VALUES);
+        let values: Vec<String> = counted.into_iter().map(|(v, _)| v).collect();
+        let head = values
+            .iter()
+            .take(TOP_TEXT)
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ranked {
+            values,
+            index,
+            head,
+            overflow,
+        }
+    }
+
+    fn samples(self, sampled: String, distinct: i64) -> ColumnSamples {
+        ColumnSamples {
+            sampled,
+            sampled_values: Some(self.values),
+            distinct_count: Some(distinct),
+            value_index: (!self.index.is_empty()).then_some(self.index),
+        }
+    }
 }
 
 /// Numeric / temporal samples: `min .. max`, or `all NULL`.
@@ -316,6 +357,25 @@ mod tests {
             normalize_temporal_text("2024-02-01T10:00:00+02:00", false),
             "2024-02-01T10:00:00+02:00"
         );
+    }
+
+    #[test]
+    fn estimated_counts_are_marked_and_never_below_what_the_sample_shows() {
+        let many: Vec<(String, i64)> = (0..60).map(|i| (format!("v{i:02}"), 100 - i)).collect();
+        let s = categorical_estimated(many, 9_681_120);
+        assert!(
+            s.sampled.ends_with("v19 ... (~9681120 distinct)"),
+            "{}",
+            s.sampled
+        );
+        assert_eq!(s.distinct_count, Some(9_681_120));
+        assert_eq!(s.sampled_values.as_ref().map(Vec::len), Some(50));
+        assert_eq!(s.value_index.as_ref().map(Vec::len), Some(10));
+        // A sample that shows more values than the sketch counted keeps its own count.
+        let few = categorical_estimated(vec![("a".into(), 2), ("b".into(), 1)], 1);
+        assert_eq!(few.sampled, "a, b ... (~2 distinct)");
+        assert_eq!(few.distinct_count, Some(2));
+        assert_eq!(categorical_estimated(vec![], 5).sampled, "(~5 distinct)");
     }
 
     #[test]

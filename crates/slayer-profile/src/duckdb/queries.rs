@@ -6,7 +6,7 @@ use ::duckdb::{Connection, Row};
 use slayer_common::records::DataType;
 
 use super::DuckError;
-use crate::query::{categorical_text, is_time_of_day, MinMax, RangeColumn};
+use crate::query::{categorical_text, is_time_of_day, Estimate, MinMax, RangeColumn, RowSample};
 use crate::sample::{self, py_float, timestamp_from_micros};
 
 /// The one number a counting query ([`crate::query::counting`]) returns.
@@ -15,16 +15,26 @@ pub fn count(c: &Connection, sql: &str) -> Result<i64, DuckError> {
 }
 
 /// The top values of `expr` in `from`, cast to text by DuckDB (the tie order compares that
-/// text), as [`crate::db::Conn::top_values`] orders them.
+/// text), as [`crate::db::Conn::top_values`] orders them; with `sample`, counted in a sample
+/// of the rows drawn as the scan reads them, so the groups held are at most the sample's rows.
 pub fn top_values(
     c: &Connection,
     from: &str,
     expr: &str,
     data_type: DataType,
+    sample: Option<RowSample>,
 ) -> Result<Vec<(String, i64)>, DuckError> {
     let limit = sample::QUERIED_VALUES;
+    let sampled = match sample {
+        Some(s) => format!(
+            " TABLESAMPLE {:.6} PERCENT (bernoulli, {})",
+            s.percent,
+            RowSample::SEED
+        ),
+        None => String::new(),
+    };
     let sql = format!(
-        "SELECT CAST(v AS VARCHAR) AS t, n FROM (SELECT {expr} AS v, COUNT(*) AS n FROM {from} WHERE ({expr}) IS NOT NULL GROUP BY 1) ORDER BY n DESC, t ASC LIMIT {limit}"
+        "SELECT CAST(v AS VARCHAR) AS t, n FROM (SELECT {expr} AS v, COUNT(*) AS n FROM {from}{sampled} WHERE ({expr}) IS NOT NULL GROUP BY 1) ORDER BY n DESC, t ASC LIMIT {limit}"
     );
     let mut stmt = c.prepare(&sql)?;
     let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
@@ -34,6 +44,33 @@ pub fn top_values(
         out.push((categorical_text(text, data_type), n));
     }
     Ok(out)
+}
+
+/// `approx_count_distinct` (HyperLogLog: a few KiB a column, a few percent off) of each of
+/// `exprs` in one scan, when `from` has more than `past_rows` rows. The `COUNT(*)` before it is
+/// what DuckDB keeps for its tables and Parquet files keep in their footers, so a small table
+/// costs no scan.
+pub fn estimate(
+    c: &Connection,
+    from: &str,
+    exprs: &[&str],
+    past_rows: i64,
+) -> Result<Option<Estimate>, DuckError> {
+    let rows = count(c, &crate::query::counting(from, None))?;
+    if rows <= past_rows {
+        return Ok(None);
+    }
+    let select: Vec<String> = exprs
+        .iter()
+        .map(|e| format!("approx_count_distinct({e})"))
+        .collect();
+    let sql = format!("SELECT {} FROM {from}", select.join(", "));
+    let distinct = c.query_row(&sql, [], |r| {
+        (0..exprs.len())
+            .map(|i| r.get::<_, i64>(i))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    Ok(Some(Estimate { rows, distinct }))
 }
 
 /// `(min, max)` of each of `columns` (not empty) in one query.

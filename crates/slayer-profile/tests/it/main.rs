@@ -7,6 +7,7 @@ mod help_examples;
 mod introspect;
 #[path = "../../../../tests/kit/mod.rs"]
 mod kit;
+mod memory;
 mod names;
 mod pg_server;
 mod postgres;
