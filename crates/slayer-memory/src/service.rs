@@ -466,55 +466,64 @@ pub enum ImportStatus {
 
 /// Writes checked memory records in input order (allocating an id where one has none), as if
 /// one at a time: a later record of an id replaces an earlier one, keeping the first stored
-/// `created_at`. The stored memories are read in one batch and the changed ones (and their
-/// docs) written in one, so a server store pays a few round trips, not several per memory.
+/// `created_at`. The stored memories are read, and the changed ones (and their docs) written,
+/// [`IMPORT_CHUNK`] records at a time, so a server store pays a few round trips per chunk, not
+/// several per memory.
 /// Returns each record's id and status, and every memory as it now stands, by id.
 pub fn import_batch(
     store: &dyn StoreWrite,
     ids: &mut TierIds<'_>,
     memories: Vec<Memory>,
 ) -> Result<ImportedBatch, MemoryError> {
-    let known: Vec<String> = memories
-        .iter()
-        .filter(|m| !m.id.is_empty())
-        .map(|m| m.id.clone())
-        .collect();
-    let mut current: HashMap<String, Memory> = store
-        .memories_by_ids(&known)?
-        .into_iter()
-        .map(|m| (m.id.clone(), m))
-        .collect();
+    let mut current: HashMap<String, Memory> = HashMap::new();
     let mut statuses = Vec::with_capacity(memories.len());
-    let mut written: Vec<String> = Vec::new();
-    for mut memory in memories {
-        if memory.id.is_empty() {
-            memory.id = ids.allocate(memory.standing.tier)?;
+    let mut records = memories.into_iter().peekable();
+    // A chunk at a time, so what is copied to be written (the memories, their docs) stays
+    // bounded whatever the input's size.
+    while records.peek().is_some() {
+        let chunk: Vec<Memory> = records.by_ref().take(IMPORT_CHUNK).collect();
+        let unread: Vec<String> = chunk
+            .iter()
+            .filter(|m| !m.id.is_empty() && !current.contains_key(&m.id))
+            .map(|m| m.id.clone())
+            .collect();
+        for stored in store.memories_by_ids(&unread)? {
+            current.insert(stored.id.clone(), stored);
         }
-        let status = match current.get(&memory.id) {
-            Some(old) => {
-                memory.created_at = old.created_at.clone();
-                if *old == memory {
-                    statuses.push((memory.id, ImportStatus::Unchanged));
-                    continue;
-                }
-                ImportStatus::Updated
+        let mut written: Vec<String> = Vec::new();
+        for mut memory in chunk {
+            if memory.id.is_empty() {
+                memory.id = ids.allocate(memory.standing.tier)?;
             }
-            None => ImportStatus::Created,
-        };
-        statuses.push((memory.id.clone(), status));
-        written.push(memory.id.clone());
-        current.insert(memory.id.clone(), memory);
+            let status = match current.get(&memory.id) {
+                Some(old) => {
+                    memory.created_at = old.created_at.clone();
+                    if *old == memory {
+                        statuses.push((memory.id, ImportStatus::Unchanged));
+                        continue;
+                    }
+                    ImportStatus::Updated
+                }
+                None => ImportStatus::Created,
+            };
+            statuses.push((memory.id.clone(), status));
+            written.push(memory.id.clone());
+            current.insert(memory.id.clone(), memory);
+        }
+        let mut seen = HashSet::new();
+        written.retain(|id| seen.insert(id.clone()));
+        let to_write: Vec<Memory> = written.iter().map(|id| current[id].clone()).collect();
+        store.put_memories(&to_write)?;
+        refresh_memory_docs(store, &to_write)?;
     }
-    let mut seen = HashSet::new();
-    written.retain(|id| seen.insert(id.clone()));
-    let to_write: Vec<Memory> = written.iter().map(|id| current[id].clone()).collect();
-    store.put_memories(&to_write)?;
-    refresh_memory_docs(store, &to_write)?;
     Ok(ImportedBatch {
         statuses,
         memories: current,
     })
 }
+
+/// Records [`import_batch`] reads and writes at a time.
+const IMPORT_CHUNK: usize = 2000;
 
 /// What [`import_batch`] wrote.
 pub struct ImportedBatch {

@@ -53,6 +53,47 @@ fn duplicate_ids_in_one_import_warn_naming_both_lines() {
     assert_eq!(shown["learning"], "second");
 }
 
+/// Issue 65: an import is read and written a chunk of 2,000 records at a time; a duplicate id
+/// in a later chunk still replaces the earlier line (and is "updated", keeping its
+/// `created_at`), and a memory: tag on a memory of another chunk is no dangling tag.
+#[test]
+fn duplicates_and_links_across_the_import_s_chunks_act_as_one_import() {
+    let s = TempStore::with_catalog();
+    let mut lines: Vec<String> = (0..4500)
+        .map(|i| {
+            format!(
+                r#"{{"kind":"memory","id":"n{i}","learning":"note {i}","created_at":"2026-01-01T00:00:00Z"}}"#
+            )
+        })
+        .collect();
+    lines[10] =
+        r#"{"kind":"memory","id":"k","learning":"first","created_at":"2026-01-01T00:00:00Z"}"#
+            .into();
+    lines[4400] = r#"{"kind":"memory","id":"k","learning":"second","created_at":"2026-02-01T00:00:00Z","entities":["memory:n5"]}"#.into();
+    let out = s.memory(&["import"], Some(&lines.join("\n")));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let results = out.lines();
+    assert_eq!(results[10]["status"], "created");
+    assert_eq!(results[4400]["status"], "updated");
+    assert_eq!(
+        results[4400]["warnings"],
+        serde_json::json!([
+            "id 'k' is also on line 11; this line (the later one) is what the store keeps"
+        ])
+    );
+    let shown = s.memory(&["show", "k", "--format", "json"], None).json();
+    assert_eq!(shown["learning"], "second");
+    assert_eq!(
+        shown["created_at"], "2026-01-01T00:00:00Z",
+        "the first line's"
+    );
+    assert!(
+        out.stderr.contains("imported 4500 memories"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn keep_going_skips_a_line_that_is_not_utf8() {
     let s = TempStore::with_catalog();

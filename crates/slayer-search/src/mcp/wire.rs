@@ -312,63 +312,76 @@ pub fn connect(
     // stdin is read on a thread of its own (blocking reads, at most `request_bytes` held).
     std::thread::Builder::new()
         .name("mcp-stdin".into())
-        .spawn(move || {
-            let reply = |value: Value| {
-                let mut line = value.to_string().into_bytes();
-                line.push(b'\n');
-                let _ = out_tx.send(line);
-            };
-            let mut stdin = std::io::stdin().lock();
-            loop {
-                let line = match read_line_within(&mut stdin, request_bytes) {
-                    Ok(Line::End) => return,
-                    Ok(line) => line,
-                    Err(e) => {
-                        let _ = writeln!(std::io::stderr(), "slayer-search mcp: cannot read stdin: {e}");
-                        return;
-                    }
-                };
-                let text = match line {
-                    Line::Text(bytes) => String::from_utf8(bytes),
-                    Line::TooLong { head } => {
-                        reply(error_response(
-                            leading_id(&head).unwrap_or(Value::Null),
-                            INVALID_REQUEST,
-                            format!(
-                                "Invalid Request: a message is at most {request_bytes} bytes (limits.request_bytes in slayer.toml)"
-                            ),
-                        ));
-                        continue;
-                    }
-                    Line::End => return,
-                };
-                let Ok(mut text) = text else {
-                    reply(error_response(
-                        Value::Null,
-                        PARSE_ERROR,
-                        "Parse error: the message is not valid UTF-8".into(),
-                    ));
-                    continue;
-                };
-                let message = text.trim_start_matches('\u{feff}').trim_end_matches(['\n', '\r']);
-                if message.trim().is_empty() {
-                    continue;
+        .spawn(move || read_stdin(&in_tx, &out_tx, request_bytes))?;
+    Ok((sdk_end, writer))
+}
+
+/// The client's lines from stdin: each checked ([`check`]); a well-formed message goes to the
+/// SDK (with whether it is a request owed an answer), anything else is answered here.
+fn read_stdin(
+    in_tx: &mpsc::Sender<(String, bool)>,
+    out_tx: &mpsc::UnboundedSender<Vec<u8>>,
+    request_bytes: usize,
+) {
+    let reply = |value: Value| {
+        let mut line = value.to_string().into_bytes();
+        line.push(b'\n');
+        let _ = out_tx.send(line);
+    };
+    let mut stdin = std::io::stdin().lock();
+    loop {
+        let line = match read_line_within(&mut stdin, request_bytes) {
+            Ok(Line::End) => return,
+            Ok(line) => line,
+            Err(e) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "slayer-search mcp: cannot read stdin: {e}"
+                );
+                return;
+            }
+        };
+        let text = match line {
+            Line::Text(bytes) => String::from_utf8(bytes),
+            Line::TooLong { head } => {
+                reply(error_response(
+                    leading_id(&head).unwrap_or(Value::Null),
+                    INVALID_REQUEST,
+                    format!(
+                        "Invalid Request: a message is at most {request_bytes} bytes (limits.request_bytes in slayer.toml)"
+                    ),
+                ));
+                continue;
+            }
+            Line::End => return,
+        };
+        let Ok(mut text) = text else {
+            reply(error_response(
+                Value::Null,
+                PARSE_ERROR,
+                "Parse error: the message is not valid UTF-8".into(),
+            ));
+            continue;
+        };
+        let message = text
+            .trim_start_matches('\u{feff}')
+            .trim_end_matches(['\n', '\r']);
+        if message.trim().is_empty() {
+            continue;
+        }
+        match check(message) {
+            Verdict::Forward => {
+                let request = is_request(message.as_bytes());
+                if !text.ends_with('\n') {
+                    text.push('\n');
                 }
-                match check(message) {
-                    Verdict::Forward => {
-                        let request = is_request(message.as_bytes());
-                        if !text.ends_with('\n') {
-                            text.push('\n');
-                        }
-                        if in_tx.blocking_send((text, request)).is_err() {
-                            return;
-                        }
-                    }
-                    Verdict::Reply(value) => reply(value),
+                if in_tx.blocking_send((text, request)).is_err() {
+                    return;
                 }
             }
-        })?;
-    Ok((sdk_end, writer))
+            Verdict::Reply(value) => reply(value),
+        }
+    }
 }
 
 /// JSON-RPC's code for an error of the server's own: here, a request that came after SIGTERM.
