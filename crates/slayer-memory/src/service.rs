@@ -6,6 +6,7 @@ use serde_json::Value;
 use slayer_common::canonical::check_memory_id;
 use slayer_common::limits::Limits;
 use slayer_common::records::{Memory, Occasion, Standing, Tier};
+use slayer_common::store::rows::StoredDoc;
 use slayer_common::store::{StoreRead, StoreWrite};
 use slayer_index::catalog::refresh_memory_doc;
 
@@ -466,30 +467,45 @@ pub enum ImportStatus {
 
 /// Writes checked memory records in input order (allocating an id where one has none), as if
 /// one at a time: a later record of an id replaces an earlier one, keeping the first stored
-/// `created_at`. The stored memories are read, and the changed ones (and their docs) written,
-/// [`IMPORT_CHUNK`] records at a time, so a server store pays a few round trips per chunk, not
-/// several per memory.
+/// `created_at`. The stored memories are read in one batch, and the changed ones (and their
+/// docs) written [`IMPORT_CHUNK`] records at a time, so a server store pays a few round trips
+/// per chunk, not several per memory.
 /// Returns each record's id and status, and every memory as it now stands, by id.
 pub fn import_batch(
     store: &dyn StoreWrite,
     ids: &mut TierIds<'_>,
     memories: Vec<Memory>,
 ) -> Result<ImportedBatch, MemoryError> {
-    let mut current: HashMap<String, Memory> = HashMap::new();
+    // Every stored memory the input names, read before anything is written: a server's
+    // planner has no statistics of rows this transaction writes, and a lookup of many ids
+    // among them would scan the table once per chunk.
+    let known: Vec<String> = memories
+        .iter()
+        .filter(|m| !m.id.is_empty())
+        .map(|m| m.id.clone())
+        .collect();
+    let mut current: HashMap<String, Memory> = store
+        .memories_by_ids(&known)?
+        .into_iter()
+        .map(|m| (m.id.clone(), m))
+        .collect();
+    // Their docs too, before any write.
+    let doc_ids: Vec<String> = known
+        .iter()
+        .map(|id| slayer_common::canonical::memory_ref(id))
+        .collect();
+    let mut stored_docs: HashMap<String, StoredDoc> = store
+        .docs(&doc_ids)?
+        .into_iter()
+        .map(|d| (d.doc.canonical_id.clone(), d))
+        .collect();
+    drop((known, doc_ids));
     let mut statuses = Vec::with_capacity(memories.len());
     let mut records = memories.into_iter().peekable();
-    // A chunk at a time, so what is copied to be written (the memories, their docs) stays
-    // bounded whatever the input's size.
+    // Written a chunk at a time, so what is copied to be written (the memories, their docs)
+    // stays bounded whatever the input's size.
     while records.peek().is_some() {
         let chunk: Vec<Memory> = records.by_ref().take(IMPORT_CHUNK).collect();
-        let unread: Vec<String> = chunk
-            .iter()
-            .filter(|m| !m.id.is_empty() && !current.contains_key(&m.id))
-            .map(|m| m.id.clone())
-            .collect();
-        for stored in store.memories_by_ids(&unread)? {
-            current.insert(stored.id.clone(), stored);
-        }
         let mut written: Vec<String> = Vec::new();
         for mut memory in chunk {
             if memory.id.is_empty() {
@@ -514,7 +530,7 @@ pub fn import_batch(
         written.retain(|id| seen.insert(id.clone()));
         let to_write: Vec<Memory> = written.iter().map(|id| current[id].clone()).collect();
         store.put_memories(&to_write)?;
-        refresh_memory_docs(store, &to_write)?;
+        refresh_memory_docs(store, &to_write, &mut stored_docs)?;
     }
     Ok(ImportedBatch {
         statuses,
@@ -533,22 +549,17 @@ pub struct ImportedBatch {
     pub memories: HashMap<String, Memory>,
 }
 
-/// Re-renders the docs of `memories`, reading the stored ones in one batch and writing those
-/// whose text changed in one.
-fn refresh_memory_docs(store: &dyn StoreWrite, memories: &[Memory]) -> Result<(), MemoryError> {
-    let docs: Vec<_> = memories
+/// Re-renders the docs of `memories` and writes those whose text differs from `stored` (the
+/// docs read before the import wrote any), in one batch.
+fn refresh_memory_docs(
+    store: &dyn StoreWrite,
+    memories: &[Memory],
+    stored: &mut HashMap<String, StoredDoc>,
+) -> Result<(), MemoryError> {
+    let changed: Vec<StoredDoc> = memories
         .iter()
         .map(slayer_index::render::memory_doc)
-        .collect();
-    let ids: Vec<String> = docs.iter().map(|d| d.doc.canonical_id.clone()).collect();
-    let stored: HashMap<String, _> = store
-        .docs(&ids)?
-        .into_iter()
-        .map(|d| (d.doc.canonical_id.clone(), d))
-        .collect();
-    let changed: Vec<_> = docs
-        .into_iter()
-        .filter(|d| stored.get(&d.doc.canonical_id) != Some(d))
+        .filter(|d| stored.remove(&d.doc.canonical_id).as_ref() != Some(d))
         .collect();
     store.upsert_docs(&changed)?;
     Ok(())

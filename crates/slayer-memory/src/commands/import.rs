@@ -338,6 +338,8 @@ pub(crate) fn write_memories(
     }
     // Dangling tags are judged after the whole batch, so memory: links to later lines count.
     add_warnings(&tx, &batch.memories, &mut results, &duplicates)?;
+    // Not held while the index is built from every doc.
+    drop(batch.memories);
     tx.commit().context("cannot commit the import")?;
     let index_warning = write::sync_index(&mut store);
     // Only what was added or changed is embedded: a re-run with nothing changed embeds nothing.

@@ -473,6 +473,22 @@ fn connection_errors_name_the_server_without_the_password() {
         r.stderr
     );
     assert!(!r.stderr.contains("not-the-password"), "{}", r.stderr);
+    // Issue 65: a password in the source (an argument `ps` shows) is warned about.
+    let warning = "warning: the password in the source can be read by every user of this machine (`ps`); put it in PGPASSWORD or ~/.pgpass instead";
+    assert!(r.stderr.starts_with(warning), "{}", r.stderr);
+    let password = [("PGPASSWORD".to_owned(), READER_PASSWORD.to_owned())];
+    let keywords = format!(
+        "host='{}' port={} user=slayer_reader dbname=fixture",
+        server.dir.display(),
+        server.port
+    );
+    let from_env = profile(&[&keywords, "--no-progress"], &password, None);
+    assert_eq!(from_env.code, 0, "{}", from_env.stderr);
+    assert!(
+        !from_env.stderr.contains("warning: the password"),
+        "{}",
+        from_env.stderr
+    );
     let missing = profile(&[&server.url("no_such_db")], &[], None);
     assert_eq!(missing.code, 2);
     assert!(
