@@ -478,12 +478,12 @@ fn connection_errors_name_the_server_without_the_password() {
     assert!(r.stderr.starts_with(warning), "{}", r.stderr);
     let password = [("PGPASSWORD".to_owned(), READER_PASSWORD.to_owned())];
     let keywords = format!(
-        "host='{}' port={} user=slayer_reader dbname=fixture",
+        "host='{}' port={} user=slayer_reader dbname=no_such_db",
         server.dir.display(),
         server.port
     );
     let from_env = profile(&[&keywords, "--no-progress"], &password, None);
-    assert_eq!(from_env.code, 0, "{}", from_env.stderr);
+    assert_eq!(from_env.code, 2, "{}", from_env.stderr);
     assert!(
         !from_env.stderr.contains("warning: the password"),
         "{}",
