@@ -253,6 +253,20 @@ pub fn main_on_store(
     finish(run(), is_usage, Some(store))
 }
 
+/// Warns when a source given as an argument (`slayer-profile postgres://u:pw@…`) holds a
+/// password: `ps` shows arguments to every user of the machine.
+pub fn warn_of_passwords_in(sources: &[std::path::PathBuf]) {
+    if sources
+        .iter()
+        .any(|s| crate::store::location::holds_secret(s))
+    {
+        eprintln!(
+            "warning: the password in the source can be read by every user of this machine \
+             (`ps`); put it in PGPASSWORD or ~/.pgpass instead"
+        );
+    }
+}
+
 /// Whether `store` was given as an argument (`--store X` or `--store=X`), where `ps` shows it,
 /// rather than in `SLAYER_STORE`.
 fn on_command_line(store: &std::path::Path) -> bool {

@@ -12,17 +12,7 @@ use slayer_profile::ProfileError;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    // A source is an argument, which `ps` shows every user: say where a password belongs.
-    if cli
-        .sources
-        .iter()
-        .any(|s| slayer_common::store::location::holds_secret(s))
-    {
-        eprintln!(
-            "warning: the password in the source can be read by every user of this machine \
-             (`ps`); put it in PGPASSWORD or ~/.pgpass instead"
-        );
-    }
+    slayer_common::cli::warn_of_passwords_in(&cli.sources);
     slayer_common::cli::main_with(|| commands::run(cli), is_usage)
 }
 
