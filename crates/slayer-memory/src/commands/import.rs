@@ -341,6 +341,9 @@ pub(crate) fn write_memories(
     // Not held while the index is built from every doc.
     drop(batch.memories);
     tx.commit().context("cannot commit the import")?;
+    // Committed: a signal from here waits (within --drain) for the embedding and the result
+    // records, so the import is answered (docs/spec/limits.md §16.9).
+    let _answering = slayer_common::shutdown::Busy::start();
     let index_warning = write::sync_index(&mut store);
     // Only what was added or changed is embedded: a re-run with nothing changed embeds nothing.
     if writing.embed && !to_embed.is_empty() {
