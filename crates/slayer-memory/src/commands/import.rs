@@ -301,20 +301,7 @@ pub(crate) fn write_memories(
     if bulk {
         tx.suspend_counts()?;
     }
-    let mut lines = Vec::new();
-    let mut records = Vec::new();
-    for (no, result) in parsed {
-        match result {
-            Ok(memory) => {
-                lines.push((no, results.len()));
-                results.push(Value::Null);
-                records.push(memory);
-            }
-            Err(message) => {
-                results.push(json!({"kind": "error", "line": no, "error": message.to_string()}))
-            }
-        }
-    }
+    let (lines, records) = take_records(parsed, &mut results);
     let batch = service::import_batch(&tx, &mut ids, records)?;
     for ((no, at), (id, status)) in lines.into_iter().zip(batch.statuses) {
         match status {
@@ -376,6 +363,29 @@ pub(crate) fn write_memories(
     } else {
         ExitStatus::Success
     })
+}
+
+/// The input's memories, in order, each with its line and the place of its result in
+/// `results` (filled once it is written); a bad line's error result goes in its place now.
+fn take_records(
+    parsed: Vec<ImportLine>,
+    results: &mut Vec<Value>,
+) -> (Vec<(usize, usize)>, Vec<Memory>) {
+    let mut lines = Vec::new();
+    let mut records = Vec::new();
+    for (no, result) in parsed {
+        match result {
+            Ok(memory) => {
+                lines.push((no, results.len()));
+                results.push(Value::Null);
+                records.push(memory);
+            }
+            Err(message) => {
+                results.push(json!({"kind": "error", "line": no, "error": message.to_string()}))
+            }
+        }
+    }
+    (lines, records)
 }
 
 /// Each `imported` result's warnings: its tags that name nothing in the store yet, and an id
