@@ -39,8 +39,8 @@ pub enum Mode {
     Writer,
     /// The server stops taking requests itself and returns; the drain is its bound.
     Server,
-    /// As a server, but with no request under way (waiting for the next line) end at once,
-    /// with status 0.
+    /// As a server, but ends with status 0 as soon as no request is under way (waiting for a
+    /// next line it will not take).
     Batch,
 }
 
@@ -141,7 +141,18 @@ fn watch(read_end: i32, name: &'static str, mode: Mode, drain: Duration) {
         signal_name(signal),
         drain.as_secs_f64()
     );
-    std::thread::sleep(drain);
+    let deadline = std::time::Instant::now() + drain;
+    if mode == Mode::Batch {
+        // The request under way is answered, then the loop waits for a line it will not take
+        // (the client may keep its end open): end as soon as nothing is under way.
+        while std::time::Instant::now() < deadline {
+            if BUSY.load(Ordering::SeqCst) == 0 {
+                end(0);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    std::thread::sleep(deadline.saturating_duration_since(std::time::Instant::now()));
     let _ = writeln!(
         std::io::stderr(),
         "{name}: stopped after the {} s drain; what was not committed is rolled back",

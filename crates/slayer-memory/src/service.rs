@@ -467,31 +467,21 @@ pub enum ImportStatus {
 
 /// Writes checked memory records in input order (allocating an id where one has none), as if
 /// one at a time: a later record of an id replaces an earlier one, keeping the first stored
-/// `created_at`. The stored memories are read in one batch, and the changed ones (and their
-/// docs) written [`IMPORT_CHUNK`] records at a time, so a server store pays a few round trips
-/// per chunk, not several per memory.
+/// `created_at`. `stored` holds the stored memories the input names, read in one batch before
+/// anything is written (a server's planner has no statistics of rows this transaction writes,
+/// and a lookup of many ids among them would scan the table); the changed memories (and their
+/// docs) are written [`IMPORT_CHUNK`] records at a time, so a server store pays a few round
+/// trips per chunk, not several per memory.
 /// Returns each record's id and status, and every memory as it now stands, by id.
 pub fn import_batch(
     store: &dyn StoreWrite,
     ids: &mut TierIds<'_>,
     memories: Vec<Memory>,
+    stored: HashMap<String, Memory>,
 ) -> Result<ImportedBatch, MemoryError> {
-    // Every stored memory the input names, read before anything is written: a server's
-    // planner has no statistics of rows this transaction writes, and a lookup of many ids
-    // among them would scan the table once per chunk.
-    let known: Vec<String> = memories
-        .iter()
-        .filter(|m| !m.id.is_empty())
-        .map(|m| m.id.clone())
-        .collect();
-    let mut current: HashMap<String, Memory> = store
-        .memories_by_ids(&known)?
-        .into_iter()
-        .map(|m| (m.id.clone(), m))
-        .collect();
-    // Their docs too, before any write.
-    let doc_ids: Vec<String> = known
-        .iter()
+    // Their docs, read before anything is written too.
+    let doc_ids: Vec<String> = stored
+        .keys()
         .map(|id| slayer_common::canonical::memory_ref(id))
         .collect();
     let mut stored_docs: HashMap<String, StoredDoc> = store
@@ -499,7 +489,8 @@ pub fn import_batch(
         .into_iter()
         .map(|d| (d.doc.canonical_id.clone(), d))
         .collect();
-    drop((known, doc_ids));
+    drop(doc_ids);
+    let mut current = stored;
     let mut statuses = Vec::with_capacity(memories.len());
     let mut records = memories.into_iter().peekable();
     // Written a chunk at a time, so what is copied to be written (the memories, their docs)

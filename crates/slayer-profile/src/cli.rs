@@ -122,15 +122,9 @@ enum SizeError {
 /// `256MiB`, `1GB`, `1.5GiB`: KiB, MiB, GiB, TiB count 1024s, KB, MB, GB, TB 1000s (as
 /// DuckDB reads them), any case; a unit is required, since a bare number could mean either.
 fn parse_size(text: &str) -> Result<u64, SizeError> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| SizeError::NotASize(text.to_owned()))?;
-    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+    let (value, unit) =
+        number_and_unit(text).ok_or_else(|| SizeError::NotASize(text.to_owned()))?;
+    let scale: f64 = match unit.to_ascii_lowercase().as_str() {
         "" => return Err(SizeError::NotASize(text.to_owned())),
         "b" => 1.0,
         "kb" => 1e3,
@@ -175,17 +169,22 @@ enum DurationError {
     TooLong(String),
 }
 
-/// `500ms`, `60s`, `5m`, `1h`, or a bare number of seconds.
-fn parse_duration(text: &str) -> Result<Duration, DurationError> {
+/// A leading decimal number and the unit after it (trimmed; empty when none), as `--memory-limit`
+/// and `--statement-timeout` are written; `None` without a number.
+fn number_and_unit(text: &str) -> Option<(f64, &str)> {
     let t = text.trim();
     let split = t
         .find(|c: char| !c.is_ascii_digit() && c != '.')
         .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| DurationError::NotANumber(text.to_owned()))?;
-    let seconds = match unit.trim() {
+    Some((number.parse().ok()?, unit.trim()))
+}
+
+/// `500ms`, `60s`, `5m`, `1h`, or a bare number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, DurationError> {
+    let (value, unit) =
+        number_and_unit(text).ok_or_else(|| DurationError::NotANumber(text.to_owned()))?;
+    let seconds = match unit {
         "ms" => value / 1000.0,
         "" | "s" => value,
         "m" | "min" => value * 60.0,

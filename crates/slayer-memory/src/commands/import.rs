@@ -302,7 +302,7 @@ pub(crate) fn write_memories(
         tx.suspend_counts()?;
     }
     let (lines, records) = take_records(parsed, &mut results);
-    let batch = service::import_batch(&tx, &mut ids, records)?;
+    let batch = service::import_batch(&tx, &mut ids, records, stored)?;
     for ((no, at), (id, status)) in lines.into_iter().zip(batch.statuses) {
         match status {
             ImportStatus::Created => created += 1,

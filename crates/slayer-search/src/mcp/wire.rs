@@ -110,8 +110,7 @@ fn leading_id(head: &[u8]) -> Option<Value> {
 
 /// Whether a message has each of `keys` at its top level.
 fn has_keys(message: &[u8], keys: &[&[u8]]) -> bool {
-    keys.iter()
-        .all(|key| top_level_value(message, key).is_some())
+    keys.iter().all(|key| value_start(message, key).is_some())
 }
 
 /// A request from the client (an `id` and a `method`), which the server owes an answer.
@@ -128,6 +127,13 @@ fn is_response(message: &[u8]) -> bool {
 /// Where the value of the top-level `key` (quoted, as it is written) lies in a JSON object's
 /// bytes; `None` when it has none, or the bytes end first.
 fn top_level_value(head: &[u8], key: &[u8]) -> Option<(usize, usize)> {
+    let start = value_start(head, key)?;
+    Some((start, value_end(head, start)?))
+}
+
+/// Where the value of the top-level `key` starts: the values before it are read past, its own
+/// is not (an answer's `result` may be megabytes).
+fn value_start(head: &[u8], key: &[u8]) -> Option<usize> {
     let mut at = skip_space(head, 0);
     if head.get(at) != Some(&b'{') {
         return None;
@@ -142,11 +148,10 @@ fn top_level_value(head: &[u8], key: &[u8]) -> Option<(usize, usize)> {
             return None;
         }
         at = skip_space(head, at + 1);
-        let value_end = value_end(head, at)?;
         if found == key {
-            return Some((at, value_end));
+            return Some(at);
         }
-        at = skip_space(head, value_end);
+        at = skip_space(head, value_end(head, at)?);
         if head.get(at) != Some(&b',') {
             return None;
         }
@@ -473,6 +478,25 @@ mod tests {
             Verdict::Forward => None,
             Verdict::Reply(v) => Some((v["error"]["code"].as_i64().unwrap(), v["id"].clone())),
         }
+    }
+
+    #[test]
+    fn requests_and_answers_are_told_by_their_top_level_keys() {
+        assert!(is_request(
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#
+        ));
+        assert!(!is_request(
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        ));
+        assert!(is_response(
+            br#"{"jsonrpc":"2.0","id":3,"result":{"method":"x","id":1}}"#
+        ));
+        assert!(is_response(br#"{"id":"a","error":{"code":-32000}}"#));
+        assert!(!is_response(br#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#));
+        // A result is not read past to find the key: an unfinished one still counts.
+        assert!(is_response(
+            br#"{"jsonrpc":"2.0","id":3,"result":{"content":["#
+        ));
     }
 
     #[test]

@@ -129,12 +129,9 @@ fn sigterm_in_the_middle_of_saves_answers_every_committed_save() {
     assert!(answered.len() + refused <= total);
 }
 
-/// A writer signalled while its transaction is open finishes it within the drain (exit 0, every
-/// record); with `--drain 0` it stops at once and writes nothing (exit 143); either way, never a
-/// part.
-#[test]
-fn a_signalled_import_commits_whole_within_the_drain_or_writes_nothing() {
-    let n = 40_000;
+/// An import of `n` memories into a new store with `--drain drain`, signalled only once its
+/// write transaction is open (the write-ahead log has grown).
+fn import_under_way(n: usize, drain: &str) -> (TempStore, Child) {
     let lines: String = (0..n)
         .map(|i| {
             json!({"kind": "memory", "id": format!("m{i}"), "learning": format!("Note {i} about orders."),
@@ -143,29 +140,38 @@ fn a_signalled_import_commits_whole_within_the_drain_or_writes_nothing() {
                 + "\n"
         })
         .collect();
+    let store = TempStore::new();
+    let input = store.dir.path().join("memories.jsonl");
+    std::fs::write(&input, &lines).unwrap();
+    let child = crate::kit::command("slayer-memory")
+        .args(["--store"])
+        .arg(&store.store)
+        .args(["--drain", drain, "-q", "import"])
+        .arg(&input)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let wal = store.store.with_extension("db-wal");
+    let started = Instant::now();
+    while std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no write began"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    (store, child)
+}
+
+/// A writer signalled while its transaction is open finishes it within the drain (exit 0, every
+/// record); with `--drain 0` it stops at once and writes nothing (exit 143); either way, never a
+/// part.
+#[test]
+fn a_signalled_import_commits_whole_within_the_drain_or_writes_nothing() {
+    let n = 40_000;
     for (drain, expect_code, expect_count) in [("10", 0, n), ("0", 143, 0)] {
-        let store = TempStore::new();
-        let input = store.dir.path().join("memories.jsonl");
-        std::fs::write(&input, &lines).unwrap();
-        let mut child = crate::kit::command("slayer-memory")
-            .args(["--store"])
-            .arg(&store.store)
-            .args(["--drain", drain, "-q", "import"])
-            .arg(&input)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // The transaction is open once the write-ahead log grows.
-        let wal = store.store.with_extension("db-wal");
-        let started = Instant::now();
-        while std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) == 0 {
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "no write began"
-            );
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        let (store, mut child) = import_under_way(n, drain);
         signal(&child, "TERM");
         let code = exit_within(&mut child, Duration::from_secs(30));
         let count = stored_ids(&store.store).len();
@@ -181,35 +187,7 @@ fn a_signalled_import_commits_whole_within_the_drain_or_writes_nothing() {
 #[test]
 fn a_second_signal_stops_at_once() {
     let n = 40_000;
-    let lines: String = (0..n)
-        .map(|i| {
-            json!({"kind": "memory", "id": format!("m{i}"), "learning": format!("Note {i}."),
-                   "entities": [], "created_at": "2026-01-01T00:00:00Z"})
-            .to_string()
-                + "\n"
-        })
-        .collect();
-    let store = TempStore::new();
-    let input = store.dir.path().join("memories.jsonl");
-    std::fs::write(&input, &lines).unwrap();
-    let mut child = crate::kit::command("slayer-memory")
-        .args(["--store"])
-        .arg(&store.store)
-        .args(["--drain", "600", "-q", "import"])
-        .arg(&input)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let wal = store.store.with_extension("db-wal");
-    let started = Instant::now();
-    while std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) == 0 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no write began"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let (store, mut child) = import_under_way(n, "600");
     signal(&child, "INT");
     std::thread::sleep(Duration::from_millis(20));
     signal(&child, "INT");

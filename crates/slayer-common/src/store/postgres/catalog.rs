@@ -38,16 +38,8 @@ pub(super) fn delete_datasource(s: &mut Session, name: &str) -> PgResult<bool> {
     Ok(s.execute("DELETE FROM datasources WHERE name = $1", &[&name])? > 0)
 }
 
-pub(super) fn put_model(s: &mut Session, model: &Model) -> PgResult<()> {
-    s.execute(
-        "INSERT INTO models (data_source, name, data) VALUES ($1, $2, $3)
-         ON CONFLICT (data_source, name) DO UPDATE SET data = excluded.data",
-        &[&model.data_source, &model.name, &to_row("model", model)?],
-    )?;
-    put_skeleton(s, model)
-}
-
-/// [`put_model`] for many, [`BATCH_ROWS`] to a statement.
+/// Inserts or replaces models and their skeletons, [`BATCH_ROWS`] to a statement (one model is
+/// a batch of one).
 pub(super) fn put_models(s: &mut Session, models: &[&Model]) -> PgResult<()> {
     for chunk in
         last_of_each(models, |m| (m.data_source.as_str(), m.name.as_str())).chunks(BATCH_ROWS)

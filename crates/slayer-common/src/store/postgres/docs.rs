@@ -44,33 +44,7 @@ pub(super) fn from_row(r: &Row, at: usize) -> StoredDoc {
     }
 }
 
-pub(super) fn upsert(s: &mut Session, stored: &StoredDoc) -> PgResult<()> {
-    let d = &stored.doc;
-    s.execute(
-        concat!(
-            "INSERT INTO docs (",
-            doc_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-             ON CONFLICT (canonical_id) DO UPDATE SET doc_kind = excluded.doc_kind,
-               datasource = excluded.datasource, model = excluded.model,
-               position = excluded.position, text = excluded.text,
-               content_hash = excluded.content_hash, embedding_text = excluded.embedding_text"
-        ),
-        &[
-            &d.canonical_id,
-            &d.doc_kind,
-            &d.datasource,
-            &stored.model,
-            &stored.position,
-            &d.text,
-            &d.content_hash,
-            &d.embedding_text,
-        ],
-    )?;
-    Ok(())
-}
-
-/// [`upsert`] for many docs, [`BATCH_ROWS`] to a statement.
+/// Inserts or replaces docs, [`BATCH_ROWS`] to a statement (one doc is a batch of one).
 pub(super) fn upsert_many(s: &mut Session, stored: &[StoredDoc]) -> PgResult<()> {
     for chunk in last_of_each(stored, |d| d.doc.canonical_id.as_str()).chunks(BATCH_ROWS) {
         let column = |f: fn(&StoredDoc) -> &str| chunk.iter().map(|d| f(d)).collect::<Vec<_>>();

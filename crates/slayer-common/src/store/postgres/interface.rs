@@ -347,7 +347,7 @@ impl StoreWrite for PgWriteTx<'_> {
         self.pg().with(|s| catalog::delete_datasource(s, name))
     }
     fn put_model(&self, model: &Model) -> Result<(), StoreError> {
-        self.pg().with(|s| catalog::put_model(s, model))
+        self.pg().with(|s| catalog::put_models(s, &[model]))
     }
     fn put_models(&self, models: &[&Model]) -> Result<(), StoreError> {
         self.pg().with(|s| catalog::put_models(s, models))
@@ -361,7 +361,8 @@ impl StoreWrite for PgWriteTx<'_> {
     }
 
     fn upsert_doc(&self, doc: &StoredDoc) -> Result<(), StoreError> {
-        self.pg().with(|s| docs::upsert(s, doc))
+        self.pg()
+            .with(|s| docs::upsert_many(s, std::slice::from_ref(doc)))
     }
     fn upsert_docs(&self, stored: &[StoredDoc]) -> Result<(), StoreError> {
         self.pg().with(|s| docs::upsert_many(s, stored))
@@ -410,7 +411,8 @@ impl StoreWrite for PgWriteTx<'_> {
     }
 
     fn put_memory(&self, memory: &Memory) -> Result<(), StoreError> {
-        self.pg().with(|s| memories::put(s, memory))
+        self.pg()
+            .with(|s| memories::put_many(s, std::slice::from_ref(memory)))
     }
     fn put_memories(&self, batch: &[Memory]) -> Result<(), StoreError> {
         self.pg().with(|s| memories::put_many(s, batch))

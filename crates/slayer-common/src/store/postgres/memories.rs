@@ -23,49 +23,6 @@ const COUNT_SQL: &str = "SELECT CASE WHEN current_setting('slayer.suspend_counts
                  THEN (SELECT count(*) FROM memories)
                  ELSE (SELECT value FROM counters WHERE name = 'memory_count') END";
 
-pub(super) fn put(s: &mut Session, memory: &Memory) -> PgResult<()> {
-    let standing = &memory.standing;
-    s.execute(
-        "INSERT INTO memories (id, data, created_at, has_query, tier, confidence, strength,
-                               project, agent, deleted, proposed, event_time, session)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-         ON CONFLICT (id) DO UPDATE SET data = excluded.data, created_at = excluded.created_at,
-             has_query = excluded.has_query, tier = excluded.tier,
-             confidence = excluded.confidence, strength = excluded.strength,
-             project = excluded.project, agent = excluded.agent, deleted = excluded.deleted,
-             proposed = excluded.proposed, event_time = excluded.event_time,
-             session = excluded.session",
-        &[
-            &memory.id,
-            &to_row("memory", memory)?,
-            &memory.created_at,
-            &memory.query.is_some(),
-            &standing.tier.name(),
-            &standing.confidence,
-            &standing.strength,
-            &standing.project,
-            &standing.agent,
-            &standing.deleted,
-            &standing.proposed,
-            &memory.occasion.event_time,
-            &memory.occasion.session,
-        ],
-    )?;
-    s.execute(
-        "DELETE FROM memory_entities WHERE memory_id = $1",
-        &[&memory.id],
-    )?;
-    if !memory.entities.is_empty() {
-        s.execute(
-            "INSERT INTO memory_entities (memory_id, entity)
-             SELECT $1, t FROM unnest($2::text[]) WITH ORDINALITY AS u (t, n) ORDER BY n
-             ON CONFLICT DO NOTHING",
-            &[&memory.id, &memory.entities],
-        )?;
-    }
-    Ok(())
-}
-
 /// Rows a batch write or read sends in one statement: its arrays stay a few MB.
 pub(super) const BATCH_ROWS: usize = 2000;
 
@@ -87,7 +44,8 @@ pub(super) fn last_of_each<'a, T, K: Hash + Eq>(
         .collect()
 }
 
-/// [`put`] for many memories, [`BATCH_ROWS`] to a statement: the rows, then their tag rows.
+/// Inserts or replaces memories and their tag rows, [`BATCH_ROWS`] to a statement (one memory
+/// is a batch of one): the rows, then their tag rows.
 pub(super) fn put_many(s: &mut Session, memories: &[Memory]) -> PgResult<()> {
     for chunk in last_of_each(memories, |m| m.id.as_str()).chunks(BATCH_ROWS) {
         let mut rows = MemoryRows::default();
@@ -302,12 +260,11 @@ pub(super) fn tagged_under(s: &mut Session, root: &str) -> PgResult<Vec<Memory>>
 }
 
 pub(super) fn strip_tags_under(s: &mut Session, root: &str) -> PgResult<Vec<Memory>> {
-    let mut changed = Vec::new();
-    for mut memory in tagged_under(s, root)? {
+    let mut changed = tagged_under(s, root)?;
+    for memory in &mut changed {
         memory.entities.retain(|tag| !is_under(tag, root));
-        put(s, &memory)?;
-        changed.push(memory);
     }
+    put_many(s, &changed)?;
     Ok(changed)
 }
 
