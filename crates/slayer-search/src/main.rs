@@ -69,13 +69,18 @@ fn main() -> ExitCode {
         std::env::set_var("RAYON_NUM_THREADS", "1");
     }
     // After the environment is set (the watchdog is a thread). The server stops taking
-    // requests itself; `--batch` between requests ends at once.
-    let mode = match (&cli.command, &cli.batch) {
-        (Some(_), _) => slayer_common::shutdown::Mode::Server,
-        (None, Some(_)) => slayer_common::shutdown::Mode::Batch,
-        (None, None) => slayer_common::shutdown::Mode::Writer,
-    };
-    cli.common.handle_signals("slayer-search", mode);
+    // requests itself; `--batch` ends once the request under way is answered. A one-shot
+    // search keeps the default actions: it has nothing to drain (a planner cache it may write
+    // is one transaction, rolled back if killed), and no thread to start.
+    match (&cli.command, &cli.batch) {
+        (Some(_), _) => cli
+            .common
+            .handle_signals("slayer-search", slayer_common::shutdown::Mode::Server),
+        (None, Some(_)) => cli
+            .common
+            .handle_signals("slayer-search", slayer_common::shutdown::Mode::Batch),
+        (None, None) => {}
+    }
     let store = cli.common.store.clone();
     slayer_common::cli::main_on_store(
         &store,
