@@ -14,7 +14,8 @@
 //!   `--batch` waiting for its next line with none under way ([`Busy`] around each request)
 //!   ends at once, with status 0: every request it read was answered.
 //!
-//! When the drain runs out, or at a second signal, the process ends with status 128 + the
+//! When the drain runs out, or at a second signal (one at least 100 ms after the first: a
+//! signal sooner is the same request delivered twice), the process ends with status 128 + the
 //! signal's number (130, 143) without running destructors: a transaction not yet committed is
 //! rolled back (SQLite never commits a write-ahead log frame that was not committed; a server
 //! rolls back a transaction whose connection closes).
@@ -25,7 +26,7 @@
 #![allow(unsafe_code)]
 
 use std::io::Write as _;
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -48,6 +49,12 @@ pub enum Mode {
 static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 /// Signals received.
 static RECEIVED: AtomicUsize = AtomicUsize::new(0);
+/// When the first signal came (milliseconds on the monotonic clock, plus one; 0 before any).
+static FIRST_AT: AtomicU64 = AtomicU64::new(0);
+/// A signal this soon after the first is the same request delivered twice, not a second one:
+/// `timeout` signals its child and then its process group, and a terminal's Ctrl-C reaches a
+/// whole pipeline. A person asking twice takes longer than this.
+const SAME_REQUEST_MS: u64 = 100;
 /// Units of work under way ([`Busy`]).
 static BUSY: AtomicUsize = AtomicUsize::new(0);
 /// The write end of the pipe the handler wakes the watchdog with.
@@ -106,14 +113,35 @@ pub fn install(name: &'static str, mode: Mode, drain: Duration) -> std::io::Resu
 
 /// The handler: the first signal is noted and wakes the watchdog; the second ends the process.
 fn on_signal(signal: i32) {
+    let now = monotonic_ms().saturating_add(1);
     if RECEIVED.fetch_add(1, Ordering::SeqCst) > 0 {
-        // SAFETY: _exit(2) is async-signal-safe.
-        unsafe { libc::_exit(128 + signal) };
+        let first = FIRST_AT.load(Ordering::SeqCst);
+        // `first` is 0 while the first signal's handler has not yet noted its time: that is
+        // the same request too.
+        if first != 0 && now.saturating_sub(first) >= SAME_REQUEST_MS {
+            // SAFETY: _exit(2) is async-signal-safe.
+            unsafe { libc::_exit(128 + signal) };
+        }
+        return;
     }
+    FIRST_AT.store(now, Ordering::SeqCst);
     SIGNALLED.store(signal, Ordering::SeqCst);
     let fd = WAKE.load(Ordering::SeqCst);
     // SAFETY: one byte from a live buffer to the pipe; write(2) is async-signal-safe.
     let _ = unsafe { libc::write(fd, [1u8].as_ptr().cast(), 1) };
+}
+
+/// Milliseconds on the monotonic clock; clock_gettime(2) is async-signal-safe.
+fn monotonic_ms() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the live `now`.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    let secs = u64::try_from(now.tv_sec).unwrap_or(0);
+    let millis = u64::try_from(now.tv_nsec / 1_000_000).unwrap_or(0);
+    secs.saturating_mul(1000).saturating_add(millis)
 }
 
 /// The watchdog: waits for the first signal, then for the drain.
@@ -135,12 +163,14 @@ fn watch(read_end: i32, name: &'static str, mode: Mode, drain: Duration) {
         Mode::Batch if idle => end(0),
         _ => {}
     }
-    let _ = writeln!(
-        std::io::stderr(),
-        "{name}: {}: finishing what is under way (at most {} s; a second signal stops at once)",
+    // One write: stderr is unbuffered, and the process may end between the pieces of a
+    // formatted line.
+    let line = format!(
+        "{name}: {}: finishing what is under way (at most {} s; a second signal stops at once)\n",
         signal_name(signal),
         drain.as_secs_f64()
     );
+    let _ = std::io::stderr().write_all(line.as_bytes());
     let deadline = std::time::Instant::now() + drain;
     if mode == Mode::Batch {
         // The request under way is answered, then the loop waits for a line it will not take
