@@ -256,15 +256,22 @@ pub fn main_on_store(
 /// Warns when a source given as an argument (`slayer-profile postgres://u:pw@…`) holds a
 /// password: `ps` shows arguments to every user of the machine.
 pub fn warn_of_passwords_in(sources: &[std::path::PathBuf]) {
-    if sources
+    let Some(source) = sources
         .iter()
-        .any(|s| crate::store::location::holds_secret(s))
-    {
-        eprintln!(
-            "warning: the password in the source can be read by every user of this machine \
-             (`ps`); put it in PGPASSWORD or ~/.pgpass instead"
-        );
-    }
+        .find(|s| crate::store::location::holds_secret(s))
+    else {
+        return;
+    };
+    let scheme = source.to_string_lossy().to_ascii_lowercase();
+    let instead = if scheme.starts_with("mysql:") || scheme.starts_with("mariadb:") {
+        "MYSQL_PWD or ~/.my.cnf"
+    } else {
+        "PGPASSWORD or ~/.pgpass"
+    };
+    eprintln!(
+        "warning: the password in the source can be read by every user of this machine \
+         (`ps`); put it in {instead} instead"
+    );
 }
 
 /// Whether `store` was given as an argument (`--store X` or `--store=X`), where `ps` shows it,

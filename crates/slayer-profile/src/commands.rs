@@ -43,7 +43,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
                 cause,
             })?)
         }
-        Opener::Sqlite(_) | Opener::Postgres(_) => None,
+        Opener::Sqlite(_) | Opener::Postgres(_) | Opener::Mysql(_) => None,
     };
     let budget = Budget {
         threads,
@@ -55,6 +55,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     let conns = connect(&source, &budget)?;
     let source_name = match &source.opener {
         Opener::Postgres(pg) => pg.target.masked(),
+        Opener::Mysql(my) => my.target.masked(),
         _ => cli
             .sources
             .iter()

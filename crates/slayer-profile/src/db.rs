@@ -1,5 +1,5 @@
 //! One connection to a source, whichever the engine: DuckDB ([`crate::duckdb`]), SQLite
-//! ([`crate::sqlite`]) or PostgreSQL ([`crate::pg`]). Every call goes to the engine's folder,
+//! ([`crate::sqlite`]), PostgreSQL ([`crate::pg`]) or MySQL / MariaDB ([`crate::mysql`]). Every call goes to the engine's folder,
 //! which speaks its dialect.
 //!
 //! Queries name tables and columns only through [`crate::ident`]; the values that come back
@@ -11,6 +11,7 @@ use slayer_common::records::DataType;
 
 use crate::budget::Budget;
 use crate::duckdb::{self, DuckError};
+use crate::mysql::{MyConn, MyError, MySource};
 use crate::pg::{PgConn, PgError, PgSource};
 use crate::query::{counting, Estimate, MinMax, RangeColumn, RowSample};
 use crate::sqlite::{self, LiteError};
@@ -27,6 +28,8 @@ pub enum Opener {
     Sqlite(PathBuf),
     /// A PostgreSQL server, read in read-only transactions.
     Postgres(Box<PgSource>),
+    /// A MySQL / MariaDB server, read in a read-only session.
+    Mysql(Box<MySource>),
 }
 
 /// A live connection.
@@ -37,6 +40,8 @@ pub enum Conn {
     Lite(rusqlite::Connection),
     /// PostgreSQL.
     Pg(Box<PgConn>),
+    /// MySQL / MariaDB.
+    My(Box<MyConn>, Option<String>),
 }
 
 /// Why an engine failed, in its own words (one line for a query).
@@ -51,6 +56,9 @@ pub enum DbError {
     /// PostgreSQL.
     #[error(transparent)]
     Pg(#[from] PgError),
+    /// MySQL / MariaDB.
+    #[error(transparent)]
+    My(#[from] MyError),
 }
 
 impl Opener {
@@ -62,6 +70,9 @@ impl Opener {
             Opener::DuckDbMemory => Conn::Duck(duckdb::open_memory(budget)?),
             Opener::Sqlite(path) => Conn::Lite(sqlite::open(path)?),
             Opener::Postgres(source) => Conn::Pg(Box::new(source.connect()?)),
+            Opener::Mysql(source) => {
+                Conn::My(Box::new(source.connect()?), source.target.database.clone())
+            }
         })
     }
 }
@@ -72,7 +83,7 @@ impl Conn {
     pub fn another(&self, opener: &Opener, budget: &Budget) -> Result<Conn, DbError> {
         match self {
             Conn::Duck(c) => Ok(Conn::Duck(duckdb::try_clone(c)?)),
-            Conn::Lite(_) | Conn::Pg(_) => opener.open(budget),
+            Conn::Lite(_) | Conn::Pg(_) | Conn::My(..) => opener.open(budget),
         }
     }
 
@@ -89,6 +100,7 @@ impl Conn {
             Conn::Duck(c) => duckdb::introspect::list_tables(c)?,
             Conn::Lite(c) => sqlite::introspect::list_tables(c)?,
             Conn::Pg(c) => crate::pg::introspect::list_tables(c)?,
+            Conn::My(c, database) => crate::mysql::introspect::list_tables(c, database.as_deref())?,
         })
     }
 
@@ -96,7 +108,7 @@ impl Conn {
     pub fn describe_file(&self, name: String, table_ref: TableRef) -> TableInfo {
         match self {
             Conn::Duck(c) => duckdb::introspect::describe_file(c, name, table_ref),
-            Conn::Lite(_) | Conn::Pg(_) => {
+            Conn::Lite(_) | Conn::Pg(_) | Conn::My(..) => {
                 let mut t = TableInfo::new(String::new(), name, table_ref, false, None);
                 t.error = Some("files are read through DuckDB".to_owned());
                 t
@@ -123,18 +135,22 @@ impl Conn {
             Conn::Duck(c) => duckdb::queries::top_values(c, from, expr, data_type, sample)?,
             Conn::Lite(c) => sqlite::queries::top_values(c, from, expr, data_type)?,
             Conn::Pg(c) => c.top_values(from, expr, data_type)?,
+            Conn::My(c, _) => c.top_values(from, expr, data_type)?,
         })
     }
 
     /// The exact number of distinct non-NULL values.
     pub fn count_distinct(&self, from: &str, expr: &str) -> Result<i64, DbError> {
-        self.count(&counting(from, Some(expr)))
+        match self {
+            Conn::My(c, _) => Ok(c.count_distinct(from, expr)?),
+            _ => self.count(&counting(from, Some(expr))),
+        }
     }
 
     /// The rows of `from` and an estimate of each of `exprs`' distinct values, in one scan of
     /// bounded memory, when `from` has more than `past_rows` rows; `None` on a table no bigger
     /// than that (after a `COUNT(*)` only) or where the engine has no sketch to estimate with
-    /// (SQLite, PostgreSQL; no query at all), and then the columns are counted exactly.
+    /// (SQLite, PostgreSQL, MySQL; no query at all), and then the columns are counted exactly.
     pub fn estimate(
         &self,
         from: &str,
@@ -143,7 +159,7 @@ impl Conn {
     ) -> Result<Option<Estimate>, DbError> {
         Ok(match self {
             Conn::Duck(c) => duckdb::queries::estimate(c, from, exprs, past_rows)?,
-            Conn::Lite(_) | Conn::Pg(_) => None,
+            Conn::Lite(_) | Conn::Pg(_) | Conn::My(..) => None,
         })
     }
 
@@ -152,6 +168,7 @@ impl Conn {
             Conn::Duck(c) => duckdb::queries::count(c, sql)?,
             Conn::Lite(c) => sqlite::queries::count(c, sql)?,
             Conn::Pg(c) => c.count(sql)?,
+            Conn::My(c, _) => c.count(sql)?,
         })
     }
 
@@ -164,6 +181,7 @@ impl Conn {
             Conn::Duck(c) => duckdb::queries::ranges(c, from, columns)?,
             Conn::Lite(c) => sqlite::queries::ranges(c, from, columns)?,
             Conn::Pg(c) => c.ranges(from, columns)?,
+            Conn::My(c, _) => c.ranges(from, columns)?,
         })
     }
 }

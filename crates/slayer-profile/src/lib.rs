@@ -1,7 +1,7 @@
 //! slayer-profile: turn a real database into catalog records with sample values.
 //!
 //! - [`source`]: what the user pointed at (DuckDB file, SQLite file, CSV / Parquet files, a
-//!   PostgreSQL server).
+//!   PostgreSQL or MySQL / MariaDB server).
 //! - [`table`]: what a source holds (tables, views, columns, keys, comments), whatever the
 //!   engine.
 //! - [`names`]: the model and column names records give the source's objects.
@@ -9,7 +9,7 @@
 //! - [`profile`]: sample values of one table, with the fault rules.
 //! - [`refresh`]: fill only the sample fields of existing model records.
 //! - [`db`]: one connection, whichever the engine; each engine has a folder, [`duckdb`],
-//!   [`sqlite`] and [`pg`], with its catalog reading and its profiling queries ([`query`] says
+//!   [`sqlite`], [`pg`] and [`mysql`], with its catalog reading and its profiling queries ([`query`] says
 //!   what they ask).
 //! - [`sample`], [`typemap`], [`ident`]: value printing, type mapping, quoting.
 //! - [`budget`]: the threads, memory and spill folder the connections may use.
@@ -29,6 +29,7 @@ pub mod db;
 pub mod duckdb;
 pub mod error;
 pub mod ident;
+pub mod mysql;
 pub mod names;
 pub mod pg;
 pub mod profile;
@@ -59,6 +60,7 @@ pub fn connect(source: &Source, budget: &Budget) -> Result<Vec<Conn>, ProfileErr
             Opener::DuckDbFile(p) | Opener::Sqlite(p) => p.display().to_string(),
             Opener::DuckDbMemory => "(in-memory DuckDB)".into(),
             Opener::Postgres(pg) => pg.target.masked(),
+            Opener::Mysql(my) => my.target.masked(),
         },
     };
     let first = source.opener.open(budget).map_err(open_err)?;

@@ -1,6 +1,7 @@
 //! Recognising what the user pointed at: a DuckDB file, a SQLite file, CSV / Parquet files,
-//! globs or a folder of them, or a PostgreSQL server (a `postgres://` URL or a `key=value`
-//! connection string, completed from the libpq environment).
+//! globs or a folder of them, a PostgreSQL server (a `postgres://` URL or a `key=value`
+//! connection string, completed from the libpq environment), or a MySQL / MariaDB server (a
+//! `mysql://` or `mariadb://` URL, completed from `MYSQL_PWD` and `~/.my.cnf`).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,8 @@ use serde_json::Value;
 
 use crate::db::Opener;
 use crate::error::ProfileError;
+use crate::mysql::dsn::{is_mysql_url, MyTarget};
+use crate::mysql::MySource;
 use crate::names::sanitize;
 use crate::pg::dsn::{looks_like_dsn, PgTarget, ProcessEnv};
 use crate::pg::PgSource;
@@ -69,10 +72,18 @@ pub fn identify(
 ) -> Result<Source, ProfileError> {
     let [first, ..] = args else {
         return Err(ProfileError::Source(
-            "no source given; pass a DuckDB or SQLite file, CSV / Parquet files, or a postgres:// URL".into(),
+            "no source given; pass a DuckDB or SQLite file, CSV / Parquet files, or a postgres:// or mysql:// URL".into(),
         ));
     };
     let text = |p: &PathBuf| p.to_string_lossy().into_owned();
+    if args.iter().any(|a| is_mysql_url(&text(a))) {
+        if args.len() > 1 {
+            return Err(ProfileError::Source(
+                "a MySQL / MariaDB source is profiled on its own; give one URL and no files".into(),
+            ));
+        }
+        return mysql(&text(first), statement_timeout);
+    }
     if args.iter().any(|a| looks_like_dsn(&text(a))) {
         if args.len() > 1 {
             return Err(ProfileError::Source(
@@ -173,6 +184,38 @@ fn postgres(dsn: &str, statement_timeout: Option<Duration>) -> Result<Source, Pr
     })
 }
 
+fn mysql(url: &str, statement_timeout: Option<Duration>) -> Result<Source, ProfileError> {
+    let target = MyTarget::resolve(url, &ProcessEnv)
+        .map_err(|e| ProfileError::Source(format!("MySQL / MariaDB source: {e}")))?;
+    let target_is_mariadb = target.scheme == "mariadb";
+    let mut connection = match &target.socket {
+        Some(socket) => vec![("socket", Value::String(socket.display().to_string()))],
+        None => vec![
+            ("host", Value::String(target.host.clone())),
+            ("port", Value::from(target.port)),
+        ],
+    };
+    connection.push((
+        "database",
+        Value::String(target.database.clone().unwrap_or_default()),
+    ));
+    connection.push(("username", Value::String(target.user.clone())));
+    Ok(Source {
+        default_name: Some(sanitize(target.database.as_deref().unwrap_or("mysql"))),
+        opener: Opener::Mysql(Box::new(MySource {
+            target,
+            statement_timeout,
+        })),
+        default_type: if target_is_mariadb {
+            "mariadb"
+        } else {
+            "mysql"
+        },
+        connection,
+        files: vec![],
+    })
+}
+
 fn database_file(path: &Path) -> Result<Source, ProfileError> {
     let mut head = [0u8; 16];
     let n = readable_file(path)?
@@ -186,7 +229,7 @@ fn database_file(path: &Path) -> Result<Source, ProfileError> {
         (Opener::DuckDbFile(path.to_owned()), "duckdb")
     } else {
         return Err(ProfileError::Source(format!(
-            "{display}: not a DuckDB or SQLite database, and not a .csv / .parquet file (a PostgreSQL source is a postgres:// URL)"
+            "{display}: not a DuckDB or SQLite database, and not a .csv / .parquet file (a server is a postgres:// or mysql:// URL)"
         )));
     };
     Ok(Source {

@@ -1,5 +1,5 @@
 //! Whole-binary tests of slayer-profile on real DuckDB, SQLite, CSV and Parquet files, and a
-//! real PostgreSQL server.
+//! real PostgreSQL server and a real MariaDB server.
 
 mod faults;
 mod files;
@@ -7,6 +7,8 @@ mod help_examples;
 mod introspect;
 #[path = "../../../../tests/kit/mod.rs"]
 mod kit;
+mod mariadb;
+mod mariadb_server;
 mod memory;
 mod names;
 mod pg_server;

@@ -35,6 +35,7 @@ use kit::cluster::{self, Cluster};
 #[allow(unused_imports)]
 pub use kit::{path_str, percent_encode, quote_ident, quote_literal, ADMIN};
 use kit::{OS_USER, SOCKET_HBA, SOCKET_PORT};
+pub use tls::tls_certificates;
 
 /// The login role tests connect as; it must authenticate with [`READER_PASSWORD`].
 pub const READER: &str = "slayer_reader";

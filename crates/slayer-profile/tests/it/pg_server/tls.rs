@@ -153,3 +153,10 @@ fn write_certs(root: &Path, run_as: Option<&RunAs>) -> Result<(PathBuf, PathBuf)
     }
     Ok((cert_path, key_path))
 }
+
+/// Certificates for another server of the tests (MariaDB's): the CA's, the server's and its
+/// key's paths in `root`, owned by the test process's user.
+pub fn tls_certificates(root: &Path) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+    let (cert, key) = write_certs(root, None)?;
+    Ok((root.join("ca.pem"), cert, key))
+}
