@@ -25,6 +25,16 @@ Tables outside the `public` schema are named schema.table. With PGHOST, PGUSER a
   $ PGDATABASE=shop slayer-profile postgres:// --schema sales --threads 2 | wc -l
   $ slayer-profile 'dbname=shop sslmode=prefer' --tables sales.orders --format text
 
+MySQL / MariaDB: a mysql:// or mariadb:// URL (mysql://reader@db.example.com:3306/shop?ssl-mode=
+VERIFY_IDENTITY&ssl-ca=/etc/ca.pem; a socket as socket=PATH or a percent-encoded host). What it
+leaves out comes from MYSQL_HOST, MYSQL_TCP_PORT, MYSQL_UNIX_PORT, MYSQL_PWD and ~/.my.cnf's
+[client] group, as the mysql client reads them; the password is never printed. TLS (rustls):
+ssl-mode=PREFERRED (the default over TCP) encrypts when the server offers it, REQUIRED always,
+VERIFY_CA and VERIFY_IDENTITY also check the certificate. The URL's database is profiled, its
+tables unqualified; with none, every database the user can see, as database.table. With
+MYSQL_UNIX_PORT (or MYSQL_HOST) and MYSQL_PWD set:
+  $ slayer-profile mysql:///shop --tables orders --format text
+
 Refresh mode (--models): existing model records in, the same records out with only their sample
 fields (sampled, sampled_values, distinct_count) filled; SQL-backed models pass unchanged.
 
@@ -51,7 +61,8 @@ written).";
 #[command(name = "slayer-profile", version = slayer_common::cli::version(), about = ABOUT, after_help = EXAMPLES)]
 pub struct Cli {
     /// A DuckDB or SQLite file; CSV / Parquet files, globs, or a folder of them (one model
-    /// each); or a PostgreSQL URL (postgres://…) or key=value connection string.
+    /// each); or a PostgreSQL URL (postgres://…) or key=value connection string; or a MySQL /
+    /// MariaDB URL (mysql://…, mariadb://…).
     #[arg(required = true, value_name = "SOURCE")]
     pub sources: Vec<PathBuf>,
     /// Only this schema (repeat for several; default: every schema but the system ones).

@@ -1,7 +1,9 @@
 //! Where a MySQL / MariaDB server is: `mysql://user:password@host:port/database?options` (or
-//! `mariadb://`), completed as the server's own clients complete it: the password from the URL,
-//! else `MYSQL_PWD`, else an option file (`~/.my.cnf`, or `option-file=PATH`); the user from the
-//! URL, else the option file, else the login name.
+//! `mariadb://`), completed as the server's own clients complete it: a URL without a host
+//! (`mysql:///shop`) takes `MYSQL_HOST`, else the socket `MYSQL_UNIX_PORT`, else localhost, and
+//! its port from `MYSQL_TCP_PORT`; the password from the URL, else `MYSQL_PWD`, else an option
+//! file (`~/.my.cnf`, or `option-file=PATH`); the user from the URL, else the option file,
+//! else the login name.
 //!
 //! Options: `socket=PATH` (a unix socket; also a host that is a percent-encoded path),
 //! `ssl-mode=DISABLED|PREFERRED|REQUIRED|VERIFY_CA|VERIFY_IDENTITY` (default PREFERRED: TLS
@@ -88,10 +90,23 @@ impl MyTarget {
         let host = if host.starts_with('/') {
             socket.get_or_insert_with(|| PathBuf::from(&host));
             String::new()
-        } else if host.is_empty() && socket.is_none() {
-            "localhost".to_owned()
-        } else {
+        } else if !host.is_empty() || socket.is_some() {
             host
+        } else if let Some(host) = env.var("MYSQL_HOST") {
+            host
+        } else if let Some(path) = env.var("MYSQL_UNIX_PORT") {
+            socket = Some(PathBuf::from(path));
+            String::new()
+        } else {
+            "localhost".to_owned()
+        };
+        let port = match (parsed.port(), env.var("MYSQL_TCP_PORT")) {
+            (Some(port), _) => port,
+            (None, Some(text)) => text
+                .trim()
+                .parse()
+                .map_err(|_| MyDsnError(format!("MYSQL_TCP_PORT={text}: not a port number")))?,
+            (None, None) => DEFAULT_PORT,
         };
         let option_file = options
             .option_file
@@ -119,7 +134,7 @@ impl MyTarget {
         Ok(MyTarget {
             scheme,
             host,
-            port: parsed.port().unwrap_or(DEFAULT_PORT),
+            port,
             socket,
             user,
             password,
@@ -396,5 +411,29 @@ mod tests {
             MyTarget::resolve("mysql://h/db?option-file=/nonexistent/my.cnf", &env).unwrap_err();
         assert!(e.0.contains("/nonexistent/my.cnf"), "{e}");
         assert!(is_mysql_url("MariaDB://x/y") && !is_mysql_url("postgres://x/y"));
+    }
+
+    #[test]
+    fn a_url_without_a_host_takes_the_clients_variables() {
+        let env = Env(
+            vec![("USER", "u"), ("MYSQL_UNIX_PORT", "/run/my.sock")],
+            None,
+        );
+        let t = MyTarget::resolve("mysql:///shop", &env).unwrap();
+        assert_eq!(t.socket.as_deref(), Some(Path::new("/run/my.sock")));
+        assert_eq!(t.database.as_deref(), Some("shop"));
+        let env = Env(
+            vec![
+                ("USER", "u"),
+                ("MYSQL_HOST", "db"),
+                ("MYSQL_TCP_PORT", "3310"),
+            ],
+            None,
+        );
+        let t = MyTarget::resolve("mysql:///shop", &env).unwrap();
+        assert_eq!(
+            (t.host.as_str(), t.port, t.socket.is_none()),
+            ("db", 3310, true)
+        );
     }
 }

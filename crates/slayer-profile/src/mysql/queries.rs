@@ -5,15 +5,16 @@
 //!   case- or accent-insensitive collation, or one that pads trailing spaces, would merge
 //!   values the other engines keep apart. Ties are ordered by those bytes, as `COLLATE "C"`.
 //! - Booleans (`tinyint(1)`, `bit(1)`) count as numbers and print `True` / `False`.
-//! - Zero dates (`0000-00-00`, or a zero month or day) are no date: a range leaves them out.
-//! - Doubles come back as `DOUBLE`, dates as ISO text, timestamps as microseconds since the
-//!   epoch (the session is in UTC), times of day as their text.
+//! - Zero dates (`0000-00-00`, or a zero month or day) are no date: a range leaves them out
+//!   (asked again, for that column only, when the minimum is one).
+//! - Doubles come back as `DOUBLE`; dates, timestamps (in UTC, the session's zone) and times of
+//!   day as MySQL's text, which is already the printed form but for its trailing zeros.
 
 use slayer_common::records::DataType;
 
 use super::session::{get, MyConn, MyError};
 use crate::query::{categorical_text, is_time_of_day, MinMax, RangeColumn};
-use crate::sample::{self, py_float, timestamp_from_micros};
+use crate::sample::{self, normalize_temporal_text, py_float};
 
 /// `expr` as the utf8mb4 bytes it is grouped and compared by.
 fn as_bytes(expr: &str) -> String {
@@ -27,15 +28,21 @@ impl MyConn {
     }
 
     /// The distinct non-NULL values of `expr`, told apart by their bytes (as
-    /// [`MyConn::top_values`] groups them).
+    /// [`MyConn::top_values`] groups them): counted by the top-values query of the same column
+    /// just before, else by a query of its own.
     pub fn count_distinct(&self, from: &str, expr: &str) -> Result<i64, MyError> {
+        if let Some(n) = self.take_groups(from, expr) {
+            return Ok(n);
+        }
         self.count(&format!(
             "SELECT COUNT(DISTINCT {}) FROM {from}",
             as_bytes(expr)
         ))
     }
 
-    /// The top values of `expr` in `from`, as [`crate::db::Conn::top_values`] orders them.
+    /// The top values of `expr` in `from`, as [`crate::db::Conn::top_values`] orders them. The
+    /// same scan counts the groups (a window over them), kept for
+    /// [`MyConn::count_distinct`], which would otherwise scan the table again.
     pub fn top_values(
         &self,
         from: &str,
@@ -49,11 +56,12 @@ impl MyConn {
             (as_bytes(expr), "CONVERT(v USING utf8mb4)".to_owned())
         };
         let sql = format!(
-            "SELECT {printed}, n FROM (SELECT {grouped} AS v, COUNT(*) AS n FROM {from} \
-             WHERE ({expr}) IS NOT NULL GROUP BY v) AS counted \
+            "SELECT {printed}, n, COUNT(*) OVER () FROM (SELECT {grouped} AS v, COUNT(*) AS n \
+             FROM {from} WHERE ({expr}) IS NOT NULL GROUP BY v) AS counted \
              ORDER BY n DESC, v ASC LIMIT {limit}"
         );
         let mut out = Vec::new();
+        let mut groups = 0;
         for row in self.query(&sql)? {
             let text: String = get(&row, 0)?;
             let text = match (data_type, text.as_str()) {
@@ -62,15 +70,35 @@ impl MyConn {
                 _ => text,
             };
             out.push((categorical_text(text, data_type), get(&row, 1)?));
+            groups = get(&row, 2)?;
+        }
+        self.keep_groups(from, expr, groups);
+        Ok(out)
+    }
+
+    /// `(min, max)` of each of `columns` (not empty) in one query; a date column whose
+    /// minimum is a zero date (or one with a zero month or day) is asked again without them.
+    pub fn ranges(&self, from: &str, columns: &[RangeColumn]) -> Result<Vec<MinMax>, MyError> {
+        let mut out = self.ranges_of(from, columns, false)?;
+        for (i, c) in columns.iter().enumerate() {
+            let zero = |v: &Option<String>| v.as_deref().is_some_and(is_zero_date);
+            if is_dated(c) && (zero(&out[i].0) || zero(&out[i].1)) {
+                let mut again = self.ranges_of(from, std::slice::from_ref(c), true)?;
+                out[i] = again.pop().unwrap_or((None, None));
+            }
         }
         Ok(out)
     }
 
-    /// `(min, max)` of each of `columns` (not empty) in one query.
-    pub fn ranges(&self, from: &str, columns: &[RangeColumn]) -> Result<Vec<MinMax>, MyError> {
+    fn ranges_of(
+        &self,
+        from: &str,
+        columns: &[RangeColumn],
+        without_zero_dates: bool,
+    ) -> Result<Vec<MinMax>, MyError> {
         let select: Vec<String> = columns
             .iter()
-            .flat_map(|c| ["MIN", "MAX"].map(|f| range_expr(c, f)))
+            .flat_map(|c| ["MIN", "MAX"].map(|f| range_expr(c, f, without_zero_dates)))
             .collect();
         let row = self.query_one(&format!("SELECT {} FROM {from}", select.join(", ")))?;
         let mut out = Vec::with_capacity(columns.len());
@@ -84,19 +112,29 @@ impl MyConn {
     }
 }
 
+/// A calendar date or a point in time (not a time of day).
+fn is_dated(col: &RangeColumn) -> bool {
+    match col.data_type {
+        DataType::Date => true,
+        DataType::Timestamp => !is_time_of_day(col.db_type.as_deref()),
+        _ => false,
+    }
+}
+
+/// `0000-00-00`, or a date with a zero month or day, as MySQL prints them.
+fn is_zero_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() >= 10 && (&b[5..7] == b"00" || &b[8..10] == b"00")
+}
+
 /// `MIN(x)` / `MAX(x)` as a double or as text.
-fn range_expr(col: &RangeColumn, agg: &str) -> String {
+fn range_expr(col: &RangeColumn, agg: &str, without_zero_dates: bool) -> String {
     let x = &col.expr;
-    // A zero date, or one with a zero month or day, is no date.
-    let dated = format!("CASE WHEN MONTH({x}) = 0 OR DAYOFMONTH({x}) = 0 THEN NULL ELSE {x} END");
     match col.data_type {
         DataType::Double => format!("({agg}({x}) + 0E0)"),
-        DataType::Date => format!("CAST({agg}({dated}) AS CHAR)"),
-        DataType::Timestamp if is_time_of_day(col.db_type.as_deref()) => {
-            format!("CAST({agg}({x}) AS CHAR)")
-        }
-        DataType::Timestamp => format!(
-            "CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', {agg}({dated})) AS CHAR)"
+        _ if is_dated(col) && without_zero_dates => format!(
+            "CAST({agg}(CASE WHEN MONTH({x}) = 0 OR DAYOFMONTH({x}) = 0 THEN NULL ELSE {x} END) \
+             AS CHAR)"
         ),
         _ => format!("CAST({agg}({x}) AS CHAR)"),
     }
@@ -105,10 +143,8 @@ fn range_expr(col: &RangeColumn, agg: &str) -> String {
 fn range_value(row: &mysql::Row, i: usize, col: &RangeColumn) -> Result<Option<String>, MyError> {
     Ok(match col.data_type {
         DataType::Double => get::<Option<f64>>(row, i)?.map(py_float),
-        DataType::Timestamp if !is_time_of_day(col.db_type.as_deref()) => {
-            get::<Option<String>>(row, i)?
-                .map(|text| text.parse().map_or(text, timestamp_from_micros))
-        }
+        _ if is_dated(col) => get::<Option<String>>(row, i)?
+            .map(|text| normalize_temporal_text(&text, col.data_type == DataType::Date)),
         _ => get(row, i)?,
     })
 }

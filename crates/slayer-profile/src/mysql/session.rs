@@ -51,6 +51,8 @@ pub struct MySource {
 pub struct MyConn {
     conn: Mutex<Option<Conn>>,
     source: MySource,
+    /// The groups the last top-values query counted: `(from, expr, groups)`.
+    groups: Mutex<Option<(String, String, i64)>>,
 }
 
 impl MySource {
@@ -61,6 +63,7 @@ impl MySource {
         Ok(MyConn {
             conn: Mutex::new(Some(conn)),
             source: self.clone(),
+            groups: Mutex::new(None),
         })
     }
 
@@ -192,6 +195,22 @@ impl MyConn {
                 }
                 Err(e) => return Err(self.error(&e)),
             }
+        }
+    }
+
+    /// Keeps the number of groups a top-values query of `expr` in `from` counted.
+    pub(super) fn keep_groups(&self, from: &str, expr: &str, groups: i64) {
+        if let Ok(mut slot) = self.groups.lock() {
+            *slot = Some((from.to_owned(), expr.to_owned(), groups));
+        }
+    }
+
+    /// The number kept by [`MyConn::keep_groups`] for `expr` in `from`, once.
+    pub(super) fn take_groups(&self, from: &str, expr: &str) -> Option<i64> {
+        let mut slot = self.groups.lock().ok()?;
+        match slot.take() {
+            Some((f, e, n)) if f == from && e == expr => Some(n),
+            _ => None,
         }
     }
 

@@ -593,3 +593,33 @@ fn refresh_mode_fills_the_samples_from_mariadb() {
         .unwrap()
         .contains("Brooklyn"));
 }
+
+/// The example starts its own server, runs the demo's pipeline on it, and checks that the
+/// answers equal the CSV-profiled store's (it exits 1 when they do not).
+#[test]
+fn the_mariadb_example_answers_as_the_csv_demo_does() {
+    let bin = crate::kit::bin_dir();
+    if !bin.join("slayer-search").exists() || !bin.join("slayer-memory").exists() {
+        return; // built by `cargo test --workspace`; absent when this crate is tested alone
+    }
+    let out = Command::new("bash")
+        .arg(crate::kit::workspace_root().join("examples/mariadb.sh"))
+        .env("SLAYER_BIN", &bin)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("the two stores' model records are equal"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("every answer is the same"), "{stdout}");
+    assert!(
+        stdout.contains("customer_id            INT         1 .. 104"),
+        "{stdout}"
+    );
+}
