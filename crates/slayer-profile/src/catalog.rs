@@ -119,7 +119,7 @@ pub fn model(datasource: &str, t: &TableInfo, targets: &JoinTargets<'_>) -> (Mod
     let model = Model {
         name: t.model.name.clone(),
         data_source: datasource.to_owned(),
-        sql_table: Some(t.table_ref.sql_table()),
+        sql_table: Some(t.sql_table()),
         sql: None,
         source_queries: None,
         description: t.comment.clone(),

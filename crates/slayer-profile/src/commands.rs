@@ -192,7 +192,7 @@ fn profile_source(
             out.warn(&format!(
                 "{ds_name}.{}: cannot read {}: {e}; skipped",
                 t.model.name,
-                t.table_ref.sql_table()
+                t.sql_table()
             ));
             continue;
         }
@@ -248,7 +248,7 @@ fn refresh_models(
                     out.warn(&format!(
                         "{}: cannot read {}: {e}; its samples are left as they were",
                         model.canonical_id(),
-                        t.table_ref.sql_table()
+                        t.sql_table()
                     ));
                     continue;
                 }

@@ -75,6 +75,21 @@ const RESERVED: &[&str] = &[
 /// The identifier as a person would write it: bare when that is unambiguous (lowercase letters,
 /// digits and `_`, not starting with a digit, not a keyword), quoted otherwise.
 pub fn display_ident(name: &str) -> String {
+    display_ident_as(name, Quoting::Double)
+}
+
+/// How a source's own SQL quotes a name that needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Quoting {
+    /// `"name"`: standard SQL, DuckDB, SQLite, PostgreSQL.
+    #[default]
+    Double,
+    /// `` `name` ``: MySQL and MariaDB (whose default `sql_mode` reads `"…"` as a string).
+    Backtick,
+}
+
+/// `name` as [`display_ident`] writes it, quoted the source's way when it needs quoting.
+pub fn display_ident_as(name: &str, quoting: Quoting) -> String {
     let plain = name
         .chars()
         .next()
@@ -83,16 +98,24 @@ pub fn display_ident(name: &str) -> String {
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         && !RESERVED.contains(&name);
-    if plain {
-        name.to_owned()
-    } else {
-        quote_ident(name)
+    match (plain, quoting) {
+        (true, _) => name.to_owned(),
+        (false, Quoting::Double) => quote_ident(name),
+        (false, Quoting::Backtick) => format!("`{}`", name.replace('`', "``")),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mysql_source_quotes_with_backticks() {
+        assert_eq!(display_ident_as("orders", Quoting::Backtick), "orders");
+        assert_eq!(display_ident_as("Order", Quoting::Backtick), "`Order`");
+        assert_eq!(display_ident_as("a`b", Quoting::Backtick), "`a``b`");
+        assert_eq!(display_ident_as("Order", Quoting::Double), "\"Order\"");
+    }
 
     #[test]
     fn hostile_names_are_quoted() {

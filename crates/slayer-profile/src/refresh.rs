@@ -72,7 +72,7 @@ pub fn plan<'a>(model: &Model, tables: &'a [TableInfo], source_name: &str) -> Pl
     // A CSV / Parquet table is also known by its model name (the file stem), as in a folder
     // profiled as a warehouse.
     let found = tables.iter().find(|t| {
-        t.table_ref.matches_sql_table(sql_table)
+        t.matches_sql_table(sql_table)
             || (matches!(t.table_ref, TableRef::File { .. }) && t.name == sql_table)
     });
     match found {

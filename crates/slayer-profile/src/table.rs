@@ -2,7 +2,7 @@
 //! comments, and the names records give them. Every engine's introspection fills these; the
 //! naming, catalog building, profiling and refresh read them.
 
-use crate::ident::{display_ident, quote_ident, quote_literal};
+use crate::ident::{display_ident_as, quote_ident, quote_literal, Quoting};
 
 /// The name an object gets in the records, decided by [`crate::names::assign_names`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -62,14 +62,24 @@ impl TableRef {
         }
     }
 
-    /// The model's `sql_table`: how a person would write the table in a query.
+    /// The model's `sql_table`: how a person would write the table in a query (names quoted
+    /// as standard SQL quotes them).
     pub fn sql_table(&self) -> String {
+        self.sql_table_as(Quoting::Double)
+    }
+
+    /// [`TableRef::sql_table`], names quoted the source's way.
+    pub fn sql_table_as(&self, quoting: Quoting) -> String {
         match self {
             TableRef::Table {
                 schema: Some(s),
                 name,
-            } => format!("{}.{}", display_ident(s), display_ident(name)),
-            TableRef::Table { schema: None, name } => display_ident(name),
+            } => format!(
+                "{}.{}",
+                display_ident_as(s, quoting),
+                display_ident_as(name, quoting)
+            ),
+            TableRef::Table { schema: None, name } => display_ident_as(name, quoting),
             TableRef::File { path, .. } => quote_literal(path),
         }
     }
@@ -160,6 +170,8 @@ pub struct TableInfo {
     pub foreign_keys: Vec<ForeignKey>,
     /// Why the table could not be described; it is then skipped with a warning.
     pub error: Option<String>,
+    /// How the source's SQL quotes names (`sql_table` is written that way).
+    pub quoting: Quoting,
 }
 
 impl TableInfo {
@@ -182,7 +194,21 @@ impl TableInfo {
             primary_key: Vec::new(),
             foreign_keys: Vec::new(),
             error: None,
+            quoting: Quoting::Double,
         }
+    }
+
+    /// The model's `sql_table`, quoted the source's way.
+    pub fn sql_table(&self) -> String {
+        self.table_ref.sql_table_as(self.quoting)
+    }
+
+    /// Whether a hand-written `sql_table` names this table: as [`TableRef::matches_sql_table`],
+    /// or written the source's way.
+    pub fn matches_sql_table(&self, sql_table: &str) -> bool {
+        let wanted = sql_table.trim();
+        self.table_ref.matches_sql_table(wanted)
+            || (self.quoting != Quoting::Double && wanted == self.sql_table())
     }
 }
 

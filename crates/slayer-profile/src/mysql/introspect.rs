@@ -8,10 +8,12 @@
 //! - Types are normalised to names the shared type mapping reads (docs/spec/profile.md §12.2):
 //!   `tinyint(1)` is `BOOLEAN` (how MySQL declares a boolean), `year` a `SMALLINT`, every blob
 //!   and binary string `BLOB`, every geometry `GEOMETRY`, `enum(…)` `ENUM` and `set(…)` `SET`.
+//! - `sql_table` quotes a name that needs it with backticks, as MySQL's own SQL does.
 
 use std::collections::HashMap;
 
 use super::session::{get, MyConn, MyError};
+use crate::ident::Quoting;
 use crate::table::{non_empty, ColumnInfo, ForeignKey, TableInfo, TableRef};
 
 /// Databases that are the server's own.
@@ -76,13 +78,9 @@ pub fn list_tables(conn: &MyConn, database: Option<&str>) -> Result<Vec<TableInf
             schema: table_schema(&schema),
             name: name.clone(),
         };
-        tables.push(TableInfo::new(
-            schema,
-            name,
-            table_ref,
-            is_view,
-            non_empty(comment),
-        ));
+        let mut t = TableInfo::new(schema, name, table_ref, is_view, non_empty(comment));
+        t.quoting = Quoting::Backtick;
+        tables.push(t);
     }
     tables.sort_by(|a, b| (&a.schema, &a.name).cmp(&(&b.schema, &b.name)));
     let by_name: HashMap<(String, String), usize> = tables
