@@ -626,3 +626,38 @@ fn the_mariadb_example_answers_as_the_csv_demo_does() {
         "{stdout}"
     );
 }
+
+/// A URL without a database lists every database the user can see, each table named
+/// `database.table`; `--schema` picks databases.
+#[test]
+fn a_url_without_a_database_lists_every_database_the_user_can_see() {
+    let server = MariaServer::shared();
+    let url = format!(
+        "mysql://{READER}@{}/",
+        percent_encode(server.socket.to_str().unwrap())
+    );
+    let env = [("MYSQL_PWD", READER_PASSWORD)];
+    let r = profile(
+        &[
+            &url,
+            "--schema",
+            "fixture",
+            "--tables",
+            "fixture.orders,Order",
+            "--no-samples",
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.records[0]["name"], "mysql");
+    assert_eq!(r.model_names(), ["Order", "orders"]);
+    assert_eq!(r.model("Order")["sql_table"], "fixture.`Order`");
+    assert_eq!(r.model("orders")["sql_table"], "fixture.orders");
+    let r = profile(&[&url, "--schema", "mysql"], &env);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no schema named 'mysql'") && r.stderr.contains("fixture"),
+        "{}",
+        r.stderr
+    );
+}
