@@ -148,7 +148,7 @@ fn inputs_of(cli: &Cli) -> Result<RequestFields, UsageError> {
 
 fn run(cli: Cli) -> Result<ExitStatus> {
     if let Some(Command::Mcp(args)) = cli.command {
-        mcp::serve(&cli.common.store, args)?;
+        mcp::serve(&cli.common.store, args, cli.common.drain)?;
         return Ok(ExitStatus::Success);
     }
     let settings = Request::default().with(settings_of(&cli)?);

@@ -84,6 +84,9 @@ pub fn run(
         let tx = store.write()?;
         let summary = batch.write(&tx)?;
         output::docs(out, &summary.docs.changed, "changed")?;
+        // Held from before the commit to the last line: a signal once committed waits (within
+        // --drain) for the summary and the index, so a committed load is answered (§16.9).
+        let _answering = slayer_common::shutdown::Busy::start();
         tx.commit().context("cannot commit the import")?;
         out.note(&format!(
             "imported {} models of {} into datasource '{}': {}",

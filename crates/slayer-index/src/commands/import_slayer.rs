@@ -40,6 +40,9 @@ pub(super) fn import_slayer(store_path: &Path, dir: &Path, out: &mut Output) -> 
     let mut store = open_store(store_path, OpenMode::CreateIfMissing)?;
     let tx = store.write()?;
     let summary = batch.write(&tx)?;
+    // Held from before the commit to the last line: a signal once committed waits (within
+    // --drain) for the summary and the index, so a committed load is answered (§16.9).
+    let _answering = slayer_common::shutdown::Busy::start();
     tx.commit().context("cannot commit the import")?;
     out.note(&format!(
         "imported {} datasources, {} models, {} memories from {}: {}",

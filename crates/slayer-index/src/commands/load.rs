@@ -79,6 +79,9 @@ pub(super) fn load(
     // consumer re-reads them from the store (unchanged, so nothing is re-embedded) and the
     // re-run prints them again.
     output::docs(out, &summary.docs.changed, "changed")?;
+    // Held from before the commit to the last line: a signal once committed waits (within
+    // --drain) for the summary and the index, so a committed load is answered (§16.9).
+    let _answering = slayer_common::shutdown::Busy::start();
     tx.commit().context("cannot commit the load")?;
     for warning in &warnings {
         out.warn(warning);

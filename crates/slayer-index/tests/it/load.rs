@@ -345,3 +345,69 @@ fn a_killed_writers_leftover_file_does_not_stop_the_next_sync() {
     assert!(!stderr.contains("was not updated"), "{stderr}");
     s.cmd(&["stats", "--check"]).assert().success();
 }
+
+/// A load signalled once its transaction has committed (while it brings the index in step)
+/// finishes that and ends 0 (docs/spec/limits.md §16.9): a committed load is answered, and its
+/// index is not left behind the store.
+#[test]
+fn a_load_signalled_after_its_commit_finishes_and_ends_0() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let s = TempStore::new();
+    let mut lines =
+        String::from("{\"kind\":\"datasource\",\"name\":\"big\",\"type\":\"duckdb\"}\n");
+    for m in 0..3000 {
+        let columns: Vec<serde_json::Value> = (0..20)
+            .map(|c| {
+                serde_json::json!({"name": format!("col_{c}"), "type": "TEXT",
+                "description": format!("Column {c} of table {m}, about orders and refunds.")})
+            })
+            .collect();
+        let model = serde_json::json!({"kind": "model", "name": format!("table_{m}"),
+            "data_source": "big", "sql_table": format!("t{m}"), "columns": columns});
+        lines.push_str(&format!("{model}\n"));
+    }
+    let input = s.dir.path().join("big.jsonl");
+    std::fs::write(&input, lines).unwrap();
+    let mut child = crate::kit::command("slayer-index")
+        .env("SLAYER_STORE", &s.store)
+        .args(["load", input.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let committed = || {
+        rusqlite::Connection::open_with_flags(&s.store, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row("SELECT count(*) FROM models", [], |r| r.get::<_, i64>(0)))
+            .unwrap_or(0)
+            > 0
+    };
+    while !committed() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no commit");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "ended before its commit was seen"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // Into the index's build, which runs outside any store transaction.
+    std::thread::sleep(Duration::from_millis(200));
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("loaded 1 datasources, 3000 models"),
+        "{stderr}"
+    );
+    let check = s.cmd(&["stats", "--check"]).output().unwrap();
+    assert!(
+        check.status.success(),
+        "the index is in step with the store"
+    );
+}

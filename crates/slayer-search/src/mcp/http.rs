@@ -236,9 +236,15 @@ fn loopback_origin(origin: &[u8]) -> bool {
 /// The most connections served at once.
 pub const MAX_CONNECTIONS: usize = 64;
 
-/// Serves until SIGTERM or SIGINT (then returns Ok, once the replies under way are sent), or
-/// until a call finds the store thread gone. One line on stderr says where it listens.
-pub async fn serve(server: Server, options: Options, request_bytes: usize) -> anyhow::Result<()> {
+/// Serves until SIGTERM or SIGINT (then returns Ok, once the replies under way are sent, within
+/// `drain`: `--drain`), or until a call finds the store thread gone. One line on stderr says
+/// where it listens.
+pub async fn serve(
+    server: Server,
+    options: Options,
+    request_bytes: usize,
+    drain_time: std::time::Duration,
+) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
         .with_context(|| format!("cannot listen on {}", options.addr))?;
@@ -332,16 +338,23 @@ pub async fn serve(server: Server, options: Options, request_bytes: usize) -> an
     // finished and sent (bounded), then the sessions end, which closes their event streams.
     accepting.abort();
     let _ = drain.send(true);
-    let deadline = tokio::time::Instant::now() + DRAIN_TIME;
+    let deadline = tokio::time::Instant::now() + drain_time;
     let permits = u32::try_from(MAX_CONNECTIONS).unwrap_or(u32::MAX);
-    let _ = tokio::time::timeout_at(deadline, replies.acquire_many(permits)).await;
+    let answered = tokio::time::timeout_at(deadline, replies.acquire_many(permits))
+        .await
+        .is_ok();
     sessions.cancel();
-    let _ = tokio::time::timeout_at(deadline, open.acquire_many(permits)).await;
+    let closed = tokio::time::timeout_at(deadline, open.acquire_many(permits))
+        .await
+        .is_ok();
+    if !(answered && closed) {
+        // The drain ran out with a reply unsent: the shutdown watchdog ends the process with
+        // 128 + the signal, as every binary whose drain runs out (this wait is only for a
+        // process where it could not be installed).
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
     Ok(())
 }
-
-/// How long a stopping server waits for the replies under way.
-const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[cfg(test)]
 mod tests {

@@ -168,9 +168,14 @@ impl ServerHandler for Server {
 }
 
 /// Serves MCP as `args` say: on stdin/stdout until the client closes stdin, or over HTTP
-/// until SIGTERM or SIGINT; either ends in error when the store thread is gone (rather than
-/// answering half). With `--review`, every memory saved in the session is proposed.
-pub fn serve(store: &std::path::Path, args: McpArgs) -> anyhow::Result<()> {
+/// until SIGTERM or SIGINT (the replies under way get `drain` to be sent); either ends in error
+/// when the store thread is gone (rather than answering half). With `--review`, every memory
+/// saved in the session is proposed.
+pub fn serve(
+    store: &std::path::Path,
+    args: McpArgs,
+    drain: std::time::Duration,
+) -> anyhow::Result<()> {
     // Everything the flags can get wrong is refused before the store is opened.
     let http = args
         .http
@@ -197,7 +202,7 @@ pub fn serve(store: &std::path::Path, args: McpArgs) -> anyhow::Result<()> {
     let stopped = server.stopped.clone();
     runtime.block_on(async {
         match http {
-            Some(options) => http::serve(server, options, limits.request_bytes).await,
+            Some(options) => http::serve(server, options, limits.request_bytes, drain).await,
             None => serve_stdio(server, limits.request_bytes).await,
         }
     })?;

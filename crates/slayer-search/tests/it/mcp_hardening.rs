@@ -199,3 +199,48 @@ fn sigterm_answers_the_requests_under_way_then_exits() {
         .unwrap();
     assert_eq!(saved, 1);
 }
+
+/// `--drain` bounds how long a stopping HTTP server waits for the replies under way, past the
+/// 10 s it once waited whatever the flag said: a save whose body arrives 11 s after SIGTERM is
+/// still answered under `--drain 30`, and the server then exits 0.
+#[test]
+fn the_drain_flag_bounds_the_http_servers_wait() {
+    use std::io::Read;
+    use std::net::TcpStream;
+    use std::time::Duration;
+    let f = Fixture::new();
+    let token = "a-long-enough-secret-token";
+    let (mut child, addr) = start_http(&f, token, &["--drain", "30"]);
+    let session = session_of(&post(&addr, token, None, INIT));
+    let save = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "save_memory", "arguments": {"learning": "Refunds post weekly.",
+        "entities": ["mydb.orders"], "id": "slow-client"}}})
+    .to_string();
+    let (first, rest) = save.split_at(save.len() / 2);
+    let mut under_way = TcpStream::connect(&addr).unwrap();
+    write!(
+        under_way,
+        "{}{first}",
+        post_head(&addr, token, Some(&session), save.len())
+    )
+    .unwrap();
+    under_way.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    std::thread::sleep(Duration::from_secs(11));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the server still waits for the reply under way"
+    );
+    under_way.write_all(rest.as_bytes()).unwrap();
+    let mut reply = String::new();
+    under_way.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.contains("slow-client"), "{reply}");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+}
