@@ -31,8 +31,9 @@ pub enum SslMode {
     VerifyIdentity,
 }
 
-/// A MySQL / MariaDB server, user and database.
-#[derive(Debug, Clone)]
+/// A MySQL / MariaDB server, user and database. Its `Debug` is the masked URL: the password
+/// is never shown.
+#[derive(Clone)]
 pub struct MyTarget {
     /// The URL's scheme (`mysql` or `mariadb`), kept for messages.
     pub scheme: String,
@@ -170,6 +171,12 @@ impl MyTarget {
             None => text.to_owned(),
             Some(p) => text.replace(p, "****").replace(&encode(p), "****"),
         }
+    }
+}
+
+impl std::fmt::Debug for MyTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.masked())
     }
 }
 
@@ -367,6 +374,7 @@ mod tests {
         assert_eq!((t.user.as_str(), t.password()), ("ann", Some("p@ss")));
         assert_eq!(t.database.as_deref(), Some("shop"));
         assert_eq!(t.masked(), "mysql://ann@db.example:3307/shop");
+        assert_eq!(format!("{t:?}"), t.masked());
         assert_eq!(t.scrub("bad p@ss and p%40ss"), "bad **** and ****");
         let t = MyTarget::resolve("mariadb://%2Ftmp%2Fx%2Fmy.sock/shop", &env).unwrap();
         assert_eq!(t.socket.as_deref(), Some(Path::new("/tmp/x/my.sock")));
