@@ -13,7 +13,7 @@ use crate::budget::Budget;
 use crate::duckdb::{self, DuckError};
 use crate::mysql::{MyConn, MyError, MySource};
 use crate::pg::{PgConn, PgError, PgSource};
-use crate::query::{counting, Estimate, MinMax, RangeColumn, RowSample};
+use crate::query::{counting, Estimate, MinMax, RangeColumn, RowSample, TopValues};
 use crate::sqlite::{self, LiteError};
 use crate::table::{TableInfo, TableRef};
 
@@ -41,7 +41,7 @@ pub enum Conn {
     /// PostgreSQL.
     Pg(Box<PgConn>),
     /// MySQL / MariaDB.
-    My(Box<MyConn>, Option<String>),
+    My(Box<MyConn>),
 }
 
 /// Why an engine failed, in its own words (one line for a query).
@@ -70,9 +70,7 @@ impl Opener {
             Opener::DuckDbMemory => Conn::Duck(duckdb::open_memory(budget)?),
             Opener::Sqlite(path) => Conn::Lite(sqlite::open(path)?),
             Opener::Postgres(source) => Conn::Pg(Box::new(source.connect()?)),
-            Opener::Mysql(source) => {
-                Conn::My(Box::new(source.connect()?), source.target.database.clone())
-            }
+            Opener::Mysql(source) => Conn::My(Box::new(source.connect()?)),
         })
     }
 }
@@ -83,7 +81,7 @@ impl Conn {
     pub fn another(&self, opener: &Opener, budget: &Budget) -> Result<Conn, DbError> {
         match self {
             Conn::Duck(c) => Ok(Conn::Duck(duckdb::try_clone(c)?)),
-            Conn::Lite(_) | Conn::Pg(_) | Conn::My(..) => opener.open(budget),
+            Conn::Lite(_) | Conn::Pg(_) | Conn::My(_) => opener.open(budget),
         }
     }
 
@@ -100,7 +98,7 @@ impl Conn {
             Conn::Duck(c) => duckdb::introspect::list_tables(c)?,
             Conn::Lite(c) => sqlite::introspect::list_tables(c)?,
             Conn::Pg(c) => crate::pg::introspect::list_tables(c)?,
-            Conn::My(c, database) => crate::mysql::introspect::list_tables(c, database.as_deref())?,
+            Conn::My(c) => crate::mysql::introspect::list_tables(c)?,
         })
     }
 
@@ -108,7 +106,7 @@ impl Conn {
     pub fn describe_file(&self, name: String, table_ref: TableRef) -> TableInfo {
         match self {
             Conn::Duck(c) => duckdb::introspect::describe_file(c, name, table_ref),
-            Conn::Lite(_) | Conn::Pg(_) | Conn::My(..) => {
+            Conn::Lite(_) | Conn::Pg(_) | Conn::My(_) => {
                 let mut t = TableInfo::new(String::new(), name, table_ref, false, None);
                 t.error = Some("files are read through DuckDB".to_owned());
                 t
@@ -123,28 +121,31 @@ impl Conn {
 
     /// Up to [`crate::sample::QUERIED_VALUES`] `(value, count)` pairs by frequency, NULLs
     /// dropped, ties by the value's text; counted in `sample` of the rows when one is given
-    /// (only DuckDB is given one: [`Conn::estimate`] is what asks for it).
+    /// (only DuckDB is given one: [`Conn::estimate`] is what asks for it). MySQL counts the
+    /// distinct values in the same scan; the other engines leave that to
+    /// [`Conn::count_distinct`].
     pub fn top_values(
         &self,
         from: &str,
         expr: &str,
         data_type: DataType,
         sample: Option<RowSample>,
-    ) -> Result<Vec<(String, i64)>, DbError> {
+    ) -> Result<TopValues, DbError> {
         Ok(match self {
-            Conn::Duck(c) => duckdb::queries::top_values(c, from, expr, data_type, sample)?,
-            Conn::Lite(c) => sqlite::queries::top_values(c, from, expr, data_type)?,
-            Conn::Pg(c) => c.top_values(from, expr, data_type)?,
-            Conn::My(c, _) => c.top_values(from, expr, data_type)?,
+            Conn::Duck(c) => TopValues::uncounted(duckdb::queries::top_values(
+                c, from, expr, data_type, sample,
+            )?),
+            Conn::Lite(c) => {
+                TopValues::uncounted(sqlite::queries::top_values(c, from, expr, data_type)?)
+            }
+            Conn::Pg(c) => TopValues::uncounted(c.top_values(from, expr, data_type)?),
+            Conn::My(c) => c.top_values(from, expr, data_type)?,
         })
     }
 
     /// The exact number of distinct non-NULL values.
     pub fn count_distinct(&self, from: &str, expr: &str) -> Result<i64, DbError> {
-        match self {
-            Conn::My(c, _) => Ok(c.count_distinct(from, expr)?),
-            _ => self.count(&counting(from, Some(expr))),
-        }
+        self.count(&counting(from, Some(expr)))
     }
 
     /// The rows of `from` and an estimate of each of `exprs`' distinct values, in one scan of
@@ -159,7 +160,7 @@ impl Conn {
     ) -> Result<Option<Estimate>, DbError> {
         Ok(match self {
             Conn::Duck(c) => duckdb::queries::estimate(c, from, exprs, past_rows)?,
-            Conn::Lite(_) | Conn::Pg(_) | Conn::My(..) => None,
+            Conn::Lite(_) | Conn::Pg(_) | Conn::My(_) => None,
         })
     }
 
@@ -168,7 +169,7 @@ impl Conn {
             Conn::Duck(c) => duckdb::queries::count(c, sql)?,
             Conn::Lite(c) => sqlite::queries::count(c, sql)?,
             Conn::Pg(c) => c.count(sql)?,
-            Conn::My(c, _) => c.count(sql)?,
+            Conn::My(c) => c.count(sql)?,
         })
     }
 
@@ -181,7 +182,7 @@ impl Conn {
             Conn::Duck(c) => duckdb::queries::ranges(c, from, columns)?,
             Conn::Lite(c) => sqlite::queries::ranges(c, from, columns)?,
             Conn::Pg(c) => c.ranges(from, columns)?,
-            Conn::My(c, _) => c.ranges(from, columns)?,
+            Conn::My(c) => c.ranges(from, columns)?,
         })
     }
 }

@@ -181,11 +181,14 @@ pub fn profile_table(conn: &Conn, job: &TableJob, limits: Limits) -> TableProfil
         let result = match samples[k] {
             Some((sample, distinct)) => conn
                 .top_values(&job.from, &c.expr, c.data_type, Some(sample))
-                .map(|top| sample::categorical_estimated(top, distinct)),
+                .map(|top| sample::categorical_estimated(top.counted, distinct)),
             None => conn
                 .top_values(&job.from, &c.expr, c.data_type, None)
                 .and_then(|top| {
-                    sample::categorical(top, || conn.count_distinct(&job.from, &c.expr))
+                    sample::categorical(top.counted, || match top.distinct {
+                        Some(n) => Ok(n),
+                        None => conn.count_distinct(&job.from, &c.expr),
+                    })
                 }),
         };
         match result {

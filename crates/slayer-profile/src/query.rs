@@ -20,6 +20,27 @@ pub struct RangeColumn {
     pub db_type: Option<String>,
 }
 
+/// What a top-values query returns: up to [`crate::sample::QUERIED_VALUES`] `(value, count)`
+/// pairs, and the number of distinct values when the engine counted them in the same scan
+/// (`None`: a `COUNT(DISTINCT …)` is asked only when the pairs do not tell it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopValues {
+    /// `(value, count)`, most frequent first.
+    pub counted: Vec<(String, i64)>,
+    /// Every distinct non-NULL value of the column, when the query counted them.
+    pub distinct: Option<i64>,
+}
+
+impl TopValues {
+    /// Pairs from a query that did not count the distinct values.
+    pub fn uncounted(counted: Vec<(String, i64)>) -> TopValues {
+        TopValues {
+            counted,
+            distinct: None,
+        }
+    }
+}
+
 /// What one bounded scan tells of a table before its categorical columns are grouped: its rows,
 /// and an estimate (a HyperLogLog sketch) of each column's distinct values.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +62,33 @@ pub struct RowSample {
 impl RowSample {
     /// The seed of every sample, so two runs over the same data agree.
     pub const SEED: u32 = 42;
+}
+
+/// One row holding each column's minimum and maximum: `SELECT MIN(a), MAX(a), MIN(b), … FROM
+/// from`, `aggregate(column, "MIN" | "MAX")` writing each in the engine's dialect.
+pub(crate) fn ranges_sql(
+    from: &str,
+    columns: &[RangeColumn],
+    aggregate: impl Fn(&RangeColumn, &str) -> String,
+) -> String {
+    let select: Vec<String> = columns
+        .iter()
+        .flat_map(|c| ["MIN", "MAX"].map(|f| aggregate(c, f)))
+        .collect();
+    format!("SELECT {} FROM {from}", select.join(", "))
+}
+
+/// Each column's `(min, max)` from the row of [`ranges_sql`], `value(position, column)` reading
+/// one of them.
+pub(crate) fn min_max_pairs<E>(
+    columns: &[RangeColumn],
+    mut value: impl FnMut(usize, &RangeColumn) -> Result<Option<String>, E>,
+) -> Result<Vec<MinMax>, E> {
+    let mut out = Vec::with_capacity(columns.len());
+    for (i, c) in columns.iter().enumerate() {
+        out.push((value(2 * i, c)?, value(2 * i + 1, c)?));
+    }
+    Ok(out)
 }
 
 /// The two counting queries, which every dialect writes alike: `SELECT count(*)` of `from`

@@ -6,7 +6,10 @@ use ::duckdb::{Connection, Row};
 use slayer_common::records::DataType;
 
 use super::DuckError;
-use crate::query::{categorical_text, is_time_of_day, Estimate, MinMax, RangeColumn, RowSample};
+use crate::query::{
+    categorical_text, is_time_of_day, min_max_pairs, ranges_sql, Estimate, MinMax, RangeColumn,
+    RowSample,
+};
 use crate::sample::{self, py_float, timestamp_from_micros};
 
 /// The one number a counting query ([`crate::query::counting`]) returns.
@@ -79,17 +82,11 @@ pub fn ranges(
     from: &str,
     columns: &[RangeColumn],
 ) -> Result<Vec<MinMax>, DuckError> {
-    let select: Vec<String> = columns
-        .iter()
-        .flat_map(|col| ["MIN", "MAX"].map(|f| range_expr(col, &format!("{f}({})", col.expr))))
-        .collect();
-    let sql = format!("SELECT {} FROM {from}", select.join(", "));
+    let sql = ranges_sql(from, columns, |col, f| {
+        range_expr(col, &format!("{f}({})", col.expr))
+    });
     let ranges = c.query_row(&sql, [], |r| {
-        let mut out = Vec::with_capacity(columns.len());
-        for (i, col) in columns.iter().enumerate() {
-            out.push((range_value(r, 2 * i, col)?, range_value(r, 2 * i + 1, col)?));
-        }
-        Ok(out)
+        min_max_pairs(columns, |i, col| range_value(r, i, col))
     })?;
     Ok(ranges)
 }

@@ -61,7 +61,8 @@ fn schema_filter(one: bool, column: &str) -> String {
 }
 
 /// Lists every table and view, sorted by schema and name (byte order, as the other engines).
-pub fn list_tables(conn: &MyConn, database: Option<&str>) -> Result<Vec<TableInfo>, MyError> {
+pub fn list_tables(conn: &MyConn) -> Result<Vec<TableInfo>, MyError> {
+    let database = conn.database();
     let params: Vec<mysql::Value> = database.map(mysql::Value::from).into_iter().collect();
     let one = database.is_some();
     let table_schema = |schema: &str| (Some(schema) != database).then(|| schema.to_owned());

@@ -13,7 +13,9 @@
 use slayer_common::records::DataType;
 
 use super::session::{get, MyConn, MyError};
-use crate::query::{categorical_text, is_time_of_day, MinMax, RangeColumn};
+use crate::query::{
+    categorical_text, is_time_of_day, min_max_pairs, ranges_sql, MinMax, RangeColumn, TopValues,
+};
 use crate::sample::{self, normalize_temporal_text, py_float};
 
 /// `expr` as the utf8mb4 bytes it is grouped and compared by.
@@ -27,28 +29,15 @@ impl MyConn {
         get(&self.query_one(sql)?, 0)
     }
 
-    /// The distinct non-NULL values of `expr`, told apart by their bytes (as
-    /// [`MyConn::top_values`] groups them): counted by the top-values query of the same column
-    /// just before, else by a query of its own.
-    pub fn count_distinct(&self, from: &str, expr: &str) -> Result<i64, MyError> {
-        if let Some(n) = self.take_groups(from, expr) {
-            return Ok(n);
-        }
-        self.count(&format!(
-            "SELECT COUNT(DISTINCT {}) FROM {from}",
-            as_bytes(expr)
-        ))
-    }
-
-    /// The top values of `expr` in `from`, as [`crate::db::Conn::top_values`] orders them. The
-    /// same scan counts the groups (a window over them), kept for
-    /// [`MyConn::count_distinct`], which would otherwise scan the table again.
+    /// The top values of `expr` in `from`, as [`crate::db::Conn::top_values`] orders them, and
+    /// how many distinct values there are, told apart by their bytes: the same scan counts the
+    /// groups (a window over them), so a column past the top values is not scanned again.
     pub fn top_values(
         &self,
         from: &str,
         expr: &str,
         data_type: DataType,
-    ) -> Result<Vec<(String, i64)>, MyError> {
+    ) -> Result<TopValues, MyError> {
         let limit = sample::QUERIED_VALUES;
         let (grouped, printed) = if data_type == DataType::Boolean {
             (format!("({expr}) + 0"), "CAST(v AS CHAR)".to_owned())
@@ -60,7 +49,7 @@ impl MyConn {
              FROM {from} WHERE ({expr}) IS NOT NULL GROUP BY v) AS counted \
              ORDER BY n DESC, v ASC LIMIT {limit}"
         );
-        let mut out = Vec::new();
+        let mut counted = Vec::new();
         let mut groups = 0;
         for row in self.query(&sql)? {
             let text: String = get(&row, 0)?;
@@ -69,11 +58,13 @@ impl MyConn {
                 (DataType::Boolean, "0") => "false".to_owned(),
                 _ => text,
             };
-            out.push((categorical_text(text, data_type), get(&row, 1)?));
+            counted.push((categorical_text(text, data_type), get(&row, 1)?));
             groups = get(&row, 2)?;
         }
-        self.keep_groups(from, expr, groups);
-        Ok(out)
+        Ok(TopValues {
+            counted,
+            distinct: Some(groups),
+        })
     }
 
     /// `(min, max)` of each of `columns` (not empty) in one query; a date column whose
@@ -96,19 +87,9 @@ impl MyConn {
         columns: &[RangeColumn],
         without_zero_dates: bool,
     ) -> Result<Vec<MinMax>, MyError> {
-        let select: Vec<String> = columns
-            .iter()
-            .flat_map(|c| ["MIN", "MAX"].map(|f| range_expr(c, f, without_zero_dates)))
-            .collect();
-        let row = self.query_one(&format!("SELECT {} FROM {from}", select.join(", ")))?;
-        let mut out = Vec::with_capacity(columns.len());
-        for (i, c) in columns.iter().enumerate() {
-            out.push((
-                range_value(&row, 2 * i, c)?,
-                range_value(&row, 2 * i + 1, c)?,
-            ));
-        }
-        Ok(out)
+        let sql = ranges_sql(from, columns, |c, f| range_expr(c, f, without_zero_dates));
+        let row = self.query_one(&sql)?;
+        min_max_pairs(columns, |i, c| range_value(&row, i, c))
     }
 }
 

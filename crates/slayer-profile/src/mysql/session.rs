@@ -51,8 +51,6 @@ pub struct MySource {
 pub struct MyConn {
     conn: Mutex<Option<Conn>>,
     source: MySource,
-    /// The groups the last top-values query counted: `(from, expr, groups)`.
-    groups: Mutex<Option<(String, String, i64)>>,
 }
 
 impl MySource {
@@ -63,7 +61,6 @@ impl MySource {
         Ok(MyConn {
             conn: Mutex::new(Some(conn)),
             source: self.clone(),
-            groups: Mutex::new(None),
         })
     }
 
@@ -161,6 +158,11 @@ impl MyConn {
         self.with_conn(|conn| conn.exec(sql, params.clone()))
     }
 
+    /// The database the URL named (`None`: every database the user can see).
+    pub fn database(&self) -> Option<&str> {
+        self.source.target.database.as_deref()
+    }
+
     /// Runs `sql`, which returns one row.
     pub fn query_one(&self, sql: &str) -> Result<Row, MyError> {
         let mut rows = self.query(sql)?;
@@ -195,22 +197,6 @@ impl MyConn {
                 }
                 Err(e) => return Err(self.error(&e)),
             }
-        }
-    }
-
-    /// Keeps the number of groups a top-values query of `expr` in `from` counted.
-    pub(super) fn keep_groups(&self, from: &str, expr: &str, groups: i64) {
-        if let Ok(mut slot) = self.groups.lock() {
-            *slot = Some((from.to_owned(), expr.to_owned(), groups));
-        }
-    }
-
-    /// The number kept by [`MyConn::keep_groups`] for `expr` in `from`, once.
-    pub(super) fn take_groups(&self, from: &str, expr: &str) -> Option<i64> {
-        let mut slot = self.groups.lock().ok()?;
-        match slot.take() {
-            Some((f, e, n)) if f == from && e == expr => Some(n),
-            _ => None,
         }
     }
 

@@ -6,7 +6,9 @@
 use slayer_common::records::DataType;
 
 use super::session::{get, PgConn, PgError};
-use crate::query::{categorical_text, is_time_of_day, MinMax, RangeColumn};
+use crate::query::{
+    categorical_text, is_time_of_day, min_max_pairs, ranges_sql, MinMax, RangeColumn,
+};
 use crate::sample::{self, py_float, timestamp_from_micros};
 
 impl PgConn {
@@ -38,19 +40,11 @@ impl PgConn {
 
     /// `(min, max)` of each of `columns` (not empty) in one query.
     pub fn ranges(&self, from: &str, columns: &[RangeColumn]) -> Result<Vec<MinMax>, PgError> {
-        let select: Vec<String> = columns
-            .iter()
-            .flat_map(|c| ["MIN", "MAX"].map(|f| range_expr(c, &format!("{f}({})", c.expr))))
-            .collect();
-        let row = self.query_one(&format!("SELECT {} FROM {from}", select.join(", ")))?;
-        let mut out = Vec::with_capacity(columns.len());
-        for (i, c) in columns.iter().enumerate() {
-            out.push((
-                range_value(&row, 2 * i, c)?,
-                range_value(&row, 2 * i + 1, c)?,
-            ));
-        }
-        Ok(out)
+        let sql = ranges_sql(from, columns, |c, f| {
+            range_expr(c, &format!("{f}({})", c.expr))
+        });
+        let row = self.query_one(&sql)?;
+        min_max_pairs(columns, |i, c| range_value(&row, i, c))
     }
 }
 

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use slayer_common::records::DataType;
 
 use super::LiteError;
-use crate::query::{MinMax, RangeColumn};
+use crate::query::{min_max_pairs, ranges_sql, MinMax, RangeColumn};
 use crate::sample::{self, py_bool, py_float};
 
 /// The one number a counting query ([`crate::query::counting`]) returns.
@@ -44,19 +44,9 @@ pub fn ranges(
     from: &str,
     columns: &[RangeColumn],
 ) -> Result<Vec<MinMax>, LiteError> {
-    let select: Vec<String> = columns
-        .iter()
-        .flat_map(|col| [format!("MIN({})", col.expr), format!("MAX({})", col.expr)])
-        .collect();
-    let sql = format!("SELECT {} FROM {from}", select.join(", "));
+    let sql = ranges_sql(from, columns, |col, f| format!("{f}({})", col.expr));
     let ranges = c.query_row(&sql, [], |r| {
-        let mut out = Vec::with_capacity(columns.len());
-        for (i, col) in columns.iter().enumerate() {
-            let lo = value_text(r.get(2 * i)?, col.data_type);
-            let hi = value_text(r.get(2 * i + 1)?, col.data_type);
-            out.push((lo, hi));
-        }
-        Ok(out)
+        min_max_pairs(columns, |i, col| Ok(value_text(r.get(i)?, col.data_type)))
     })?;
     Ok(ranges)
 }

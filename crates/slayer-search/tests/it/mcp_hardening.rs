@@ -130,6 +130,26 @@ fn save_memory_does_not_embed_when_embedding_is_turned_off() {
     assert_eq!(embedded("0"), 1, "on: the save embeds");
 }
 
+/// A save of memory `id` sent over a new connection of a new session, its body cut in half:
+/// the connection, and the rest of the body to send when the test is ready.
+fn half_sent_save(addr: &str, token: &str, id: &str) -> (std::net::TcpStream, String) {
+    let session = session_of(&post(addr, token, None, INIT));
+    let save = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "save_memory", "arguments": {"learning": "Refunds post weekly.",
+        "entities": ["mydb.orders"], "id": id}}})
+    .to_string();
+    let (first, rest) = save.split_at(save.len() / 2);
+    let mut under_way = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        under_way,
+        "{}{first}",
+        post_head(addr, token, Some(&session), save.len())
+    )
+    .unwrap();
+    under_way.flush().unwrap();
+    (under_way, rest.to_owned())
+}
+
 /// Issue 49: SIGTERM stops taking connections and requests, but a request under way (here a
 /// save whose body is still arriving) is answered in full before the server exits 0, so a
 /// client never retries a committed save. An idle open connection does not hold it up.
@@ -141,20 +161,7 @@ fn sigterm_answers_the_requests_under_way_then_exits() {
     let f = Fixture::new();
     let token = "a-long-enough-secret-token";
     let (mut child, addr) = start_http(&f, token, &[]);
-    let session = session_of(&post(&addr, token, None, INIT));
-    let save = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "save_memory", "arguments": {"learning": "Refunds post weekly.",
-        "entities": ["mydb.orders"], "id": "in-flight"}}})
-    .to_string();
-    let (first, rest) = save.split_at(save.len() / 2);
-    let mut under_way = TcpStream::connect(&addr).unwrap();
-    write!(
-        under_way,
-        "{}{first}",
-        post_head(&addr, token, Some(&session), save.len())
-    )
-    .unwrap();
-    under_way.flush().unwrap();
+    let (mut under_way, rest) = half_sent_save(&addr, token, "in-flight");
     let _idle = TcpStream::connect(&addr).unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let stopped = Instant::now();
@@ -206,25 +213,11 @@ fn sigterm_answers_the_requests_under_way_then_exits() {
 #[test]
 fn the_drain_flag_bounds_the_http_servers_wait() {
     use std::io::Read;
-    use std::net::TcpStream;
     use std::time::Duration;
     let f = Fixture::new();
     let token = "a-long-enough-secret-token";
     let (mut child, addr) = start_http(&f, token, &["--drain", "30"]);
-    let session = session_of(&post(&addr, token, None, INIT));
-    let save = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "save_memory", "arguments": {"learning": "Refunds post weekly.",
-        "entities": ["mydb.orders"], "id": "slow-client"}}})
-    .to_string();
-    let (first, rest) = save.split_at(save.len() / 2);
-    let mut under_way = TcpStream::connect(&addr).unwrap();
-    write!(
-        under_way,
-        "{}{first}",
-        post_head(&addr, token, Some(&session), save.len())
-    )
-    .unwrap();
-    under_way.flush().unwrap();
+    let (mut under_way, rest) = half_sent_save(&addr, token, "slow-client");
     std::thread::sleep(Duration::from_millis(300));
     let kill = std::process::Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

@@ -183,17 +183,24 @@ fn a_signalled_import_commits_whole_within_the_drain_or_writes_nothing() {
     }
 }
 
+/// An import of `n` memories under way (`--drain 600`) sent `name` twice, `gap` apart: its exit
+/// code (within `limit`) and the memories it stored.
+fn signalled_twice(n: usize, name: &str, gap: Duration, limit: Duration) -> (Option<i32>, usize) {
+    let (store, mut child) = import_under_way(n, "600");
+    signal(&child, name);
+    std::thread::sleep(gap);
+    signal(&child, name);
+    let code = exit_within(&mut child, limit);
+    (code, stored_ids(&store.store).len())
+}
+
 /// A second signal does not wait for the drain.
 #[test]
 fn a_second_signal_stops_at_once() {
     let n = 40_000;
-    let (store, mut child) = import_under_way(n, "600");
-    signal(&child, "INT");
     // Past the 100 ms within which a signal is the same request delivered twice.
-    std::thread::sleep(Duration::from_millis(300));
-    signal(&child, "INT");
-    let code = exit_within(&mut child, Duration::from_secs(5));
-    let count = stored_ids(&store.store).len();
+    let (code, count) =
+        signalled_twice(n, "INT", Duration::from_millis(300), Duration::from_secs(5));
     assert!(
         (code, count) == (Some(130), 0) || (code, count) == (Some(0), n),
         "stopped at once, nothing half-written: {code:?}, {count} memories"
@@ -236,11 +243,11 @@ fn batch_answers_what_it_read_and_ends_at_a_signal() {
 #[test]
 fn a_signal_delivered_twice_at_once_is_one_request() {
     let n = 40_000;
-    let (store, mut child) = import_under_way(n, "600");
-    signal(&child, "TERM");
-    std::thread::sleep(Duration::from_millis(10));
-    signal(&child, "TERM");
-    let code = exit_within(&mut child, Duration::from_secs(30));
-    let count = stored_ids(&store.store).len();
+    let (code, count) = signalled_twice(
+        n,
+        "TERM",
+        Duration::from_millis(10),
+        Duration::from_secs(30),
+    );
     assert_eq!((code, count), (Some(0), n), "the import finished whole");
 }
